@@ -1,0 +1,14 @@
+//! sessfs: every AI coding-agent session on the machine as one read-only tree of plain files.
+//!
+//! The layers, from the disk up:
+//! - [`stores`] read native formats into the unified [`model`];
+//! - [`render`] turns a session into the bytes of its files;
+//! - [`cache`] keeps rendered files within a byte budget and remembers sizes;
+//! - [`tree`] is the virtual filesystem (names, inodes, attributes, reads) with no FUSE types;
+//! - [`fuse`] is the thin adapter from the kernel's requests to [`tree`];
+//! - [`cli`] is the command line.
+
+pub mod model;
+pub mod names;
+pub mod render;
+pub mod stores;

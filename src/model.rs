@@ -1,0 +1,418 @@
+//! The unified session model every store parses into and every renderer reads from.
+//!
+//! The shapes follow agent-mux's `Session` / `SessionMessage` / `SessionToolCall` so that
+//! `messages.jsonl` can be consumed by tools written for that spec. sessfs adds what the
+//! spec leaves out: in-file branches, subagents, warnings and the native source.
+//!
+//! Content is plain text. Stores turn images and binary attachments into placeholders
+//! (see [`placeholder`]) while parsing, so no base64 payload ever reaches a renderer or the
+//! cache: a 200 MB session full of screenshots renders from a few MB of text.
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use std::fmt;
+use std::path::PathBuf;
+
+/// The agents sessfs knows, in the order their directories appear at the mount root.
+///
+/// This list is the one source of truth for agent directory names (CONTRACT section 2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Agent {
+    Claude,
+    Codex,
+    Gemini,
+    Copilot,
+    Cursor,
+    Opencode,
+    Pi,
+    Omp,
+    Openclaw,
+    Hermes,
+    Agentuse,
+    Agsh,
+    Indusagi,
+    Atsf,
+}
+
+impl Agent {
+    pub const ALL: [Agent; 14] = [
+        Agent::Claude,
+        Agent::Codex,
+        Agent::Gemini,
+        Agent::Copilot,
+        Agent::Cursor,
+        Agent::Opencode,
+        Agent::Pi,
+        Agent::Omp,
+        Agent::Openclaw,
+        Agent::Hermes,
+        Agent::Agentuse,
+        Agent::Agsh,
+        Agent::Indusagi,
+        Agent::Atsf,
+    ];
+
+    /// The fixed directory name under the mount root.
+    pub fn name(self) -> &'static str {
+        match self {
+            Agent::Claude => "claude",
+            Agent::Codex => "codex",
+            Agent::Gemini => "gemini",
+            Agent::Copilot => "copilot",
+            Agent::Cursor => "cursor",
+            Agent::Opencode => "opencode",
+            Agent::Pi => "pi",
+            Agent::Omp => "omp",
+            Agent::Openclaw => "openclaw",
+            Agent::Hermes => "hermes",
+            Agent::Agentuse => "agentuse",
+            Agent::Agsh => "agsh",
+            Agent::Indusagi => "indusagi",
+            Agent::Atsf => "atsf",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Agent> {
+        Agent::ALL.into_iter().find(|a| a.name() == name)
+    }
+}
+
+impl fmt::Display for Agent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    #[default]
+    User,
+    Assistant,
+    System,
+    Tool,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::System => "system",
+            Role::Tool => "tool",
+        }
+    }
+}
+
+/// What a message is beyond its role; renderers show markers for the special kinds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum MessageKind {
+    #[default]
+    Normal,
+    /// The summary that replaced earlier context (pi `compaction`, Claude `isCompactSummary`).
+    CompactionSummary,
+    /// A summary of an abandoned branch (pi `branch_summary`).
+    BranchSummary,
+    /// A shell command the user ran directly (pi `bashExecution`, omp `pythonExecution`).
+    Execution,
+    /// Session events that are not conversation: model or thinking-level changes, labels.
+    Event,
+}
+
+/// Token counts as reported by the agent. All fields are totals for one message.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TokenUsage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub thinking_tokens: u64,
+    /// Prompt tokens served from the provider's cache (reads).
+    pub cached_tokens: u64,
+    /// Prompt tokens written to the provider's cache.
+    pub cache_write_tokens: u64,
+}
+
+impl TokenUsage {
+    pub fn add(&mut self, other: &TokenUsage) {
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        self.thinking_tokens += other.thinking_tokens;
+        self.cached_tokens += other.cached_tokens;
+        self.cache_write_tokens += other.cache_write_tokens;
+    }
+
+    pub fn is_zero(&self) -> bool {
+        *self == TokenUsage::default()
+    }
+}
+
+/// A tool call made by an assistant message.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolCall {
+    pub tool_call_id: String,
+    pub tool_name: String,
+    /// The call's arguments as the agent stored them.
+    pub input: serde_json::Value,
+    /// Set only where the native record holds call and result together (agentuse, ATSF,
+    /// OpenCode). Elsewhere the result is its own `Role::Tool` message, which keeps
+    /// rendering prefix-stable when the result is appended later.
+    pub output: Option<String>,
+    pub is_error: Option<bool>,
+    pub duration_ms: Option<u64>,
+}
+
+/// The result of a tool call, carried by a `Role::Tool` message.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolResult {
+    pub tool_call_id: String,
+    pub tool_name: String,
+    pub output: String,
+    pub is_error: bool,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Message {
+    pub role: Role,
+    pub kind: MessageKind,
+    /// Plain text; images and attachments appear as [`placeholder`]s.
+    pub content: String,
+    pub timestamp: Option<DateTime<Utc>>,
+    pub tool_calls: Vec<ToolCall>,
+    pub tool_result: Option<ToolResult>,
+    pub token_usage: Option<TokenUsage>,
+    /// USD as reported by the agent for this message.
+    pub cost: Option<f64>,
+    /// Visible reasoning. Sealed or encrypted reasoning is the text [`SEALED_THINKING`].
+    pub thinking: Option<String>,
+    pub model: Option<String>,
+    /// Native id of the record(s) this message came from, for fork points and diffs.
+    pub native_id: Option<String>,
+}
+
+/// Shown in place of reasoning the agent stored only in encrypted or signed-away form.
+pub const SEALED_THINKING: &str = "[sealed reasoning: stored encrypted by the agent, not readable]";
+
+/// The placeholder for an image or binary attachment: names the type and size, never the bytes.
+pub fn placeholder(kind: &str, mime: Option<&str>, bytes: Option<usize>) -> String {
+    let mut s = format!("[{kind}");
+    if let Some(m) = mime {
+        s.push_str(": ");
+        s.push_str(m);
+    }
+    if let Some(b) = bytes {
+        s.push_str(if mime.is_some() { ", " } else { ": " });
+        s.push_str(&human_bytes(b as u64));
+    }
+    s.push(']');
+    s
+}
+
+/// Byte counts as `512 B`, `12.3 KB`, `4.5 MB` (decimal units, one decimal).
+pub fn human_bytes(n: u64) -> String {
+    if n < 1000 {
+        format!("{n} B")
+    } else if n < 1_000_000 {
+        format!("{:.1} KB", n as f64 / 1e3)
+    } else if n < 1_000_000_000 {
+        format!("{:.1} MB", n as f64 / 1e6)
+    } else {
+        format!("{:.1} GB", n as f64 / 1e9)
+    }
+}
+
+/// Size in bytes of the data a base64 string encodes.
+pub fn base64_decoded_len(b64: &str) -> usize {
+    let trimmed = b64.trim_end_matches('=');
+    trimmed.len() * 3 / 4
+}
+
+/// A non-active path of an in-file conversation tree (pi `parentId`, Claude rewinds).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Branch {
+    /// Directory-safe name: the label if the store has one, else `branch-<leaf id>`.
+    pub name: String,
+    /// Native id of the last entry shared with the active path.
+    pub fork_point: Option<String>,
+    /// Native id of the branch's leaf.
+    pub leaf: Option<String>,
+    /// The whole path from the root to the branch's leaf, shared prefix included.
+    #[serde(skip)]
+    pub messages: Vec<Message>,
+}
+
+/// A child session spawned by this one (Claude Task/Agent, agentuse, meka).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Subagent {
+    /// Name under `subagents/`, e.g. `agent-a881341`.
+    pub name: String,
+    /// Unified id of the child when it is a top-level session of its own.
+    pub unified_id: Option<String>,
+    pub description: Option<String>,
+    /// The tool call that spawned it, when known.
+    pub tool_call_id: Option<String>,
+    /// The child itself when it has no top-level id (nested directory).
+    #[serde(skip)]
+    pub session: Option<Box<Session>>,
+}
+
+/// Where a session came from.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Source {
+    pub paths: Vec<PathBuf>,
+    /// e.g. `pi-jsonl`, `claude-jsonl`.
+    pub format: String,
+    pub format_version: Option<String>,
+}
+
+/// Cost as the agent reported it, summed over messages.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Cost {
+    pub total_usd: f64,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub thinking_tokens: u64,
+    pub cached_tokens: u64,
+    /// True when priced from a model table rather than reported by the agent.
+    pub estimated: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Session {
+    pub agent: Agent,
+    /// The agent's own id (Claude file uuid, pi header `id`, ...).
+    pub id: String,
+    pub title: Option<String>,
+    pub created_at: Option<DateTime<Utc>>,
+    pub updated_at: Option<DateTime<Utc>>,
+    pub cwd: Option<String>,
+    pub tags: Vec<String>,
+    /// The active branch, in order.
+    pub messages: Vec<Message>,
+    pub branches: Vec<Branch>,
+    pub subagents: Vec<Subagent>,
+    /// Unified id of the session this one was forked from.
+    pub forked_from: Option<String>,
+    /// Unified id of the session that spawned this one (subagents).
+    pub parent: Option<String>,
+    pub source: Source,
+    /// Every problem met while reading; the session still renders what could be parsed.
+    pub warnings: Vec<String>,
+}
+
+impl Session {
+    pub fn new(agent: Agent, id: impl Into<String>) -> Session {
+        Session {
+            agent,
+            id: id.into(),
+            title: None,
+            created_at: None,
+            updated_at: None,
+            cwd: None,
+            tags: Vec::new(),
+            messages: Vec::new(),
+            branches: Vec::new(),
+            subagents: Vec::new(),
+            forked_from: None,
+            parent: None,
+            source: Source::default(),
+            warnings: Vec::new(),
+        }
+    }
+
+    /// `<agent>:<native id>`, the agent-mux id scheme.
+    pub fn unified_id(&self) -> String {
+        unified_id(self.agent, &self.id)
+    }
+
+    /// Models used by assistant messages, in order of first use.
+    pub fn models(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for m in &self.messages {
+            if let Some(model) = &m.model {
+                if !out.iter().any(|x| x == model) {
+                    out.push(model.clone());
+                }
+            }
+        }
+        out
+    }
+
+    /// The primary model: the one used by the most assistant messages (first wins a tie).
+    pub fn primary_model(&self) -> Option<String> {
+        let models = self.models();
+        let count = |name: &String| {
+            self.messages
+                .iter()
+                .filter(|m| m.model.as_ref() == Some(name))
+                .count()
+        };
+        let mut best: Option<(usize, &String)> = None;
+        for m in &models {
+            let c = count(m);
+            if best.is_none_or(|(bc, _)| c > bc) {
+                best = Some((c, m));
+            }
+        }
+        best.map(|(_, m)| m.clone())
+    }
+
+    /// Reported cost and tokens over the active branch.
+    pub fn cost(&self) -> Cost {
+        let mut cost = Cost::default();
+        for m in &self.messages {
+            if let Some(u) = &m.token_usage {
+                cost.input_tokens += u.input_tokens;
+                cost.output_tokens += u.output_tokens;
+                cost.thinking_tokens += u.thinking_tokens;
+                cost.cached_tokens += u.cached_tokens;
+            }
+            if let Some(c) = m.cost {
+                cost.total_usd += c;
+            }
+        }
+        cost
+    }
+
+    /// Number of user turns: user messages that are ordinary prompts.
+    pub fn turn_count(&self) -> usize {
+        self.messages
+            .iter()
+            .filter(|m| m.role == Role::User && m.kind == MessageKind::Normal)
+            .count()
+    }
+}
+
+pub fn unified_id(agent: Agent, native: &str) -> String {
+    format!("{}:{}", agent.name(), native)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn agent_names_round_trip() {
+        for a in Agent::ALL {
+            assert_eq!(Agent::from_name(a.name()), Some(a));
+        }
+    }
+
+    #[test]
+    fn placeholder_names_type_and_size() {
+        assert_eq!(
+            placeholder("image", Some("image/png"), Some(12_345)),
+            "[image: image/png, 12.3 KB]"
+        );
+        assert_eq!(placeholder("audio", None, Some(10)), "[audio: 10 B]");
+    }
+}

@@ -1,0 +1,6 @@
+//! TODO
+use crate::model::Session;
+pub fn render(s: &Session) -> String {
+    let _ = s;
+    String::new()
+}

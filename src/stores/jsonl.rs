@@ -1,0 +1,145 @@
+//! Streaming JSONL reading shared by every line-oriented store.
+//!
+//! Agents append one record per `write` and readers race them, so a file read while the agent
+//! writes ends in a partial line; pi and omp skip malformed lines themselves. This reader
+//! streams (it never holds the file, only one line), skips what does not parse, ignores a
+//! last line without its newline (it is most likely still being written), and reports each
+//! problem once as a warning with its line number.
+
+use serde_json::Value;
+use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
+
+/// Warnings beyond this many per file are summarised in one line.
+const MAX_WARNINGS: usize = 20;
+
+/// Call `f(line_number, value)` for every line that parses as a JSON object or array.
+/// Returns the warnings (unreadable file, bad lines, a partial last line).
+pub fn read(path: &Path, mut f: impl FnMut(usize, Value)) -> Vec<String> {
+    let file = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) => return vec![format!("cannot open {}: {e}", path.display())],
+    };
+    read_from(file, &path.display().to_string(), &mut f)
+}
+
+/// As [`read`], from any reader; `name` is used in warnings.
+pub fn read_from(r: impl Read, name: &str, f: &mut dyn FnMut(usize, Value)) -> Vec<String> {
+    let mut reader = BufReader::with_capacity(64 * 1024, r);
+    let mut warnings = Vec::new();
+    let mut bad = 0usize;
+    let mut buf = Vec::new();
+    let mut line_no = 0usize;
+    loop {
+        buf.clear();
+        match reader.read_until(b'\n', &mut buf) {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(e) => {
+                warnings.push(format!("{name}: read error after line {line_no}: {e}"));
+                break;
+            }
+        }
+        line_no += 1;
+        let complete = buf.last() == Some(&b'\n');
+        let text = trim_ascii(&buf);
+        if text.is_empty() {
+            continue;
+        }
+        if !complete {
+            // Most likely the agent is still writing this line.
+            if serde_json::from_slice::<Value>(text).is_err() {
+                warnings.push(format!(
+                    "{name}: line {line_no}: partial last line ignored ({} bytes)",
+                    text.len()
+                ));
+                break;
+            }
+        }
+        match parse_line(text) {
+            Ok(v) => f(line_no, v),
+            Err(e) => {
+                bad += 1;
+                if bad <= MAX_WARNINGS {
+                    warnings.push(format!("{name}: line {line_no}: skipped: {e}"));
+                }
+            }
+        }
+    }
+    if bad > MAX_WARNINGS {
+        warnings.push(format!(
+            "{name}: {} more unparsable lines skipped",
+            bad - MAX_WARNINGS
+        ));
+    }
+    warnings
+}
+
+fn parse_line(text: &[u8]) -> Result<Value, String> {
+    match serde_json::from_slice::<Value>(text) {
+        Ok(v @ (Value::Object(_) | Value::Array(_))) => Ok(v),
+        Ok(_) => Err("not a JSON object".into()),
+        Err(e) if e.is_syntax() || e.is_eof() => {
+            // serde_json rejects invalid UTF-8 inside strings; retry lossily so one bad
+            // byte costs one replacement character, not the whole record.
+            match std::str::from_utf8(text) {
+                Ok(_) => Err(format!("invalid JSON: {e}")),
+                Err(_) => {
+                    let lossy = String::from_utf8_lossy(text);
+                    serde_json::from_str::<Value>(&lossy)
+                        .map_err(|e| format!("invalid JSON: {e}"))
+                        .and_then(|v| match v {
+                            v @ (Value::Object(_) | Value::Array(_)) => Ok(v),
+                            _ => Err("not a JSON object".into()),
+                        })
+                }
+            }
+        }
+        Err(e) => Err(format!("invalid JSON: {e}")),
+    }
+}
+
+fn trim_ascii(b: &[u8]) -> &[u8] {
+    let start = b
+        .iter()
+        .position(|c| !c.is_ascii_whitespace())
+        .unwrap_or(b.len());
+    let end = b
+        .iter()
+        .rposition(|c| !c.is_ascii_whitespace())
+        .map_or(start, |i| i + 1);
+    &b[start..end]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn collect(input: &[u8]) -> (Vec<Value>, Vec<String>) {
+        let mut out = Vec::new();
+        let w = read_from(input, "t", &mut |_, v| out.push(v));
+        (out, w)
+    }
+
+    #[test]
+    fn skips_garbage_and_partial_last_line() {
+        let (v, w) = collect(b"{\"a\":1}\ngarbage\n\n{\"b\":2}\n{\"c\":");
+        assert_eq!(v.len(), 2);
+        assert_eq!(w.len(), 2, "{w:?}");
+        assert!(w[1].contains("partial last line"));
+    }
+
+    #[test]
+    fn complete_last_line_without_newline_is_kept() {
+        let (v, w) = collect(b"{\"a\":1}\n{\"b\":2}");
+        assert_eq!(v.len(), 2);
+        assert!(w.is_empty());
+    }
+
+    #[test]
+    fn invalid_utf8_costs_a_replacement_character() {
+        let (v, w) = collect(b"{\"a\":\"x\xffy\"}\n");
+        assert_eq!(v.len(), 1, "{w:?}");
+        assert_eq!(v[0]["a"], "x\u{fffd}y");
+    }
+}

@@ -1,0 +1,249 @@
+//! Native stores behind one [`Store`] trait.
+//!
+//! A store does three things, each as cheap as it can be:
+//!
+//! 1. **discover** its roots: the agent's own environment overrides first, then the `$HOME`
+//!    defaults the agent really uses, then the agent-mux spec path (see `docs/formats.md`,
+//!    "Spec vs reality": reality first, both searched);
+//! 2. **list** sessions from file names, `stat` and at most a header line, never a full parse,
+//!    so `ls` of an agent directory with thousands of sessions stays fast;
+//! 3. **load** one session into the unified [`Session`] model. Loading never fails: what
+//!    cannot be read becomes a warning on the session, so one corrupt file costs one warning,
+//!    never the mount.
+//!
+//! Stores only read. SQLite is opened read-only; files that an agent would migrate on open
+//! (pi, omp, indusagi v1/v2) are migrated in memory.
+//!
+//! Discovery reads the environment through [`Env`] rather than `std::env`, so tests can lay
+//! out a fake `$HOME` without touching the process environment.
+
+pub mod claude;
+pub mod jsonl;
+pub mod pi;
+
+use crate::model::{Agent, Session};
+use chrono::{DateTime, Utc};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+/// The environment discovery looks at: `$HOME` plus variables.
+#[derive(Clone, Debug, Default)]
+pub struct Env {
+    pub home: PathBuf,
+    pub vars: BTreeMap<String, String>,
+}
+
+impl Env {
+    pub fn from_process() -> Env {
+        let vars: BTreeMap<String, String> = std::env::vars().collect();
+        let home = vars
+            .get("HOME")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from("/"));
+        Env { home, vars }
+    }
+
+    /// A non-empty variable.
+    pub fn var(&self, name: &str) -> Option<&str> {
+        self.vars
+            .get(name)
+            .map(String::as_str)
+            .filter(|v| !v.is_empty())
+    }
+
+    /// A variable as a path, `~` expanded against [`Env::home`].
+    pub fn path_var(&self, name: &str) -> Option<PathBuf> {
+        self.var(name).map(|v| self.expand(v))
+    }
+
+    pub fn expand(&self, p: &str) -> PathBuf {
+        if p == "~" {
+            self.home.clone()
+        } else if let Some(rest) = p.strip_prefix("~/") {
+            self.home.join(rest)
+        } else {
+            PathBuf::from(p)
+        }
+    }
+
+    /// `$XDG_DATA_HOME`, else `~/.local/share`.
+    pub fn xdg_data_home(&self) -> PathBuf {
+        self.path_var("XDG_DATA_HOME")
+            .unwrap_or_else(|| self.home.join(".local/share"))
+    }
+}
+
+/// A place a store looks for sessions, and why it looks there.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Root {
+    pub agent: Agent,
+    pub path: PathBuf,
+    /// What put this path on the list: `CLAUDE_CONFIG_DIR`, `default`, `spec`, `--store`.
+    pub how: String,
+}
+
+impl Root {
+    pub fn new(agent: Agent, path: impl Into<PathBuf>, how: impl Into<String>) -> Root {
+        Root {
+            agent,
+            path: path.into(),
+            how: how.into(),
+        }
+    }
+}
+
+/// One session as a cheap listing sees it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Listed {
+    /// The agent's native session id.
+    pub id: String,
+    /// The file `load` starts from (a JSONL file, a session directory, a database).
+    pub path: PathBuf,
+    /// Every file whose size and mtime decide the session's rendered version; `path` first.
+    pub sources: Vec<PathBuf>,
+    /// Store-specific key inside `path` (a row id in a database), if any.
+    pub key: Option<String>,
+    /// Index of the root this came from, in [`Store::roots`] order.
+    pub root: usize,
+}
+
+impl Listed {
+    pub fn file(id: impl Into<String>, path: PathBuf, root: usize) -> Listed {
+        Listed {
+            id: id.into(),
+            sources: vec![path.clone()],
+            path,
+            key: None,
+            root,
+        }
+    }
+}
+
+pub trait Store: Send + Sync {
+    fn agent(&self) -> Agent;
+
+    /// The roots that exist and are being read.
+    fn roots(&self) -> &[Root];
+
+    /// Every session under every root. Problems are logged and skipped, never fatal.
+    fn list(&self) -> Vec<Listed>;
+
+    /// Parse one session. Never fails: problems become `Session::warnings`.
+    fn load(&self, listed: &Listed) -> Session;
+}
+
+/// Every root each agent might use, existing or not, in priority order. `doctor` prints these.
+pub fn candidates(env: &Env) -> Vec<Root> {
+    let mut out = Vec::new();
+    out.extend(claude::candidates(env));
+    for dialect in pi::Dialect::ALL {
+        out.extend(pi::candidates(env, dialect));
+    }
+    out
+}
+
+/// Open a store for every agent with at least one existing root. `extra` are `--store`
+/// roots given by hand; they come first and are used even when defaults exist.
+pub fn open_all(env: &Env, extra: &[(Agent, PathBuf)]) -> Vec<Box<dyn Store>> {
+    let found = candidates(env);
+    let mut stores: Vec<Box<dyn Store>> = Vec::new();
+    for agent in Agent::ALL {
+        let mut roots: Vec<Root> = extra
+            .iter()
+            .filter(|(a, _)| *a == agent)
+            .map(|(a, p)| Root::new(*a, p.clone(), "--store"))
+            .collect();
+        for r in found.iter().filter(|r| r.agent == agent && r.path.is_dir()) {
+            if !roots.iter().any(|x| same_path(&x.path, &r.path)) {
+                roots.push(r.clone());
+            }
+        }
+        if roots.is_empty() {
+            continue;
+        }
+        let store: Option<Box<dyn Store>> = match agent {
+            Agent::Claude => Some(Box::new(claude::ClaudeStore::new(roots))),
+            Agent::Pi => Some(Box::new(pi::PiStore::new(pi::Dialect::Pi, roots))),
+            Agent::Omp => Some(Box::new(pi::PiStore::new(pi::Dialect::Omp, roots))),
+            Agent::Indusagi => Some(Box::new(pi::PiStore::new(pi::Dialect::Indusagi, roots))),
+            _ => None,
+        };
+        stores.extend(store);
+    }
+    stores
+}
+
+fn same_path(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => a == b,
+    }
+}
+
+/// Modification time of a file as UTC, if it can be read.
+pub fn mtime_utc(path: &Path) -> Option<DateTime<Utc>> {
+    let m = std::fs::metadata(path).ok()?.modified().ok()?;
+    Some(DateTime::<Utc>::from(m))
+}
+
+/// `(size, mtime)` of a file; `None` when it cannot be read (it then versions as missing).
+pub fn stat_version(path: &Path) -> Option<(u64, SystemTime)> {
+    let m = std::fs::metadata(path).ok()?;
+    Some((m.len(), m.modified().ok()?))
+}
+
+/// Every regular file under `dir` whose name ends with `suffix`, recursively, sorted.
+/// Unreadable directories are skipped with a log line.
+pub fn walk_files(dir: &Path, suffix: &str, max_depth: usize) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    walk(dir, suffix, max_depth, &mut out);
+    out.sort();
+    out
+}
+
+fn walk(dir: &Path, suffix: &str, depth: usize, out: &mut Vec<PathBuf>) {
+    let rd = match std::fs::read_dir(dir) {
+        Ok(rd) => rd,
+        Err(e) => {
+            log::warn!("cannot read {}: {e}", dir.display());
+            return;
+        }
+    };
+    for ent in rd.flatten() {
+        let Ok(ft) = ent.file_type() else { continue };
+        let p = ent.path();
+        if ft.is_dir() {
+            if depth > 0 {
+                walk(&p, suffix, depth - 1, out);
+            }
+        } else if ft.is_file() && p.to_str().is_some_and(|s| s.ends_with(suffix)) {
+            out.push(p);
+        }
+    }
+}
+
+/// Read the first line of a file (without its newline), at most `limit` bytes.
+pub fn first_line(path: &Path, limit: usize) -> Option<String> {
+    use std::io::Read;
+    let f = std::fs::File::open(path).ok()?;
+    let mut buf = Vec::with_capacity(limit.min(8192));
+    f.take(limit as u64).read_to_end(&mut buf).ok()?;
+    let end = buf.iter().position(|&b| b == b'\n').unwrap_or(buf.len());
+    buf.truncate(end);
+    Some(String::from_utf8_lossy(&buf).into_owned())
+}
+
+/// Parse an ISO 8601 / RFC 3339 timestamp, or milliseconds since the epoch.
+pub fn parse_time(v: &serde_json::Value) -> Option<DateTime<Utc>> {
+    match v {
+        serde_json::Value::String(s) => DateTime::parse_from_rfc3339(s)
+            .ok()
+            .map(|d| d.with_timezone(&Utc)),
+        serde_json::Value::Number(n) => {
+            let ms = n.as_f64()?;
+            DateTime::<Utc>::from_timestamp_millis(ms as i64)
+        }
+        _ => None,
+    }
+}
