@@ -8,7 +8,12 @@
 //! - [`fuse`] is the thin adapter from the kernel's requests to [`tree`];
 //! - [`cli`] is the command line.
 
+pub mod cache;
+pub mod cli;
+pub mod fuse;
 pub mod model;
+pub mod mount;
 pub mod names;
 pub mod render;
 pub mod stores;
+pub mod tree;

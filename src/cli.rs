@@ -1,0 +1,504 @@
+//! The command line (CONTRACT section 9). Every user mistake ends in one line on stderr that
+//! says what is wrong and what to do, and a non-zero exit; `main` prints it.
+
+use crate::model::Agent;
+use crate::stores::{self, Env, Store};
+use crate::tree::{Fs, Kind, Options};
+use anyhow::{anyhow, bail, Context, Result};
+use chrono::{DateTime, NaiveDate, Utc};
+use clap::{Parser, Subcommand, ValueEnum};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "sessfs",
+    version,
+    about = "Every AI coding-agent session as one read-only tree of plain files"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Where to look for stores beyond the automatic discovery.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct StoreArgs {
+    /// Add a store root by hand, e.g. `--store claude=/backup/.claude/projects`.
+    #[arg(long = "store", value_name = "AGENT=PATH")]
+    pub stores: Vec<String>,
+    /// A project or `.agent/threads` directory holding ATSF threads (repeatable).
+    #[arg(long = "threads-root", value_name = "DIR")]
+    pub threads_roots: Vec<PathBuf>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Mount every session under DIR (returns once the mount is live).
+    Mount {
+        dir: PathBuf,
+        /// Stay attached; unmount cleanly on Ctrl-C or SIGTERM.
+        #[arg(long)]
+        foreground: bool,
+        /// Budget for rendered files, in MiB.
+        #[arg(long, default_value_t = 256, value_name = "N")]
+        cache_mb: usize,
+        /// Let other users read the mount (needs `user_allow_other` in /etc/fuse.conf).
+        #[arg(long)]
+        allow_other: bool,
+        #[command(flatten)]
+        stores: StoreArgs,
+    },
+    /// Unmount a sessfs mount.
+    Umount { dir: PathBuf },
+    /// List sessions, newest first.
+    List {
+        agent: Option<String>,
+        #[arg(long)]
+        since: Option<String>,
+        #[arg(long)]
+        until: Option<String>,
+        /// Sessions that used a model whose name contains M.
+        #[arg(long)]
+        model: Option<String>,
+        /// Sessions whose working directory starts with P.
+        #[arg(long)]
+        cwd: Option<String>,
+        #[arg(long)]
+        tag: Option<String>,
+        #[arg(long, value_enum, default_value_t = SortKey::Date)]
+        sort: SortKey,
+        #[arg(long)]
+        asc: bool,
+        #[arg(long)]
+        limit: Option<usize>,
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        stores: StoreArgs,
+    },
+    /// Print one session.
+    Show {
+        /// `<agent>:<native id>`, as in `sessfs list`.
+        id: String,
+        #[arg(long, value_enum, default_value_t = ShowFormat::Markdown)]
+        format: ShowFormat,
+        #[command(flatten)]
+        stores: StoreArgs,
+    },
+    /// Write the same tree into a real directory (no FUSE needed).
+    Render {
+        dir: PathBuf,
+        #[command(flatten)]
+        stores: StoreArgs,
+    },
+    /// Show which stores were found where, what failed, and whether FUSE works.
+    Doctor {
+        #[command(flatten)]
+        stores: StoreArgs,
+    },
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
+pub enum SortKey {
+    Date,
+    Cost,
+    Turns,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
+pub enum ShowFormat {
+    Markdown,
+    Json,
+    Jsonl,
+}
+
+pub fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::Mount {
+            dir,
+            foreground,
+            cache_mb,
+            allow_other,
+            stores,
+        } => crate::mount::mount(crate::mount::MountArgs {
+            dir,
+            foreground,
+            cache_mb,
+            allow_other,
+            stores,
+        }),
+        Command::Umount { dir } => crate::mount::umount(&dir),
+        Command::List {
+            agent,
+            since,
+            until,
+            model,
+            cwd,
+            tag,
+            sort,
+            asc,
+            limit,
+            json,
+            stores,
+        } => {
+            let filter = Filter {
+                agent: agent.as_deref().map(parse_agent).transpose()?,
+                since: since.as_deref().map(parse_date).transpose()?,
+                until: until.as_deref().map(parse_date).transpose()?,
+                model,
+                cwd,
+                tag,
+            };
+            list(&stores, &filter, sort, asc, limit, json)
+        }
+        Command::Show { id, format, stores } => show(&stores, &id, format),
+        Command::Render { dir, stores } => render_tree(&stores, &dir),
+        Command::Doctor { stores } => doctor(&stores),
+    }
+}
+
+/// The environment plus hand-given roots, as every command sees them.
+pub fn open_stores(args: &StoreArgs, env: &Env) -> Result<Vec<Box<dyn Store>>> {
+    let mut extra = Vec::new();
+    for s in &args.stores {
+        let (agent, path) = s
+            .split_once('=')
+            .ok_or_else(|| anyhow!("--store wants AGENT=PATH, got '{s}'"))?;
+        let agent = parse_agent(agent)?;
+        let path = env.expand(path);
+        if !path.exists() {
+            bail!("--store {s}: {} does not exist", path.display());
+        }
+        extra.push((agent, path));
+    }
+    for dir in &args.threads_roots {
+        if !dir.is_dir() {
+            bail!("--threads-root {}: not a directory", dir.display());
+        }
+        extra.push((Agent::Atsf, dir.clone()));
+    }
+    Ok(stores::open_all(env, &extra))
+}
+
+/// The directory of sample stores shipped with sessfs, shown when no real store exists.
+pub fn sample_home() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/home")
+}
+
+/// Open the stores, falling back to the bundled samples when nothing was found.
+pub fn open_fs(args: &StoreArgs, cache_mb: usize, announce: bool) -> Result<Fs> {
+    let env = Env::from_process();
+    let mut stores = open_stores(args, &env)?;
+    if stores.is_empty() {
+        let home = sample_home();
+        if home.is_dir() {
+            if announce {
+                eprintln!(
+                    "sessfs: no agent stores found under {}; showing the bundled samples from {}",
+                    env.home.display(),
+                    home.display()
+                );
+            }
+            let sample = Env {
+                home,
+                vars: Default::default(),
+            };
+            stores = stores::open_all(&sample, &[]);
+        }
+    }
+    Ok(Fs::new(
+        stores,
+        Options {
+            cache_bytes: cache_mb << 20,
+        },
+    ))
+}
+
+pub fn parse_agent(s: &str) -> Result<Agent> {
+    Agent::from_name(s).ok_or_else(|| {
+        let names: Vec<&str> = Agent::ALL.iter().map(|a| a.name()).collect();
+        anyhow!("unknown agent '{s}'; known agents: {}", names.join(", "))
+    })
+}
+
+fn parse_date(s: &str) -> Result<DateTime<Utc>> {
+    if let Ok(d) = DateTime::parse_from_rfc3339(s) {
+        return Ok(d.with_timezone(&Utc));
+    }
+    NaiveDate::parse_from_str(s, "%Y-%m-%d")
+        .ok()
+        .and_then(|d| d.and_hms_opt(0, 0, 0))
+        .map(|d| d.and_utc())
+        .ok_or_else(|| anyhow!("cannot read date '{s}'; use YYYY-MM-DD or RFC 3339"))
+}
+
+struct Filter {
+    agent: Option<Agent>,
+    since: Option<DateTime<Utc>>,
+    until: Option<DateTime<Utc>>,
+    model: Option<String>,
+    cwd: Option<String>,
+    tag: Option<String>,
+}
+
+/// `meta.json` of every session that passes the filter.
+fn metas(fs: &Fs, f: &Filter) -> Vec<Value> {
+    let mut out = Vec::new();
+    for key in fs.sessions() {
+        if f.agent.is_some_and(|a| a != key.agent) {
+            continue;
+        }
+        let Ok(bytes) = fs.read_path(&format!("{}/{}/meta.json", key.agent, key.name)) else {
+            continue;
+        };
+        let Ok(meta) = serde_json::from_slice::<Value>(&bytes) else {
+            continue;
+        };
+        let when = meta["updatedAt"]
+            .as_str()
+            .or(meta["createdAt"].as_str())
+            .and_then(|s| DateTime::parse_from_rfc3339(s).ok())
+            .map(|d| d.with_timezone(&Utc));
+        if let Some(since) = f.since {
+            if when.is_none_or(|w| w < since) {
+                continue;
+            }
+        }
+        if let Some(until) = f.until {
+            if when.is_none_or(|w| w > until) {
+                continue;
+            }
+        }
+        if let Some(m) = &f.model {
+            let hit = meta["models"].as_array().is_some_and(|ms| {
+                ms.iter()
+                    .any(|x| x.as_str().is_some_and(|x| x.contains(m.as_str())))
+            });
+            if !hit {
+                continue;
+            }
+        }
+        if let Some(c) = &f.cwd {
+            if !meta["cwd"]
+                .as_str()
+                .is_some_and(|x| x.starts_with(c.as_str()))
+            {
+                continue;
+            }
+        }
+        if let Some(t) = &f.tag {
+            if !meta["tags"]
+                .as_array()
+                .is_some_and(|ts| ts.iter().any(|x| x.as_str() == Some(t.as_str())))
+            {
+                continue;
+            }
+        }
+        out.push(meta);
+    }
+    out
+}
+
+fn list(
+    args: &StoreArgs,
+    f: &Filter,
+    sort: SortKey,
+    asc: bool,
+    limit: Option<usize>,
+    json: bool,
+) -> Result<()> {
+    let fs = open_fs(args, 256, !json)?;
+    let mut metas = metas(&fs, f);
+    let key = |m: &Value| -> (f64, String) {
+        match sort {
+            SortKey::Date => (
+                0.0,
+                m["updatedAt"]
+                    .as_str()
+                    .or(m["createdAt"].as_str())
+                    .unwrap_or("")
+                    .to_string(),
+            ),
+            SortKey::Cost => (m["cost"]["totalUsd"].as_f64().unwrap_or(0.0), String::new()),
+            SortKey::Turns => (m["turnCount"].as_f64().unwrap_or(0.0), String::new()),
+        }
+    };
+    metas.sort_by(|a, b| {
+        let (ka, kb) = (key(a), key(b));
+        let o =
+            ka.0.total_cmp(&kb.0)
+                .then_with(|| ka.1.cmp(&kb.1))
+                .then_with(|| a["unifiedId"].as_str().cmp(&b["unifiedId"].as_str()));
+        if asc {
+            o
+        } else {
+            o.reverse()
+        }
+    });
+    if let Some(n) = limit {
+        metas.truncate(n);
+    }
+    if json {
+        println!("{}", serde_json::to_string_pretty(&metas)?);
+        return Ok(());
+    }
+    println!(
+        "{:<48} {:<20} {:>5} {:>9}  {:<28} TITLE",
+        "ID", "UPDATED", "TURNS", "COST", "MODEL"
+    );
+    for m in &metas {
+        let updated = m["updatedAt"]
+            .as_str()
+            .or(m["createdAt"].as_str())
+            .map(|s| s.get(..16).unwrap_or(s).replace('T', " "))
+            .unwrap_or_default();
+        let title: String = m["title"]
+            .as_str()
+            .unwrap_or("")
+            .chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .take(60)
+            .collect();
+        println!(
+            "{:<48} {:<20} {:>5} {:>9}  {:<28} {}",
+            m["unifiedId"].as_str().unwrap_or(""),
+            updated,
+            m["turnCount"].as_u64().unwrap_or(0),
+            format!("${:.2}", m["cost"]["totalUsd"].as_f64().unwrap_or(0.0)),
+            m["model"].as_str().unwrap_or("-"),
+            title
+        );
+    }
+    Ok(())
+}
+
+fn show(args: &StoreArgs, id: &str, format: ShowFormat) -> Result<()> {
+    let fs = open_fs(args, 256, false)?;
+    let key = find_session(&fs, id)?;
+    let file = match format {
+        ShowFormat::Markdown => "transcript.md",
+        ShowFormat::Json => "meta.json",
+        ShowFormat::Jsonl => "messages.jsonl",
+    };
+    let bytes = fs
+        .read_path(&format!("{}/{}/{file}", key.agent, key.name))
+        .map_err(|e| anyhow!("cannot render {id}: {e}"))?;
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    out.write_all(&bytes)?;
+    out.flush()?;
+    Ok(())
+}
+
+pub fn find_session(fs: &Fs, id: &str) -> Result<crate::cache::SessionKey> {
+    let (agent, _) = id.split_once(':').ok_or_else(|| {
+        anyhow!("'{id}' is not a session id; ids look like pi:<id> (see sessfs list)")
+    })?;
+    parse_agent(agent)?;
+    fs.find(id)
+        .ok_or_else(|| anyhow!("no session with id '{id}'; run sessfs list to see the ids"))
+}
+
+fn render_tree(args: &StoreArgs, dir: &Path) -> Result<()> {
+    if dir.exists() {
+        let mut rd =
+            std::fs::read_dir(dir).with_context(|| format!("cannot read {}", dir.display()))?;
+        if rd.next().is_some() {
+            bail!(
+                "{} is not empty; render writes into a new or empty directory",
+                dir.display()
+            );
+        }
+    }
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let fs = open_fs(args, 256, true)?;
+    let mut files = 0usize;
+    copy_dir(&fs, crate::tree::ROOT_INO, dir, &mut files)?;
+    eprintln!("sessfs: wrote {files} files under {}", dir.display());
+    Ok(())
+}
+
+fn copy_dir(fs: &Fs, ino: u64, to: &Path, files: &mut usize) -> Result<()> {
+    let entries = fs
+        .readdir(ino)
+        .map_err(|e| anyhow!("{}: {e}", to.display()))?;
+    for (name, attr) in entries {
+        if name == crate::tree::DIFF_DIR && attr.kind == Kind::Dir {
+            // diff/ lists nothing; nothing to write.
+            continue;
+        }
+        let path = to.join(&name);
+        match attr.kind {
+            Kind::Dir => {
+                std::fs::create_dir_all(&path)?;
+                copy_dir(fs, attr.ino, &path, files)?;
+            }
+            Kind::File => {
+                let (fh, _) = fs
+                    .open(attr.ino)
+                    .map_err(|e| anyhow!("{}: {e}", path.display()))?;
+                let data = fs.read(fh, 0, u32::try_from(attr.size).unwrap_or(u32::MAX));
+                fs.release(fh);
+                std::fs::write(&path, data.map_err(|e| anyhow!("{}: {e}", path.display()))?)?;
+                *files += 1;
+            }
+            Kind::Symlink => {
+                let target = fs.readlink(attr.ino).map_err(|e| anyhow!("{e}"))?;
+                std::os::unix::fs::symlink(target, &path)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn doctor(args: &StoreArgs) -> Result<()> {
+    let env = Env::from_process();
+    println!("Stores (HOME={}):", env.home.display());
+    let candidates = stores::candidates(&env);
+    let opened = open_stores(args, &env)?;
+    for agent in Agent::ALL {
+        let mine: Vec<_> = candidates.iter().filter(|r| r.agent == agent).collect();
+        let store = opened.iter().find(|s| s.agent() == agent);
+        match store {
+            Some(s) => {
+                let n = s.list().len();
+                println!("  {agent:<9} {n} sessions");
+                for r in s.roots() {
+                    println!("            found {} ({})", r.path.display(), r.how);
+                }
+            }
+            None if mine.is_empty() => println!("  {agent:<9} not supported yet"),
+            None => {
+                println!("  {agent:<9} none found; looked in:");
+                for r in mine {
+                    println!("            {} ({})", r.path.display(), r.how);
+                }
+            }
+        }
+    }
+    println!("FUSE:");
+    let dev = Path::new("/dev/fuse");
+    let dev_ok = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(dev)
+        .is_ok();
+    println!(
+        "  /dev/fuse       {}",
+        if dev_ok {
+            "ok"
+        } else if dev.exists() {
+            "present but cannot be opened (permissions?)"
+        } else {
+            "missing: load the fuse module or install fuse3"
+        }
+    );
+    let fm = crate::mount::which("fusermount3").or_else(|| crate::mount::which("fusermount"));
+    println!(
+        "  fusermount3     {}",
+        fm.map(|p| p.display().to_string())
+            .unwrap_or_else(|| "missing: apt-get install fuse3".into())
+    );
+    Ok(())
+}

@@ -1,0 +1,522 @@
+//! The FUSE adapter: the only file that knows fuser. Every request becomes one call into
+//! [`Fs`], and every error becomes an errno in one place ([`errno`]).
+//!
+//! Choices (measured; see `docs/SEMANTICS.md` and `docs/BENCHMARKS.md`):
+//! - exact sizes, cached mode, never `direct_io`: every tool, `mmap` included, sees a normal
+//!   file;
+//! - `FOPEN_KEEP_CACHE` when the version being opened is the one the kernel last saw, so a
+//!   warm `grep -r` is served from the page cache; otherwise the kernel drops its pages;
+//! - `FUSE_AUTO_INVAL_DATA`, so a changed mtime or size in a refreshed attribute drops stale
+//!   pages even for readers that never reopen;
+//! - `FUSE_DO_READDIRPLUS`, so a directory walk learns every child's attributes in one reply;
+//! - negative lookups are cached for [`TTL`] (ripgrep probes `.gitignore` & co. everywhere);
+//! - a panic inside a request becomes EIO and a log line; the mount lives on.
+
+use crate::tree::{Attr, Fs, FsError, Kind, TTL};
+use fuser::{
+    Errno, FileAttr, FileHandle, FileType, Filesystem, FopenFlags, Generation, INodeNo, InitFlags,
+    KernelConfig, LockOwner, OpenFlags, ReplyAttr, ReplyData, ReplyDirectory, ReplyDirectoryPlus,
+    ReplyEmpty, ReplyEntry, ReplyOpen, Request,
+};
+use std::collections::HashMap;
+use std::ffi::OsStr;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
+
+/// The single mapping from internal errors to errno values.
+pub fn errno(e: &FsError) -> Errno {
+    match e {
+        FsError::NotFound => Errno::ENOENT,
+        FsError::NotDir => Errno::ENOTDIR,
+        FsError::IsDir => Errno::EISDIR,
+        FsError::NotSymlink => Errno::EINVAL,
+        FsError::ReadOnly => Errno::EROFS,
+        FsError::BadHandle => Errno::EBADF,
+        FsError::Internal(_) => Errno::EIO,
+    }
+}
+
+/// Run `f`, turning a panic into [`FsError::Internal`] and a log line.
+fn guarded<T>(what: &str, f: impl FnOnce() -> Result<T, FsError>) -> Result<T, FsError> {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(p) => {
+            let msg = crate::tree::panic_message(&p);
+            log::error!("panic in {what}: {msg}");
+            Err(FsError::Internal(msg))
+        }
+    }
+}
+
+type DirSnapshot = Arc<Vec<(String, Attr)>>;
+
+pub struct SessFs {
+    fs: Arc<Fs>,
+    uid: u32,
+    gid: u32,
+    /// Directory listings snapshotted at `opendir`, so offsets stay stable while reading.
+    dirs: Mutex<HashMap<u64, DirSnapshot>>,
+    next_dir: AtomicU64,
+}
+
+impl SessFs {
+    pub fn new(fs: Arc<Fs>) -> SessFs {
+        // SAFETY: getuid/getgid cannot fail and touch no memory.
+        let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+        SessFs {
+            fs,
+            uid,
+            gid,
+            dirs: Mutex::new(HashMap::new()),
+            next_dir: AtomicU64::new(1),
+        }
+    }
+
+    fn file_attr(&self, a: &Attr) -> FileAttr {
+        let (kind, perm, nlink) = match a.kind {
+            Kind::Dir => (FileType::Directory, 0o555, 2),
+            Kind::File => (FileType::RegularFile, 0o444, 1),
+            Kind::Symlink => (FileType::Symlink, 0o444, 1),
+        };
+        FileAttr {
+            ino: INodeNo(a.ino),
+            size: a.size,
+            blocks: a.size.div_ceil(512),
+            atime: a.mtime,
+            mtime: a.mtime,
+            ctime: a.mtime,
+            crtime: a.mtime,
+            kind,
+            perm,
+            nlink,
+            uid: self.uid,
+            gid: self.gid,
+            rdev: 0,
+            flags: 0,
+            blksize: 4096,
+        }
+    }
+
+    fn dir_snapshot(&self, fh: FileHandle, ino: u64) -> Result<DirSnapshot, FsError> {
+        if let Some(v) = self
+            .dirs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&fh.0)
+        {
+            return Ok(v.clone());
+        }
+        // No handle (opendir was skipped): list afresh.
+        Ok(Arc::new(self.fs.readdir(ino)?))
+    }
+}
+
+fn kind_type(k: Kind) -> FileType {
+    match k {
+        Kind::Dir => FileType::Directory,
+        Kind::File => FileType::RegularFile,
+        Kind::Symlink => FileType::Symlink,
+    }
+}
+
+fn name_str(name: &OsStr) -> Result<&str, FsError> {
+    // Every name sessfs creates is UTF-8; anything else cannot exist.
+    name.to_str().ok_or(FsError::NotFound)
+}
+
+impl Filesystem for SessFs {
+    fn init(&mut self, _req: &Request, config: &mut KernelConfig) -> std::io::Result<()> {
+        let wanted = InitFlags::FUSE_DO_READDIRPLUS | InitFlags::FUSE_AUTO_INVAL_DATA;
+        if let Err(missing) = config.add_capabilities(wanted) {
+            log::warn!("kernel lacks FUSE capabilities {missing:?}; continuing without");
+            let _ = config.add_capabilities(wanted & !missing);
+        }
+        Ok(())
+    }
+
+    fn lookup(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
+        let r = guarded("lookup", || self.fs.lookup(parent.0, name_str(name)?));
+        match r {
+            Ok(a) => reply.entry(&TTL, &self.file_attr(&a), Generation(0)),
+            Err(FsError::NotFound) => {
+                // A negative entry (inode 0) the kernel caches for TTL.
+                let mut neg = self.file_attr(&Attr {
+                    ino: 0,
+                    kind: Kind::File,
+                    size: 0,
+                    mtime: SystemTime::UNIX_EPOCH,
+                });
+                neg.ino = INodeNo(0);
+                reply.entry(&TTL, &neg, Generation(0));
+            }
+            Err(e) => reply.error(errno(&e)),
+        }
+    }
+
+    fn getattr(&self, _req: &Request, ino: INodeNo, _fh: Option<FileHandle>, reply: ReplyAttr) {
+        match guarded("getattr", || self.fs.getattr(ino.0)) {
+            Ok(a) => reply.attr(&TTL, &self.file_attr(&a)),
+            Err(e) => reply.error(errno(&e)),
+        }
+    }
+
+    fn readlink(&self, _req: &Request, ino: INodeNo, reply: ReplyData) {
+        match guarded("readlink", || self.fs.readlink(ino.0)) {
+            Ok(t) => reply.data(t.as_bytes()),
+            Err(e) => reply.error(errno(&e)),
+        }
+    }
+
+    fn open(&self, _req: &Request, ino: INodeNo, flags: OpenFlags, reply: ReplyOpen) {
+        if flags.0 & libc::O_ACCMODE != libc::O_RDONLY {
+            return reply.error(Errno::EROFS);
+        }
+        match guarded("open", || self.fs.open(ino.0)) {
+            Ok((fh, keep)) => {
+                let f = if keep {
+                    FopenFlags::FOPEN_KEEP_CACHE
+                } else {
+                    FopenFlags::empty()
+                };
+                reply.opened(FileHandle(fh), f)
+            }
+            Err(e) => reply.error(errno(&e)),
+        }
+    }
+
+    fn read(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        fh: FileHandle,
+        offset: u64,
+        size: u32,
+        _flags: OpenFlags,
+        _lock_owner: Option<LockOwner>,
+        reply: ReplyData,
+    ) {
+        match guarded("read", || self.fs.read(fh.0, offset, size)) {
+            Ok(d) => reply.data(&d),
+            Err(e) => reply.error(errno(&e)),
+        }
+    }
+
+    fn release(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        fh: FileHandle,
+        _flags: OpenFlags,
+        _lock_owner: Option<LockOwner>,
+        _flush: bool,
+        reply: ReplyEmpty,
+    ) {
+        self.fs.release(fh.0);
+        reply.ok();
+    }
+
+    fn opendir(&self, _req: &Request, ino: INodeNo, _flags: OpenFlags, reply: ReplyOpen) {
+        match guarded("opendir", || self.fs.readdir(ino.0)) {
+            Ok(entries) => {
+                let fh = self.next_dir.fetch_add(1, Ordering::Relaxed);
+                self.dirs
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .insert(fh, Arc::new(entries));
+                reply.opened(FileHandle(fh), FopenFlags::empty())
+            }
+            Err(e) => reply.error(errno(&e)),
+        }
+    }
+
+    fn readdir(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        fh: FileHandle,
+        offset: u64,
+        mut reply: ReplyDirectory,
+    ) {
+        let entries = match guarded("readdir", || self.dir_snapshot(fh, ino.0)) {
+            Ok(e) => e,
+            Err(e) => return reply.error(errno(&e)),
+        };
+        let dots = [
+            (".", ino.0, FileType::Directory),
+            ("..", ino.0, FileType::Directory),
+        ];
+        let all = dots.into_iter().chain(
+            entries
+                .iter()
+                .map(|(n, a)| (n.as_str(), a.ino, kind_type(a.kind))),
+        );
+        for (i, (name, ino, kind)) in all.enumerate().skip(offset as usize) {
+            if reply.add(INodeNo(ino), (i + 1) as u64, kind, name) {
+                break;
+            }
+        }
+        reply.ok();
+    }
+
+    fn readdirplus(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        fh: FileHandle,
+        offset: u64,
+        mut reply: ReplyDirectoryPlus,
+    ) {
+        let entries = match guarded("readdirplus", || self.dir_snapshot(fh, ino.0)) {
+            Ok(e) => e,
+            Err(e) => return reply.error(errno(&e)),
+        };
+        let me = match guarded("getattr", || self.fs.getattr(ino.0)) {
+            Ok(a) => a,
+            Err(e) => return reply.error(errno(&e)),
+        };
+        let dots = [(".", me), ("..", me)];
+        let all = dots
+            .into_iter()
+            .chain(entries.iter().map(|(n, a)| (n.as_str(), *a)));
+        for (i, (name, a)) in all.enumerate().skip(offset as usize) {
+            if reply.add(
+                INodeNo(a.ino),
+                (i + 1) as u64,
+                name,
+                &TTL,
+                &self.file_attr(&a),
+                Generation(0),
+            ) {
+                break;
+            }
+        }
+        reply.ok();
+    }
+
+    fn releasedir(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        fh: FileHandle,
+        _flags: OpenFlags,
+        reply: ReplyEmpty,
+    ) {
+        self.dirs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&fh.0);
+        reply.ok();
+    }
+
+    // Everything that would change the tree: the mount is `ro`, and sessfs says so too.
+
+    fn setattr(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        _mode: Option<u32>,
+        _uid: Option<u32>,
+        _gid: Option<u32>,
+        _size: Option<u64>,
+        _atime: Option<fuser::TimeOrNow>,
+        _mtime: Option<fuser::TimeOrNow>,
+        _ctime: Option<SystemTime>,
+        _fh: Option<FileHandle>,
+        _crtime: Option<SystemTime>,
+        _chgtime: Option<SystemTime>,
+        _bkuptime: Option<SystemTime>,
+        _flags: Option<fuser::BsdFileFlags>,
+        reply: ReplyAttr,
+    ) {
+        reply.error(Errno::EROFS);
+    }
+
+    fn mknod(
+        &self,
+        _req: &Request,
+        _parent: INodeNo,
+        _name: &OsStr,
+        _mode: u32,
+        _umask: u32,
+        _rdev: u32,
+        reply: ReplyEntry,
+    ) {
+        reply.error(Errno::EROFS);
+    }
+
+    fn mkdir(
+        &self,
+        _req: &Request,
+        _parent: INodeNo,
+        _name: &OsStr,
+        _mode: u32,
+        _umask: u32,
+        reply: ReplyEntry,
+    ) {
+        reply.error(Errno::EROFS);
+    }
+
+    fn unlink(&self, _req: &Request, _parent: INodeNo, _name: &OsStr, reply: ReplyEmpty) {
+        reply.error(Errno::EROFS);
+    }
+
+    fn rmdir(&self, _req: &Request, _parent: INodeNo, _name: &OsStr, reply: ReplyEmpty) {
+        reply.error(Errno::EROFS);
+    }
+
+    fn symlink(
+        &self,
+        _req: &Request,
+        _parent: INodeNo,
+        _link_name: &OsStr,
+        _target: &std::path::Path,
+        reply: ReplyEntry,
+    ) {
+        reply.error(Errno::EROFS);
+    }
+
+    fn rename(
+        &self,
+        _req: &Request,
+        _parent: INodeNo,
+        _name: &OsStr,
+        _newparent: INodeNo,
+        _newname: &OsStr,
+        _flags: fuser::RenameFlags,
+        reply: ReplyEmpty,
+    ) {
+        reply.error(Errno::EROFS);
+    }
+
+    fn link(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        _newparent: INodeNo,
+        _newname: &OsStr,
+        reply: ReplyEntry,
+    ) {
+        reply.error(Errno::EROFS);
+    }
+
+    fn write(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        _fh: FileHandle,
+        _offset: u64,
+        _data: &[u8],
+        _write_flags: fuser::WriteFlags,
+        _flags: OpenFlags,
+        _lock_owner: Option<LockOwner>,
+        reply: fuser::ReplyWrite,
+    ) {
+        reply.error(Errno::EROFS);
+    }
+
+    fn create(
+        &self,
+        _req: &Request,
+        _parent: INodeNo,
+        _name: &OsStr,
+        _mode: u32,
+        _umask: u32,
+        _flags: i32,
+        reply: fuser::ReplyCreate,
+    ) {
+        reply.error(Errno::EROFS);
+    }
+
+    fn setxattr(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        _name: &OsStr,
+        _value: &[u8],
+        _flags: i32,
+        _position: u32,
+        reply: ReplyEmpty,
+    ) {
+        reply.error(Errno::EROFS);
+    }
+
+    fn removexattr(&self, _req: &Request, _ino: INodeNo, _name: &OsStr, reply: ReplyEmpty) {
+        reply.error(Errno::EROFS);
+    }
+}
+
+/// Mount `fs` on `dir` and serve until SIGINT, SIGTERM or SIGHUP, or until someone else
+/// unmounts it; then unmount cleanly. `ready` runs once the mount is live.
+pub fn serve(
+    fs: Arc<Fs>,
+    dir: &std::path::Path,
+    allow_other: bool,
+    ready: impl FnOnce(),
+) -> std::io::Result<()> {
+    use fuser::{Config, MountOption, SessionACL};
+
+    // Block the stop signals before any thread starts, so every thread inherits the mask and
+    // only `sigwait` below receives them.
+    // SAFETY: sigset_t is plain data initialised by sigemptyset; pthread_sigmask only reads it.
+    let set = unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for s in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+            libc::sigaddset(&mut set, s);
+        }
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+        set
+    };
+
+    let mut cfg = Config::default();
+    cfg.mount_options = vec![
+        MountOption::RO,
+        MountOption::FSName("sessfs".into()),
+        MountOption::Subtype("sessfs".into()),
+        MountOption::DefaultPermissions,
+        MountOption::NoAtime,
+        MountOption::NoDev,
+        MountOption::NoSuid,
+        MountOption::NoExec,
+    ];
+    if allow_other {
+        cfg.acl = SessionACL::All;
+    }
+    cfg.n_threads = Some(4);
+    // Each worker gets its own /dev/fuse fd when the device can be opened directly.
+    cfg.clone_fd = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/fuse")
+        .is_ok();
+
+    let mut session = fuser::Session::new(SessFs::new(fs), dir, &cfg)?;
+    let mut unmounter = session.unmount_callable();
+    let worker = std::thread::Builder::new()
+        .name("sessfs-serve".into())
+        .spawn(move || {
+            let r = session.run();
+            // Unmounted from outside (`sessfs umount`, `fusermount3 -u`): wake the waiter.
+            // SAFETY: sending a signal to our own process has no memory effects.
+            unsafe {
+                libc::kill(libc::getpid(), libc::SIGTERM);
+            }
+            r
+        })?;
+    ready();
+    let mut sig: libc::c_int = 0;
+    // SAFETY: `set` is a valid initialised sigset and `sig` a valid out pointer.
+    unsafe {
+        libc::sigwait(&set, &mut sig);
+    }
+    log::info!("signal {sig}: unmounting {}", dir.display());
+    if let Err(e) = unmounter.unmount() {
+        log::debug!("unmount: {e}");
+    }
+    match worker.join() {
+        Ok(r) => r,
+        Err(_) => Err(std::io::Error::other("serving thread panicked")),
+    }
+}

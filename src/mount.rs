@@ -1,0 +1,234 @@
+//! Mounting and unmounting: checks that turn every user mistake into one clear line, and the
+//! background mode that returns once the mount is live (like sshfs).
+//!
+//! Background mode re-executes sessfs with `--foreground` in a new session (`setsid`), its
+//! output going to a log file, and waits until the mount shows up in `/proc/self/mountinfo`
+//! (or the child dies, whose last log line then becomes the error). Re-executing rather than
+//! forking keeps the daemon free of any state from the parent's threads.
+
+use crate::cli::{open_fs, StoreArgs};
+use anyhow::{anyhow, bail, Result};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+pub struct MountArgs {
+    pub dir: PathBuf,
+    pub foreground: bool,
+    pub cache_mb: usize,
+    pub allow_other: bool,
+    pub stores: StoreArgs,
+}
+
+pub fn mount(args: MountArgs) -> Result<()> {
+    check_fuse()?;
+    check_mountpoint(&args.dir)?;
+    if args.foreground {
+        let fs = Arc::new(open_fs(&args.stores, args.cache_mb, true)?);
+        let dir = args.dir.clone();
+        let ready = || {
+            if let Some(fd) = std::env::var_os("SESSFS_QUIET_READY") {
+                let _ = fd;
+            } else {
+                eprintln!("sessfs: mounted on {} (Ctrl-C to unmount)", dir.display());
+            }
+        };
+        crate::fuse::serve(fs, &args.dir, args.allow_other, ready)
+            .map_err(|e| anyhow!("cannot mount {}: {e}", args.dir.display()))?;
+        return Ok(());
+    }
+    daemonize(&args)
+}
+
+fn daemonize(args: &MountArgs) -> Result<()> {
+    use std::os::unix::process::CommandExt;
+    let dir = std::fs::canonicalize(&args.dir)?;
+    let exe = std::env::current_exe()?;
+    let log = log_path(&dir);
+    let logf = std::fs::File::create(&log)
+        .map_err(|e| anyhow!("cannot create log file {}: {e}", log.display()))?;
+    let mut cmd = std::process::Command::new(exe);
+    cmd.arg("mount")
+        .arg(&dir)
+        .arg("--foreground")
+        .arg("--cache-mb")
+        .arg(args.cache_mb.to_string());
+    if args.allow_other {
+        cmd.arg("--allow-other");
+    }
+    for s in &args.stores.stores {
+        cmd.arg("--store").arg(s);
+    }
+    for t in &args.stores.threads_roots {
+        cmd.arg("--threads-root")
+            .arg(std::fs::canonicalize(t).unwrap_or(t.clone()));
+    }
+    cmd.env("SESSFS_QUIET_READY", "1")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(logf.try_clone()?);
+    // SAFETY: setsid is async-signal-safe and only detaches the child from our terminal.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::setsid();
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn()?;
+    let start = Instant::now();
+    loop {
+        if is_mounted(&dir) {
+            eprintln!(
+                "sessfs: mounted on {} (log: {}; sessfs umount {} to stop)",
+                dir.display(),
+                log.display(),
+                dir.display()
+            );
+            return Ok(());
+        }
+        if let Some(status) = child.try_wait()? {
+            let text = std::fs::read_to_string(&log).unwrap_or_default();
+            let last = text
+                .lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("the mount process exited")
+                .trim_start_matches("Error: ")
+                .trim_start_matches("sessfs: ");
+            bail!("{last} (exit {status})");
+        }
+        if start.elapsed() > Duration::from_secs(20) {
+            let _ = child.kill();
+            bail!(
+                "the mount did not come up within 20 s; see {}",
+                log.display()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn log_path(dir: &Path) -> PathBuf {
+    let base = std::env::var_os("XDG_RUNTIME_DIR")
+        .map(PathBuf::from)
+        .filter(|p| p.is_dir())
+        .unwrap_or_else(std::env::temp_dir);
+    let h = crate::names::fnv1a(dir.as_os_str().as_encoded_bytes());
+    base.join(format!("sessfs-{h:016x}.log"))
+}
+
+pub fn umount(dir: &Path) -> Result<()> {
+    let canon = match std::fs::canonicalize(dir) {
+        Ok(p) => p,
+        Err(e) if e.raw_os_error() == Some(libc::ENOTCONN) => dir.to_path_buf(),
+        Err(_) => bail!("{} does not exist", dir.display()),
+    };
+    if !is_mounted(&canon) {
+        bail!("{} is not a sessfs mount", dir.display());
+    }
+    let tools: [(&str, &[&str]); 3] = [
+        ("fusermount3", &["-u"]),
+        ("fusermount", &["-u"]),
+        ("umount", &[]),
+    ];
+    let mut last = String::new();
+    for (tool, flags) in tools {
+        let Some(bin) = which(tool) else { continue };
+        let out = std::process::Command::new(bin)
+            .args(flags)
+            .arg(&canon)
+            .output()?;
+        if out.status.success() {
+            wait_unmounted(&canon);
+            return Ok(());
+        }
+        last = String::from_utf8_lossy(&out.stderr).trim().to_string();
+        if last.contains("busy") {
+            bail!(
+                "{} is busy: a process is still using it (close it, e.g. a shell cd'd inside)",
+                dir.display()
+            );
+        }
+    }
+    bail!("cannot unmount {}: {last}", dir.display())
+}
+
+fn wait_unmounted(dir: &Path) {
+    let start = Instant::now();
+    while is_mounted(dir) && start.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Is `dir` a sessfs mount point right now?
+pub fn is_mounted(dir: &Path) -> bool {
+    mount_entry(dir).is_some_and(|m| m.contains("sessfs"))
+}
+
+/// `<fstype> <source>` of the mount at `dir`, if there is one. sessfs mounts show as
+/// `fuse.sessfs sessfs` or, where the subtype is dropped, `fuse sessfs`.
+fn mount_entry(dir: &Path) -> Option<String> {
+    let text = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    let want = dir.to_str()?;
+    text.lines().rev().find_map(|line| {
+        let mut parts = line.split(" - ");
+        let left = parts.next()?;
+        let right = parts.next()?;
+        let mp = left.split(' ').nth(4)?;
+        let mut r = right.split(' ');
+        let fstype = r.next().unwrap_or("");
+        let source = r.next().unwrap_or("");
+        (unescape_mountinfo(mp) == want).then(|| format!("{fstype} {source}"))
+    })
+}
+
+fn unescape_mountinfo(s: &str) -> String {
+    s.replace("\\040", " ")
+        .replace("\\011", "\t")
+        .replace("\\012", "\n")
+        .replace("\\134", "\\")
+}
+
+fn check_fuse() -> Result<()> {
+    if !Path::new("/dev/fuse").exists() {
+        bail!("FUSE is not available (/dev/fuse is missing); load the fuse kernel module or install fuse3 (apt-get install fuse3)");
+    }
+    if which("fusermount3").is_none() && which("fusermount").is_none() {
+        bail!("fusermount3 is not installed; install it with: apt-get install fuse3");
+    }
+    Ok(())
+}
+
+fn check_mountpoint(dir: &Path) -> Result<()> {
+    let d = dir.display();
+    match std::fs::metadata(dir) {
+        Err(e) if e.raw_os_error() == Some(libc::ENOTCONN) => bail!(
+            "{d} is a stale mount (Transport endpoint is not connected); run: sessfs umount {d}"
+        ),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            bail!("mountpoint {d} does not exist; create it with: mkdir -p {d}")
+        }
+        Err(e) => bail!("cannot use {d} as a mountpoint: {e}"),
+        Ok(m) if !m.is_dir() => bail!("mountpoint {d} is not a directory"),
+        Ok(_) => {}
+    }
+    let canon = std::fs::canonicalize(dir)?;
+    if let Some(m) = mount_entry(&canon) {
+        if m.contains("sessfs") {
+            bail!("{d} is already a sessfs mount; run sessfs umount {d} first");
+        }
+    }
+    let mut rd = std::fs::read_dir(dir).map_err(|e| anyhow!("cannot read {d}: {e}"))?;
+    if rd.next().is_some() {
+        bail!("mountpoint {d} is not empty; use an empty directory");
+    }
+    Ok(())
+}
+
+/// Find an executable on `$PATH`.
+pub fn which(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+}

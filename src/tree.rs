@@ -1,0 +1,759 @@
+//! The virtual tree: names, inodes, attributes and reads, with no FUSE types.
+//!
+//! [`Fs`] is the whole filesystem as plain method calls (`lookup`, `getattr`, `readdir`,
+//! `open`, `read`), so tests drive it without mounting and `fuse.rs` stays a thin adapter.
+//!
+//! Layout: `/<agent>/<session>/…` where everything under a session directory comes from one
+//! rendered [`Bundle`], plus the virtual `diff/` directory that lists nothing and renders
+//! `diff/<agent>/<session>.diff` on lookup.
+//!
+//! Freshness: a session's *version* is a fingerprint of `(path, size, mtime)` of its native
+//! sources. It is re-checked (a few `stat` calls) when a request touches the session and the
+//! last check is older than [`TTL`]; the kernel's attribute TTL is the same, so a change is
+//! visible within about one second. Agent directories re-list their store on the same TTL.
+//!
+//! Inodes are allocated from `(parent inode, name)` and never reused while mounted, so an
+//! inode number names the same path for the life of the mount.
+
+use crate::cache::{Cache, EntryKind, SessionKey, Shape};
+use crate::model::{Agent, Session};
+use crate::names;
+use crate::render::{self, Bundle, Node};
+use crate::stores::{Listed, Store};
+use std::collections::{BTreeMap, HashMap};
+use std::hash::{Hash, Hasher};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant, SystemTime};
+
+/// How long a checked version or a listing is trusted; also the kernel attr/entry TTL.
+pub const TTL: Duration = Duration::from_secs(1);
+
+pub const ROOT_INO: u64 = 1;
+
+/// Name of the per-session directory that renders cross-session diffs on lookup.
+pub const DIFF_DIR: &str = "diff";
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum FsError {
+    #[error("no such file or directory")]
+    NotFound,
+    #[error("not a directory")]
+    NotDir,
+    #[error("is a directory")]
+    IsDir,
+    #[error("not a symlink")]
+    NotSymlink,
+    #[error("read-only filesystem")]
+    ReadOnly,
+    #[error("bad file handle")]
+    BadHandle,
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+pub type Result<T> = std::result::Result<T, FsError>;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Dir,
+    File,
+    Symlink,
+}
+
+impl From<EntryKind> for Kind {
+    fn from(k: EntryKind) -> Kind {
+        match k {
+            EntryKind::Dir => Kind::Dir,
+            EntryKind::File => Kind::File,
+            EntryKind::Symlink => Kind::Symlink,
+        }
+    }
+}
+
+/// The attributes of one node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Attr {
+    pub ino: u64,
+    pub kind: Kind,
+    pub size: u64,
+    pub mtime: SystemTime,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum NodeKind {
+    Root,
+    Agent(Agent),
+    Session(SessionKey),
+    /// A path inside a session's bundle.
+    Inner(SessionKey, String),
+    /// `<session>/diff/`.
+    DiffRoot(SessionKey),
+    /// `<session>/diff/<agent>/`.
+    DiffAgent(SessionKey, Agent),
+    /// `<session>/diff/<agent>/<other>.diff`.
+    DiffFile(SessionKey, SessionKey),
+}
+
+struct SessionSlot {
+    listed: Listed,
+    /// Unified id of this session (with a disambiguating suffix when ids collide).
+    native_id: String,
+    version: u64,
+    mtime: SystemTime,
+    checked: Instant,
+    /// Serialises renders of one session so concurrent readers wait for one render.
+    render_lock: Arc<Mutex<()>>,
+}
+
+struct AgentState {
+    store: usize,
+    sessions: BTreeMap<String, SessionSlot>,
+    listed: Option<Instant>,
+}
+
+struct State {
+    nodes: Vec<NodeKind>,
+    by_name: HashMap<(u64, String), u64>,
+    by_kind: HashMap<NodeKind, u64>,
+    agents: BTreeMap<Agent, AgentState>,
+    /// Last version handed to the kernel per file inode, for `FOPEN_KEEP_CACHE`.
+    served: HashMap<u64, u64>,
+}
+
+/// A reader's view of one file: the bytes of one rendered version.
+struct Handle {
+    bytes: Arc<[u8]>,
+}
+
+/// Options that shape the tree.
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub cache_bytes: usize,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            cache_bytes: 256 << 20,
+        }
+    }
+}
+
+pub struct Fs {
+    stores: Vec<Box<dyn Store>>,
+    cache: Cache,
+    state: Mutex<State>,
+    handles: Mutex<HashMap<u64, Handle>>,
+    next_fh: AtomicU64,
+    started: SystemTime,
+    renders: AtomicU64,
+}
+
+impl Fs {
+    pub fn new(stores: Vec<Box<dyn Store>>, opts: Options) -> Fs {
+        let mut agents = BTreeMap::new();
+        for (i, s) in stores.iter().enumerate() {
+            agents.entry(s.agent()).or_insert(AgentState {
+                store: i,
+                sessions: BTreeMap::new(),
+                listed: None,
+            });
+        }
+        let mut state = State {
+            nodes: Vec::new(),
+            by_name: HashMap::new(),
+            by_kind: HashMap::new(),
+            agents,
+            served: HashMap::new(),
+        };
+        state.nodes.push(NodeKind::Root);
+        state.by_kind.insert(NodeKind::Root, ROOT_INO);
+        Fs {
+            stores,
+            cache: Cache::new(opts.cache_bytes),
+            state: Mutex::new(state),
+            handles: Mutex::new(HashMap::new()),
+            next_fh: AtomicU64::new(1),
+            started: SystemTime::now(),
+            renders: AtomicU64::new(0),
+        }
+    }
+
+    pub fn stores(&self) -> &[Box<dyn Store>] {
+        &self.stores
+    }
+
+    /// Sessions rendered since start (for tests and `doctor`).
+    pub fn render_count(&self) -> u64 {
+        self.renders.load(Ordering::Relaxed)
+    }
+
+    pub fn cache_stats(&self) -> crate::cache::Stats {
+        self.cache.stats()
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    // ----- requests ---------------------------------------------------------------------
+
+    pub fn lookup(&self, parent: u64, name: &str) -> Result<Attr> {
+        let parent_kind = self.kind_of(parent)?;
+        let child = match &parent_kind {
+            NodeKind::Root => {
+                let agent = Agent::from_name(name).ok_or(FsError::NotFound)?;
+                if !self.state().agents.contains_key(&agent) {
+                    return Err(FsError::NotFound);
+                }
+                NodeKind::Agent(agent)
+            }
+            NodeKind::Agent(agent) => {
+                self.refresh_agent(*agent, false);
+                let key = SessionKey {
+                    agent: *agent,
+                    name: name.to_string(),
+                };
+                if !self.session_exists(&key) {
+                    return Err(FsError::NotFound);
+                }
+                NodeKind::Session(key)
+            }
+            NodeKind::Session(key) => {
+                if name == DIFF_DIR {
+                    NodeKind::DiffRoot(key.clone())
+                } else {
+                    self.inner_child(key, "", name)?
+                }
+            }
+            NodeKind::Inner(key, dir) => self.inner_child(key, dir, name)?,
+            NodeKind::DiffRoot(key) => {
+                let agent = Agent::from_name(name).ok_or(FsError::NotFound)?;
+                if !self.state().agents.contains_key(&agent) {
+                    return Err(FsError::NotFound);
+                }
+                NodeKind::DiffAgent(key.clone(), agent)
+            }
+            NodeKind::DiffAgent(key, agent) => {
+                let other = name.strip_suffix(".diff").ok_or(FsError::NotFound)?;
+                self.refresh_agent(*agent, false);
+                let other = SessionKey {
+                    agent: *agent,
+                    name: other.to_string(),
+                };
+                if !self.session_exists(&other) {
+                    return Err(FsError::NotFound);
+                }
+                NodeKind::DiffFile(key.clone(), other)
+            }
+            NodeKind::DiffFile(..) => return Err(FsError::NotDir),
+        };
+        let ino = self.ino_for(parent, name, child);
+        self.getattr(ino)
+    }
+
+    pub fn getattr(&self, ino: u64) -> Result<Attr> {
+        let kind = self.kind_of(ino)?;
+        self.attr_of(ino, &kind)
+    }
+
+    /// Children of a directory, without `.` and `..`.
+    pub fn readdir(&self, ino: u64) -> Result<Vec<(String, Attr)>> {
+        let kind = self.kind_of(ino)?;
+        let names: Vec<(String, NodeKind)> = match &kind {
+            NodeKind::Root => {
+                let agents: Vec<Agent> = self.state().agents.keys().copied().collect();
+                agents
+                    .into_iter()
+                    .map(|a| (a.name().to_string(), NodeKind::Agent(a)))
+                    .collect()
+            }
+            NodeKind::Agent(agent) => {
+                self.refresh_agent(*agent, false);
+                let st = self.state();
+                st.agents[agent]
+                    .sessions
+                    .keys()
+                    .map(|n| {
+                        let key = SessionKey {
+                            agent: *agent,
+                            name: n.clone(),
+                        };
+                        (n.clone(), NodeKind::Session(key))
+                    })
+                    .collect()
+            }
+            NodeKind::Session(key) => {
+                let shape = self.shape(key)?;
+                let mut v: Vec<(String, NodeKind)> = shape
+                    .children("")
+                    .map(|(n, _, _)| (n.to_string(), NodeKind::Inner(key.clone(), n.to_string())))
+                    .collect();
+                v.push((DIFF_DIR.to_string(), NodeKind::DiffRoot(key.clone())));
+                v.sort_by(|a, b| a.0.cmp(&b.0));
+                v
+            }
+            NodeKind::Inner(key, dir) => {
+                let shape = self.shape(key)?;
+                match shape.entries.get(dir) {
+                    Some((EntryKind::Dir, _)) => {}
+                    Some(_) => return Err(FsError::NotDir),
+                    None => return Err(FsError::NotFound),
+                }
+                shape
+                    .children(dir)
+                    .map(|(n, _, _)| {
+                        (
+                            n.to_string(),
+                            NodeKind::Inner(key.clone(), format!("{dir}/{n}")),
+                        )
+                    })
+                    .collect()
+            }
+            // `diff/` lists nothing, so `grep -r` and `find` never enter it.
+            NodeKind::DiffRoot(_) | NodeKind::DiffAgent(..) => Vec::new(),
+            NodeKind::DiffFile(..) => return Err(FsError::NotDir),
+        };
+        let mut out = Vec::with_capacity(names.len());
+        for (name, child) in names {
+            let cino = self.ino_for(ino, &name, child.clone());
+            match self.attr_of(cino, &child) {
+                Ok(a) => out.push((name, a)),
+                Err(FsError::NotFound) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(out)
+    }
+
+    pub fn readlink(&self, ino: u64) -> Result<String> {
+        let NodeKind::Inner(key, path) = self.kind_of(ino)? else {
+            return Err(FsError::NotSymlink);
+        };
+        let (bundle, _) = self.bundle(&key)?;
+        match bundle.entries.get(&path) {
+            Some(Node::Symlink(t)) => Ok(t.clone()),
+            Some(_) => Err(FsError::NotSymlink),
+            None => Err(FsError::NotFound),
+        }
+    }
+
+    /// Open a file: pin the bytes of its current version. The flag says whether the kernel
+    /// may keep pages it cached earlier (true when the version is the one it last saw).
+    pub fn open(&self, ino: u64) -> Result<(u64, bool)> {
+        let kind = self.kind_of(ino)?;
+        let (bytes, version) = match &kind {
+            NodeKind::Inner(key, path) => {
+                let (bundle, version) = self.bundle(key)?;
+                match bundle.entries.get(path) {
+                    Some(Node::File(b)) => (b.clone(), version),
+                    Some(Node::Dir) => return Err(FsError::IsDir),
+                    Some(Node::Symlink(_)) => return Err(FsError::NotFound),
+                    None => return Err(FsError::NotFound),
+                }
+            }
+            NodeKind::DiffFile(a, b) => {
+                let (bundle, version) = self.diff_bundle(a, b)?;
+                match bundle.entries.get("diff") {
+                    Some(Node::File(b)) => (b.clone(), version),
+                    _ => return Err(FsError::NotFound),
+                }
+            }
+            _ => return Err(FsError::IsDir),
+        };
+        let keep = {
+            let mut st = self.state();
+            st.served.insert(ino, version) == Some(version)
+        };
+        let fh = self.next_fh.fetch_add(1, Ordering::Relaxed);
+        self.handles
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(fh, Handle { bytes });
+        Ok((fh, keep))
+    }
+
+    pub fn read(&self, fh: u64, offset: u64, size: u32) -> Result<Vec<u8>> {
+        let handles = self.handles.lock().unwrap_or_else(|e| e.into_inner());
+        let h = handles.get(&fh).ok_or(FsError::BadHandle)?;
+        let len = h.bytes.len() as u64;
+        let start = offset.min(len) as usize;
+        let end = offset.saturating_add(size as u64).min(len) as usize;
+        Ok(h.bytes[start..end].to_vec())
+    }
+
+    pub fn release(&self, fh: u64) {
+        self.handles
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&fh);
+    }
+
+    /// Read a whole file by path relative to the root (for `render` and tests).
+    pub fn read_path(&self, path: &str) -> Result<Vec<u8>> {
+        let attr = self.resolve(path)?;
+        let (fh, _) = self.open(attr.ino)?;
+        let out = self.read(fh, 0, u32::try_from(attr.size).unwrap_or(u32::MAX));
+        self.release(fh);
+        out
+    }
+
+    /// Walk a `/`-separated path from the root.
+    pub fn resolve(&self, path: &str) -> Result<Attr> {
+        let mut attr = self.getattr(ROOT_INO)?;
+        for part in path.split('/').filter(|p| !p.is_empty()) {
+            attr = self.lookup(attr.ino, part)?;
+        }
+        Ok(attr)
+    }
+
+    // ----- sessions ---------------------------------------------------------------------
+
+    /// Every session of every agent as `(agent, directory name)`, listing stores as needed.
+    pub fn sessions(&self) -> Vec<SessionKey> {
+        let agents: Vec<Agent> = self.state().agents.keys().copied().collect();
+        let mut out = Vec::new();
+        for a in agents {
+            self.refresh_agent(a, false);
+            let st = self.state();
+            out.extend(st.agents[&a].sessions.keys().map(|n| SessionKey {
+                agent: a,
+                name: n.clone(),
+            }));
+        }
+        out
+    }
+
+    /// Find a session by unified id (`<agent>:<native id>`).
+    pub fn find(&self, unified: &str) -> Option<SessionKey> {
+        let (agent, id) = unified.split_once(':')?;
+        let agent = Agent::from_name(agent)?;
+        self.refresh_agent(agent, false);
+        let st = self.state();
+        let a = st.agents.get(&agent)?;
+        a.sessions
+            .iter()
+            .find(|(_, s)| s.native_id == id)
+            .map(|(n, _)| SessionKey {
+                agent,
+                name: n.clone(),
+            })
+    }
+
+    /// Parse a session (uncached). Never panics; a panic in a store becomes a warning.
+    pub fn load(&self, key: &SessionKey) -> Result<Session> {
+        let (listed, native_id, store) = {
+            let st = self.state();
+            let a = st.agents.get(&key.agent).ok_or(FsError::NotFound)?;
+            let s = a.sessions.get(&key.name).ok_or(FsError::NotFound)?;
+            (s.listed.clone(), s.native_id.clone(), a.store)
+        };
+        let store = &self.stores[store];
+        let mut session = match catch_unwind(AssertUnwindSafe(|| store.load(&listed))) {
+            Ok(s) => s,
+            Err(p) => {
+                let msg = panic_message(&p);
+                log::error!("panic while loading {}/{}: {msg}", key.agent, key.name);
+                let mut s = Session::new(key.agent, listed.id.clone());
+                s.source.paths = listed.sources.clone();
+                s.warnings
+                    .push(format!("internal error while reading this session: {msg}"));
+                s
+            }
+        };
+        if session.id != native_id {
+            session.id = native_id;
+        }
+        Ok(session)
+    }
+
+    /// The rendered bundle of a session at its current version.
+    pub fn bundle(&self, key: &SessionKey) -> Result<(Arc<Bundle>, u64)> {
+        let (version, lock) = self.check_session(key)?;
+        if let Some(b) = self.cache.get(key, version) {
+            return Ok((b, version));
+        }
+        let _guard = lock.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(b) = self.cache.get(key, version) {
+            return Ok((b, version));
+        }
+        let session = self.load(key)?;
+        let bundle = match catch_unwind(AssertUnwindSafe(|| render::render_session(&session))) {
+            Ok(b) => b,
+            Err(p) => {
+                let msg = panic_message(&p);
+                log::error!("panic while rendering {}/{}: {msg}", key.agent, key.name);
+                let mut s = Session::new(session.agent, session.id.clone());
+                s.warnings
+                    .push(format!("internal error while rendering: {msg}"));
+                render::render_session(&s)
+            }
+        };
+        drop(session);
+        self.renders.fetch_add(1, Ordering::Relaxed);
+        log::debug!("rendered {}/{} version {version:016x}", key.agent, key.name);
+        let bundle = Arc::new(bundle);
+        self.cache.insert(key, version, bundle.clone());
+        Ok((bundle, version))
+    }
+
+    fn diff_bundle(&self, a: &SessionKey, b: &SessionKey) -> Result<(Arc<Bundle>, u64)> {
+        let (va, _) = self.check_session(a)?;
+        let (vb, _) = self.check_session(b)?;
+        let key = SessionKey {
+            agent: a.agent,
+            name: format!("{}\u{0}diff\u{0}{}\u{0}{}", a.name, b.agent, b.name),
+        };
+        let version = va.rotate_left(1) ^ vb;
+        if let Some(bundle) = self.cache.get(&key, version) {
+            return Ok((bundle, version));
+        }
+        let sa = self.load(a)?;
+        let sb = self.load(b)?;
+        let text = catch_unwind(AssertUnwindSafe(|| render::session_diff(&sa, &sb)))
+            .map_err(|p| FsError::Internal(panic_message(&p)))?;
+        let mut bundle = Bundle::default();
+        bundle.file("diff", text);
+        let bundle = Arc::new(bundle);
+        self.cache.insert(&key, version, bundle.clone());
+        Ok((bundle, version))
+    }
+
+    fn shape(&self, key: &SessionKey) -> Result<Arc<Shape>> {
+        let (version, _) = self.check_session(key)?;
+        if let Some(s) = self.cache.shape(key, version) {
+            return Ok(s);
+        }
+        let (bundle, version) = self.bundle(key)?;
+        Ok(self
+            .cache
+            .shape(key, version)
+            .unwrap_or_else(|| Arc::new(Shape::of(&bundle))))
+    }
+
+    fn session_exists(&self, key: &SessionKey) -> bool {
+        let st = self.state();
+        st.agents
+            .get(&key.agent)
+            .is_some_and(|a| a.sessions.contains_key(&key.name))
+    }
+
+    /// The session's current version, re-stating its sources when the last check is stale.
+    fn check_session(&self, key: &SessionKey) -> Result<(u64, Arc<Mutex<()>>)> {
+        let sources = {
+            let st = self.state();
+            let a = st.agents.get(&key.agent).ok_or(FsError::NotFound)?;
+            let s = a.sessions.get(&key.name).ok_or(FsError::NotFound)?;
+            if s.checked.elapsed() < TTL {
+                return Ok((s.version, s.render_lock.clone()));
+            }
+            s.listed.sources.clone()
+        };
+        let (version, mtime) = fingerprint(&sources);
+        let mut st = self.state();
+        let a = st.agents.get_mut(&key.agent).ok_or(FsError::NotFound)?;
+        let s = a.sessions.get_mut(&key.name).ok_or(FsError::NotFound)?;
+        s.version = version;
+        s.mtime = mtime;
+        s.checked = Instant::now();
+        Ok((version, s.render_lock.clone()))
+    }
+
+    /// Re-list an agent's store if the listing is older than [`TTL`] (or `force`).
+    pub fn refresh_agent(&self, agent: Agent, force: bool) {
+        let store = {
+            let st = self.state();
+            let Some(a) = st.agents.get(&agent) else {
+                return;
+            };
+            if !force && a.listed.is_some_and(|t| t.elapsed() < TTL) {
+                return;
+            }
+            a.store
+        };
+        let listed = match catch_unwind(AssertUnwindSafe(|| self.stores[store].list())) {
+            Ok(l) => l,
+            Err(p) => {
+                log::error!("panic while listing {agent}: {}", panic_message(&p));
+                Vec::new()
+            }
+        };
+        let named = disambiguate(listed);
+        let mut st = self.state();
+        let Some(a) = st.agents.get_mut(&agent) else {
+            return;
+        };
+        let mut old = std::mem::take(&mut a.sessions);
+        for (name, native_id, listed) in named {
+            let slot = match old.remove(&name) {
+                Some(mut s) => {
+                    if s.listed != listed {
+                        s.listed = listed;
+                        s.checked = Instant::now() - TTL * 2;
+                    }
+                    s.native_id = native_id;
+                    s
+                }
+                None => {
+                    let (version, mtime) = fingerprint(&listed.sources);
+                    SessionSlot {
+                        listed,
+                        native_id,
+                        version,
+                        mtime,
+                        checked: Instant::now(),
+                        render_lock: Arc::new(Mutex::new(())),
+                    }
+                }
+            };
+            a.sessions.insert(name, slot);
+        }
+        a.listed = Some(Instant::now());
+        drop(st);
+        for name in old.into_keys() {
+            self.cache.forget(&SessionKey { agent, name });
+        }
+    }
+
+    // ----- nodes ------------------------------------------------------------------------
+
+    fn kind_of(&self, ino: u64) -> Result<NodeKind> {
+        let st = self.state();
+        let idx = ino.checked_sub(1).ok_or(FsError::NotFound)? as usize;
+        st.nodes.get(idx).cloned().ok_or(FsError::NotFound)
+    }
+
+    fn ino_for(&self, parent: u64, name: &str, kind: NodeKind) -> u64 {
+        let mut st = self.state();
+        if let Some(&ino) = st.by_name.get(&(parent, name.to_string())) {
+            return ino;
+        }
+        st.nodes.push(kind.clone());
+        let ino = st.nodes.len() as u64;
+        st.by_name.insert((parent, name.to_string()), ino);
+        st.by_kind.insert(kind, ino);
+        ino
+    }
+
+    fn inner_child(&self, key: &SessionKey, dir: &str, name: &str) -> Result<NodeKind> {
+        let path = if dir.is_empty() {
+            name.to_string()
+        } else {
+            format!("{dir}/{name}")
+        };
+        let shape = self.shape(key)?;
+        match shape.entries.get(dir) {
+            Some((EntryKind::Dir, _)) => {}
+            None if dir.is_empty() => {}
+            Some(_) => return Err(FsError::NotDir),
+            None => return Err(FsError::NotFound),
+        }
+        if shape.entries.contains_key(&path) {
+            Ok(NodeKind::Inner(key.clone(), path))
+        } else {
+            Err(FsError::NotFound)
+        }
+    }
+
+    fn attr_of(&self, ino: u64, kind: &NodeKind) -> Result<Attr> {
+        let dir = |mtime| Attr {
+            ino,
+            kind: Kind::Dir,
+            size: 0,
+            mtime,
+        };
+        match kind {
+            NodeKind::Root | NodeKind::Agent(_) => Ok(dir(self.started)),
+            NodeKind::Session(key) | NodeKind::DiffRoot(key) | NodeKind::DiffAgent(key, _) => {
+                self.check_session(key)?;
+                Ok(dir(self.session_mtime(key)?))
+            }
+            NodeKind::Inner(key, path) => {
+                let shape = self.shape(key)?;
+                let (k, size) = *shape.entries.get(path).ok_or(FsError::NotFound)?;
+                Ok(Attr {
+                    ino,
+                    kind: k.into(),
+                    size,
+                    mtime: self.session_mtime(key)?,
+                })
+            }
+            NodeKind::DiffFile(a, b) => {
+                let (bundle, _) = self.diff_bundle(a, b)?;
+                let size = match bundle.entries.get("diff") {
+                    Some(Node::File(b)) => b.len() as u64,
+                    _ => 0,
+                };
+                let mtime = self.session_mtime(a)?.max(self.session_mtime(b)?);
+                Ok(Attr {
+                    ino,
+                    kind: Kind::File,
+                    size,
+                    mtime,
+                })
+            }
+        }
+    }
+
+    fn session_mtime(&self, key: &SessionKey) -> Result<SystemTime> {
+        let st = self.state();
+        st.agents
+            .get(&key.agent)
+            .and_then(|a| a.sessions.get(&key.name))
+            .map(|s| s.mtime)
+            .ok_or(FsError::NotFound)
+    }
+}
+
+/// Directory names for listed sessions. Ids are escaped with [`names::escape`]; when two
+/// roots hold the same native id, the first root (in discovery order) keeps the plain name
+/// and later ones get `~2`, `~3`, … appended to both the name and the id.
+fn disambiguate(mut listed: Vec<Listed>) -> Vec<(String, String, Listed)> {
+    listed.sort_by(|a, b| (a.root, &a.path).cmp(&(b.root, &b.path)));
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    let mut out = Vec::with_capacity(listed.len());
+    for l in listed {
+        let n = seen.entry(l.id.clone()).or_insert(0);
+        *n += 1;
+        let id = if *n == 1 {
+            l.id.clone()
+        } else {
+            format!("{}~{}", l.id, n)
+        };
+        out.push((names::escape(&id), id, l));
+    }
+    out
+}
+
+/// Version and newest mtime of a set of source files.
+fn fingerprint(sources: &[PathBuf]) -> (u64, SystemTime) {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    let mut newest = SystemTime::UNIX_EPOCH;
+    for p in sources {
+        p.hash(&mut h);
+        match std::fs::metadata(p) {
+            Ok(m) => {
+                m.len().hash(&mut h);
+                if let Ok(t) = m.modified() {
+                    t.hash(&mut h);
+                    newest = newest.max(t);
+                }
+            }
+            Err(_) => 0xdead_u64.hash(&mut h),
+        }
+    }
+    (h.finish(), newest)
+}
+
+pub fn panic_message(p: &Box<dyn std::any::Any + Send>) -> String {
+    if let Some(s) = p.downcast_ref::<&str>() {
+        s.to_string()
+    } else if let Some(s) = p.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "panic".to_string()
+    }
+}
