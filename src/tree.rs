@@ -757,3 +757,113 @@ pub fn panic_message(p: &Box<dyn std::any::Any + Send>) -> String {
         "panic".to_string()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Message, Role};
+    use crate::stores::Root;
+
+    /// A store of sessions whose content is one file each: the file's text is the message.
+    struct FakeStore {
+        roots: Vec<Root>,
+        dir: PathBuf,
+    }
+
+    impl Store for FakeStore {
+        fn agent(&self) -> Agent {
+            Agent::Pi
+        }
+        fn roots(&self) -> &[Root] {
+            &self.roots
+        }
+        fn list(&self) -> Vec<Listed> {
+            let mut v: Vec<Listed> = std::fs::read_dir(&self.dir)
+                .unwrap()
+                .flatten()
+                .map(|e| {
+                    let name = e.file_name().to_string_lossy().into_owned();
+                    Listed::file(name, e.path(), 0)
+                })
+                .collect();
+            v.sort_by(|a, b| a.id.cmp(&b.id));
+            v
+        }
+        fn load(&self, l: &Listed) -> Session {
+            let text = std::fs::read_to_string(&l.path).unwrap_or_default();
+            if text == "panic" {
+                panic!("store bug");
+            }
+            let mut s = Session::new(Agent::Pi, l.id.clone());
+            s.messages.push(Message {
+                role: Role::User,
+                content: text,
+                ..Default::default()
+            });
+            s
+        }
+    }
+
+    fn fs_with(files: &[(&str, &str)]) -> (tempfile::TempDir, Fs) {
+        let dir = tempfile::tempdir().unwrap();
+        for (n, t) in files {
+            std::fs::write(dir.path().join(n), t).unwrap();
+        }
+        let store = FakeStore {
+            roots: vec![],
+            dir: dir.path().to_path_buf(),
+        };
+        (dir, Fs::new(vec![Box::new(store)], Options::default()))
+    }
+
+    #[test]
+    fn sizes_match_reads_and_inodes_are_stable() {
+        let (_d, fs) = fs_with(&[("a", "hello"), ("b", "world")]);
+        let root = fs.readdir(ROOT_INO).unwrap();
+        assert_eq!(root.len(), 1);
+        assert_eq!(root[0].0, "pi");
+        let sessions = fs.readdir(root[0].1.ino).unwrap();
+        assert_eq!(sessions.len(), 2);
+        let files = fs.readdir(sessions[0].1.ino).unwrap();
+        let names: Vec<&str> = files.iter().map(|(n, _)| n.as_str()).collect();
+        assert!(names.contains(&"transcript.md") && names.contains(&"diff"));
+        for (_, a) in files.iter().filter(|(_, a)| a.kind == Kind::File) {
+            let (fh, _) = fs.open(a.ino).unwrap();
+            let data = fs.read(fh, 0, u32::MAX).unwrap();
+            assert_eq!(data.len() as u64, a.size);
+            fs.release(fh);
+        }
+        let again = fs.lookup(sessions[0].1.ino, "meta.json").unwrap();
+        assert_eq!(Some(again.ino), files.iter().find(|(n, _)| n == "meta.json").map(|(_, a)| a.ino));
+    }
+
+    #[test]
+    fn diff_dir_lists_nothing_and_renders_on_lookup() {
+        let (_d, fs) = fs_with(&[("a", "hello"), ("b", "world")]);
+        let diff = fs.resolve("pi/a/diff").unwrap();
+        assert!(fs.readdir(diff.ino).unwrap().is_empty());
+        let pi = fs.lookup(diff.ino, "pi").unwrap();
+        assert!(fs.readdir(pi.ino).unwrap().is_empty());
+        assert!(fs.lookup(pi.ino, "b.diff").is_ok());
+        assert_eq!(fs.lookup(pi.ino, "zzz.diff"), Err(FsError::NotFound));
+    }
+
+    #[test]
+    fn a_panicking_store_costs_a_warning_not_the_tree() {
+        let (_d, fs) = fs_with(&[("a", "panic"), ("b", "fine")]);
+        let meta = fs.read_path("pi/a/meta.json").unwrap();
+        assert!(String::from_utf8_lossy(&meta).contains("internal error"));
+        assert!(fs.read_path("pi/b/transcript.md").is_ok());
+    }
+
+    #[test]
+    fn a_change_is_seen_after_the_ttl() {
+        let (d, fs) = fs_with(&[("a", "one")]);
+        let before = fs.read_path("pi/a/messages.jsonl").unwrap();
+        std::fs::write(d.path().join("a"), "one two three").unwrap();
+        std::thread::sleep(TTL + Duration::from_millis(50));
+        let after = fs.read_path("pi/a/messages.jsonl").unwrap();
+        assert_ne!(before, after);
+        assert_eq!(fs.render_count(), 2);
+    }
+}

@@ -1,0 +1,114 @@
+//! The command line: output shapes and one-line errors with a non-zero exit.
+
+mod common;
+
+use common::{stderr, stdout, Home, Mount};
+
+fn one_line_error(o: &std::process::Output, needle: &str) {
+    assert!(!o.status.success(), "expected failure");
+    let e = stderr(o);
+    assert_eq!(e.trim_end().lines().count(), 1, "one line, got: {e}");
+    assert!(e.starts_with("sessfs: "), "{e}");
+    assert!(e.contains(needle), "'{needle}' not in: {e}");
+}
+
+#[test]
+fn list_json_and_show_agree() {
+    let home = Home::spine();
+    let out = home.sessfs(&["list", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let list: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(!list.is_empty());
+    for agent in ["pi", "omp", "indusagi", "claude"] {
+        assert!(list.iter().any(|m| m["agent"] == agent), "no {agent} in list");
+    }
+    let id = list[0]["unifiedId"].as_str().unwrap();
+    let md = home.sessfs(&["show", id]);
+    assert!(md.status.success());
+    assert!(stdout(&md).starts_with("# "));
+    let json = home.sessfs(&["show", id, "--format", "json"]);
+    let meta: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(meta["unifiedId"], id);
+    let jl = home.sessfs(&["show", id, "--format", "jsonl"]);
+    for line in stdout(&jl).lines() {
+        serde_json::from_str::<serde_json::Value>(line).expect("each line is JSON");
+    }
+    // Filters and limits.
+    let out = home.sessfs(&["list", "pi", "--json", "--limit", "2"]);
+    let l: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(l.len() <= 2 && l.iter().all(|m| m["agent"] == "pi"));
+    let out = home.sessfs(&["list"]);
+    assert!(stdout(&out).starts_with("ID"));
+}
+
+#[test]
+fn user_mistakes_get_one_clear_line() {
+    let home = Home::spine();
+    one_line_error(&home.sessfs(&["show", "pi:no-such-session"]), "no session with id");
+    one_line_error(&home.sessfs(&["show", "nonsense"]), "not a session id");
+    one_line_error(&home.sessfs(&["list", "vim"]), "unknown agent 'vim'");
+    one_line_error(&home.sessfs(&["mount", "/nonexistent/sessfs-mnt"]), "does not exist");
+    let file = tempfile::NamedTempFile::new().unwrap();
+    one_line_error(
+        &home.sessfs(&["mount", file.path().to_str().unwrap()]),
+        "not a directory",
+    );
+    let full = tempfile::tempdir().unwrap();
+    std::fs::write(full.path().join("x"), "x").unwrap();
+    one_line_error(
+        &home.sessfs(&["mount", full.path().to_str().unwrap()]),
+        "not empty",
+    );
+    let empty = tempfile::tempdir().unwrap();
+    one_line_error(
+        &home.sessfs(&["umount", empty.path().to_str().unwrap()]),
+        "not a sessfs mount",
+    );
+    one_line_error(&home.sessfs(&["list", "--since", "yesterday"]), "cannot read date");
+    one_line_error(&home.sessfs(&["list", "--store", "claude"]), "AGENT=PATH");
+}
+
+#[test]
+fn mounting_twice_says_already_mounted() {
+    let home = Home::spine();
+    let m = Mount::new(&home, &[]);
+    one_line_error(
+        &home.sessfs(&["mount", m.path().to_str().unwrap()]),
+        "already a sessfs mount",
+    );
+}
+
+#[test]
+fn render_writes_the_same_tree_as_the_mount() {
+    let home = Home::spine();
+    let out_dir = tempfile::tempdir().unwrap();
+    let target = out_dir.path().join("tree");
+    let out = home.sessfs(&["render", target.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let m = Mount::new(&home, &[]);
+    let diff = std::process::Command::new("diff")
+        .args(["-r", "--no-dereference", "-x", "diff"])
+        .arg(&target)
+        .arg(m.path())
+        .output()
+        .unwrap();
+    assert!(
+        diff.status.success(),
+        "render and mount differ: {}",
+        stdout(&diff)
+    );
+}
+
+#[test]
+fn doctor_names_roots_and_fuse() {
+    let home = Home::spine();
+    let out = home.sessfs(&["doctor"]);
+    assert!(out.status.success());
+    let text = stdout(&out);
+    assert!(text.contains(".pi/agent/sessions"), "{text}");
+    assert!(text.contains(".claude/projects"), "{text}");
+    assert!(text.contains("/dev/fuse"), "{text}");
+    let empty = Home::empty();
+    let text = stdout(&empty.sessfs(&["doctor"]));
+    assert!(text.contains("none found; looked in"), "{text}");
+}

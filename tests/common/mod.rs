@@ -1,0 +1,212 @@
+//! Shared test support: a fixture builder that writes native stores in the agents' real
+//! layouts under a temporary `$HOME`, and a mounted `sessfs` that unmounts on drop.
+#![allow(dead_code)]
+
+pub mod claude;
+pub mod pi;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+use tempfile::TempDir;
+
+/// The real session samples beside the project.
+pub fn shared_fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures-real")
+}
+
+pub fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_sessfs"))
+}
+
+/// A temporary `$HOME` holding native stores.
+pub struct Home {
+    pub dir: TempDir,
+    /// Native files written, for the byte-identity check.
+    pub files: Vec<PathBuf>,
+}
+
+impl Home {
+    pub fn empty() -> Home {
+        Home {
+            dir: tempfile::Builder::new()
+                .prefix("sessfs-home")
+                .tempdir()
+                .expect("temp dir"),
+            files: Vec::new(),
+        }
+    }
+
+    /// pi, omp, indusagi and Claude Code stores laid out as the agents lay them out.
+    pub fn spine() -> Home {
+        let mut h = Home::empty();
+        let p = h.path().to_path_buf();
+        h.files.extend(pi::write_stores(&p).into_iter().map(PathBuf::from));
+        h.files
+            .extend(claude::write_stores(&p).into_iter().map(PathBuf::from));
+        h
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Content hash of every file under the home, for "stores are byte-identical" checks.
+    pub fn snapshot(&self) -> BTreeMap<PathBuf, Vec<u8>> {
+        let mut out = BTreeMap::new();
+        snapshot_dir(self.path(), &mut out);
+        out
+    }
+
+    /// Run `sessfs` with this home as `$HOME` and a clean environment for agent variables.
+    pub fn sessfs(&self, args: &[&str]) -> Output {
+        self.command(args).output().expect("run sessfs")
+    }
+
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(bin());
+        c.args(args).env("HOME", self.path()).env("RUST_LOG", "warn");
+        for v in AGENT_VARS {
+            c.env_remove(v);
+        }
+        c
+    }
+}
+
+/// Agent variables that must not leak from the developer's environment into tests.
+pub const AGENT_VARS: &[&str] = &[
+    "CLAUDE_CONFIG_DIR",
+    "CODEX_HOME",
+    "GEMINI_CLI_HOME",
+    "COPILOT_HOME",
+    "XDG_DATA_HOME",
+    "XDG_CONFIG_HOME",
+    "OPENCODE_DB",
+    "PI_CODING_AGENT_DIR",
+    "PI_CONFIG_DIR",
+    "OMP_CODING_AGENT_DIR",
+    "OPENCLAW_STATE_DIR",
+    "CLAWDBOT_STATE_DIR",
+    "HERMES_HOME",
+    "AGSH_DATA_DIR",
+    "MEKA_DATA_DIR",
+    "INDUSAGI_DIR",
+    "INDUSAGI_AGENT_DIR",
+    "INDUSAGI_CODING_AGENT_DIR",
+];
+
+fn snapshot_dir(dir: &Path, out: &mut BTreeMap<PathBuf, Vec<u8>>) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in rd.flatten() {
+        let p = e.path();
+        let ft = e.file_type().expect("file type");
+        if ft.is_dir() {
+            snapshot_dir(&p, out);
+        } else if ft.is_file() {
+            out.insert(p.clone(), std::fs::read(&p).expect("read native file"));
+        }
+    }
+}
+
+/// FUSE must be usable: mounted tests fail (never skip) when it is not.
+pub fn require_fuse() {
+    assert!(
+        Path::new("/dev/fuse").exists(),
+        "/dev/fuse is missing: mounted tests need FUSE (apt-get install fuse3)"
+    );
+    let found = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).any(|d| d.join("fusermount3").is_file()))
+        .unwrap_or(false);
+    assert!(found, "fusermount3 is missing: apt-get install fuse3");
+}
+
+/// A live `sessfs mount` of a home; unmounts on drop.
+pub struct Mount {
+    pub dir: TempDir,
+}
+
+impl Mount {
+    pub fn new(home: &Home, extra: &[&str]) -> Mount {
+        require_fuse();
+        let dir = tempfile::Builder::new()
+            .prefix("sessfs-mnt")
+            .tempdir()
+            .expect("temp dir");
+        let mp = dir.path().to_str().expect("utf-8 path").to_string();
+        let mut args = vec!["mount", mp.as_str()];
+        args.extend_from_slice(extra);
+        let out = home.sessfs(&args);
+        assert!(
+            out.status.success(),
+            "mount failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        Mount { dir }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Run a shell command with the mount as the working directory.
+    pub fn sh(&self, script: &str) -> Output {
+        Command::new("bash")
+            .arg("-c")
+            .arg(script)
+            .current_dir(self.path())
+            .output()
+            .expect("run bash")
+    }
+}
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        let p = self.dir.path().to_path_buf();
+        let ok = Command::new(bin())
+            .arg("umount")
+            .arg(&p)
+            .output()
+            .map(|o| o.status.success())
+            .unwrap_or(false);
+        if !ok {
+            let _ = Command::new("fusermount3").arg("-uz").arg(&p).output();
+        }
+        let start = Instant::now();
+        while std::fs::read_to_string("/proc/self/mountinfo")
+            .map(|m| m.contains(p.to_str().unwrap_or("")))
+            .unwrap_or(false)
+            && start.elapsed() < Duration::from_secs(5)
+        {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+/// Every regular file under `dir`, not following symlinks, skipping nothing.
+pub fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).expect("read_dir").flatten() {
+            let ft = e.file_type().expect("file type");
+            if ft.is_dir() {
+                stack.push(e.path());
+            } else if ft.is_file() {
+                out.push(e.path());
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}

@@ -1,0 +1,456 @@
+//! End-to-end tests against a real FUSE mount, with the real tools users run.
+
+mod common;
+
+use common::{files_under, stderr, stdout, Home, Mount};
+use sessfs::model::{Message, Role, Session};
+use sessfs::stores::{self, Env};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+const SPINE_AGENTS: [&str; 4] = ["pi", "omp", "indusagi", "claude"];
+
+fn load_all(home: &Path) -> Vec<Session> {
+    let env = Env {
+        home: home.to_path_buf(),
+        vars: Default::default(),
+    };
+    let mut out = Vec::new();
+    for store in stores::open_all(&env, &[]) {
+        for l in store.list() {
+            out.push(store.load(&l));
+        }
+    }
+    out
+}
+
+#[test]
+fn mount_shows_every_session_with_its_files() {
+    let home = Home::spine();
+    let m = Mount::new(&home, &[]);
+    for agent in SPINE_AGENTS {
+        let dir = m.path().join(agent);
+        let sessions: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+            .flatten()
+            .collect();
+        assert!(!sessions.is_empty(), "no sessions under {agent}");
+        for s in sessions {
+            for f in ["meta.json", "transcript.md", "messages.jsonl"] {
+                let p = s.path().join(f);
+                let md = std::fs::metadata(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+                assert!(md.len() > 0, "{} is empty", p.display());
+            }
+            assert!(s.path().join("tools").is_dir());
+            let meta: serde_json::Value =
+                serde_json::from_slice(&std::fs::read(s.path().join("meta.json")).unwrap())
+                    .expect("meta.json parses");
+            assert_eq!(meta["agent"], agent);
+        }
+    }
+}
+
+#[test]
+fn sizes_agree_between_stat_read_and_mmap_on_first_access() {
+    let home = Home::spine();
+    let m = Mount::new(&home, &[]);
+    let script = r#"
+import mmap, os, sys
+bad = 0; n = 0
+for root, dirs, files in os.walk(sys.argv[1]):
+    if os.path.basename(root) == 'diff':
+        continue
+    for f in files:
+        p = os.path.join(root, f)
+        if os.path.islink(p):
+            continue
+        size = os.stat(p).st_size
+        with open(p, 'rb') as fh:
+            with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+                mlen = len(mm[:])
+        with open(p, 'rb') as fh:
+            data = fh.read()
+        n += 1
+        if not (size == len(data) == mlen) or size == 0:
+            bad += 1
+            print(f"MISMATCH {p}: stat {size} read {len(data)} mmap {mlen}")
+print(f"checked {n}")
+sys.exit(1 if bad or n == 0 else 0)
+"#;
+    let out = std::process::Command::new("python3")
+        .arg("-c")
+        .arg(script)
+        .arg(m.path())
+        .output()
+        .expect("python3");
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    // `cat | wc -c` agrees with `stat` for every file too.
+    let out = m.sh(
+        "find . -name diff -prune -o -type f -print0 | while IFS= read -r -d '' f; do \
+           a=$(stat -c %s \"$f\"); b=$(cat \"$f\" | wc -c); \
+           [ \"$a\" = \"$b\" ] || echo \"MISMATCH $f $a $b\"; done",
+    );
+    assert!(out.status.success());
+    assert_eq!(stdout(&out), "", "stat and cat | wc -c disagree");
+}
+
+/// Lines of message text a user would grep for, from every message of a session.
+fn grep_lines(m: &Message) -> Vec<String> {
+    if !matches!(m.role, Role::User | Role::Assistant) {
+        return Vec::new();
+    }
+    m.content
+        .lines()
+        .map(str::trim)
+        .filter(|l| (16..=160).contains(&l.len()))
+        .filter(|l| !l.contains(['<', '>', '&', '"', '\\', '`', '|', '*', '_', '[', '#']))
+        .take(3)
+        .map(str::to_string)
+        .collect()
+}
+
+fn session_text(s: &Session) -> String {
+    let mut t = String::new();
+    let mut add = |msgs: &[Message]| {
+        for m in msgs {
+            t.push_str(&m.content);
+            t.push('\n');
+            t.push_str(m.thinking.as_deref().unwrap_or(""));
+            for c in &m.tool_calls {
+                t.push_str(&c.input.to_string());
+                t.push_str(c.output.as_deref().unwrap_or(""));
+            }
+            if let Some(r) = &m.tool_result {
+                t.push_str(&r.output);
+            }
+        }
+    };
+    add(&s.messages);
+    for b in &s.branches {
+        add(&b.messages);
+    }
+    for sub in &s.subagents {
+        if let Some(c) = &sub.session {
+            add(&c.messages);
+        }
+    }
+    t.push_str(s.title.as_deref().unwrap_or(""));
+    t
+}
+
+#[test]
+fn grep_finds_every_message_in_exactly_its_session() {
+    let home = Home::spine();
+    let sessions = load_all(home.path());
+    let texts: Vec<(String, String)> = sessions
+        .iter()
+        .map(|s| {
+            (
+                format!("{}/{}", s.agent, sessfs::names::escape(&s.id)),
+                session_text(s),
+            )
+        })
+        .collect();
+    // Each candidate line, with the sessions whose text holds it.
+    let mut owner: BTreeMap<String, String> = BTreeMap::new();
+    for s in &sessions {
+        let dir = format!("{}/{}", s.agent, sessfs::names::escape(&s.id));
+        let mut msgs: Vec<&Message> = s.messages.iter().collect();
+        for b in &s.branches {
+            msgs.extend(b.messages.iter());
+        }
+        for line in msgs.iter().flat_map(|m| grep_lines(m)) {
+            let holders = texts.iter().filter(|(_, t)| t.contains(&line)).count();
+            if holders == 1 {
+                owner.insert(line, dir.clone());
+            }
+        }
+    }
+    for agent in SPINE_AGENTS {
+        assert!(
+            owner.values().any(|d| d.starts_with(&format!("{agent}/"))),
+            "no unique message text found for {agent}"
+        );
+    }
+    let m = Mount::new(&home, &[]);
+    let pats = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(
+        pats.path(),
+        owner.keys().cloned().collect::<Vec<_>>().join("\n") + "\n",
+    )
+    .unwrap();
+    let out = m.sh(&format!(
+        "grep -rZoF -f {} . | tr '\\0' '\\t'",
+        pats.path().display()
+    ));
+    let mut found: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for line in stdout(&out).lines() {
+        let Some((path, hit)) = line.split_once('\t') else {
+            continue;
+        };
+        let mut parts = path.trim_start_matches("./").split('/');
+        let dir = format!(
+            "{}/{}",
+            parts.next().unwrap_or(""),
+            parts.next().unwrap_or("")
+        );
+        found.entry(hit.to_string()).or_default().insert(dir);
+    }
+    let mut missing = Vec::new();
+    for (line, dir) in &owner {
+        // grep -o reports the longest match at a position; a pattern that is a prefix of
+        // another may be reported as the longer one, so also accept containment.
+        let dirs: BTreeSet<String> = found
+            .iter()
+            .filter(|(hit, _)| hit.contains(line.as_str()) || *hit == line)
+            .flat_map(|(_, d)| d.iter().cloned())
+            .collect();
+        if dirs.is_empty() {
+            missing.push(format!("{dir}: {line}"));
+        } else {
+            assert_eq!(
+                dirs,
+                BTreeSet::from([dir.clone()]),
+                "'{line}' found outside its session"
+            );
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "{} of {} message lines not found by grep -r, e.g. {:?}",
+        missing.len(),
+        owner.len(),
+        &missing[..missing.len().min(5)]
+    );
+}
+
+#[test]
+fn real_tools_work_and_stores_stay_byte_identical() {
+    let home = Home::spine();
+    let before = home.snapshot();
+    let m = Mount::new(&home, &[]);
+    let session = std::fs::read_dir(m.path().join("pi"))
+        .unwrap()
+        .flatten()
+        .next()
+        .expect("a pi session")
+        .path();
+    let t = session.join("transcript.md");
+    let bytes = std::fs::read(&t).unwrap();
+
+    // tail -c
+    let out = m.sh(&format!("tail -c 100 '{}'", t.display()));
+    assert_eq!(out.stdout, bytes[bytes.len().saturating_sub(100)..]);
+    // rg over one file (its mmap path) and over the tree
+    let word = "session";
+    let out = m.sh(&format!("rg -c -i {word} '{}'", t.display()));
+    assert!(out.status.success(), "rg: {}", stderr(&out));
+    let out = m.sh("rg -l -i --no-messages haiku .");
+    assert!(out.status.success(), "rg -l: {}", stderr(&out));
+    // cp -r then diff -r against the mount
+    let copy = tempfile::tempdir().unwrap();
+    let out = m.sh(&format!(
+        "cp -r '{}' '{}/s' && diff -r --no-dereference -x diff '{}' '{}/s'",
+        session.display(),
+        copy.path().display(),
+        session.display(),
+        copy.path().display()
+    ));
+    assert!(out.status.success(), "cp/diff: {}{}", stdout(&out), stderr(&out));
+    // diff of two transcripts across agents
+    let claude = std::fs::read_dir(m.path().join("claude"))
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .path();
+    let out = m.sh(&format!(
+        "diff '{}' '{}/transcript.md'",
+        t.display(),
+        claude.display()
+    ));
+    assert_eq!(out.status.code(), Some(1), "diff: {}", stderr(&out));
+    // grep -r over the whole mount terminates
+    let out = m.sh("grep -r -c . . > /dev/null; echo $?");
+    assert!(stdout(&out).trim() == "0" || stdout(&out).trim() == "1");
+
+    // Writes fail with EROFS.
+    for script in [
+        "touch new-file",
+        &format!("echo x >> '{}'", t.display()),
+        &format!("mkdir '{}/x'", session.display()),
+        &format!("rm -f '{}'", t.display()),
+        &format!("mv '{}' '{}/moved'", t.display(), session.display()),
+        &format!("chmod 600 '{}'", t.display()),
+    ] {
+        let out = m.sh(script);
+        assert!(!out.status.success(), "{script} succeeded");
+        assert!(
+            stderr(&out).contains("Read-only file system"),
+            "{script}: {}",
+            stderr(&out)
+        );
+    }
+    drop(m);
+    assert!(before == home.snapshot(), "a native store changed");
+}
+
+#[test]
+fn corrupt_stores_mount_list_every_session_and_warn() {
+    let home = Home::empty();
+    let pi = home.path().join(".pi/agent/sessions/--tmp-corrupt--");
+    std::fs::create_dir_all(&pi).unwrap();
+    let header = |id: &str, v: u32| {
+        format!(
+            "{{\"type\":\"session\",\"version\":{v},\"id\":\"{id}\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"cwd\":\"/tmp/corrupt\"}}\n"
+        )
+    };
+    let user = |id: &str, parent: &str, text: &str| {
+        format!(
+            "{{\"type\":\"message\",\"id\":\"{id}\",\"parentId\":{parent},\"timestamp\":\"2026-01-01T00:00:01.000Z\",\"message\":{{\"role\":\"user\",\"content\":[{{\"type\":\"text\",\"text\":\"{text}\"}}],\"timestamp\":1767225601000}}}}\n"
+        )
+    };
+    let files: Vec<(&str, Vec<u8>)> = vec![
+        (
+            "garbage",
+            format!(
+                "{}this is not json\n{}",
+                header("11111111-0000-4000-8000-000000000001", 3),
+                user("aaaaaaa1", "null", "garbage survivor")
+            )
+            .into_bytes(),
+        ),
+        (
+            "truncated",
+            format!(
+                "{}{}{{\"type\":\"message\",\"id\":\"bb",
+                header("11111111-0000-4000-8000-000000000002", 3),
+                user("aaaaaaa2", "null", "truncated survivor")
+            )
+            .into_bytes(),
+        ),
+        ("empty", Vec::new()),
+        (
+            "huge",
+            format!(
+                "{}{}",
+                header("11111111-0000-4000-8000-000000000004", 3),
+                user("aaaaaaa4", "null", &"x".repeat(5 << 20))
+            )
+            .into_bytes(),
+        ),
+        ("utf8", {
+            let mut v = header("11111111-0000-4000-8000-000000000005", 3).into_bytes();
+            v.extend_from_slice(
+                &user("aaaaaaa5", "null", "bad byte here ZZ").replace("ZZ", "\u{1}").into_bytes(),
+            );
+            v.extend_from_slice(b"{\"type\":\"message\",\"id\":\"c\xff\xfe\"}\n");
+            v
+        }),
+        (
+            "future",
+            format!(
+                "{}{}",
+                header("11111111-0000-4000-8000-000000000006", 99),
+                user("aaaaaaa6", "null", "from the future")
+            )
+            .into_bytes(),
+        ),
+    ];
+    for (i, (name, bytes)) in files.iter().enumerate() {
+        std::fs::write(
+            pi.join(format!(
+                "2026-01-01T00-00-0{i}-000Z_11111111-0000-4000-8000-00000000000{}_{name}.jsonl",
+                i + 1
+            )),
+            bytes,
+        )
+        .unwrap();
+    }
+    let claude = home.path().join(".claude/projects/-tmp-corrupt");
+    std::fs::create_dir_all(&claude).unwrap();
+    std::fs::write(
+        claude.join("22222222-0000-4000-8000-000000000001.jsonl"),
+        b"not json at all\n{\"type\":\"user\",\"uuid\":\"u1\",\"parentUuid\":null,\"timestamp\":\"2026-01-01T00:00:00Z\",\"cwd\":\"/tmp\",\"message\":{\"role\":\"user\",\"content\":\"claude survivor\"}}\n{\"type\":\"assis",
+    )
+    .unwrap();
+    std::fs::write(claude.join("22222222-0000-4000-8000-000000000002.jsonl"), b"").unwrap();
+
+    let m = Mount::new(&home, &[]);
+    let pi_sessions: Vec<_> = std::fs::read_dir(m.path().join("pi"))
+        .unwrap()
+        .flatten()
+        .collect();
+    assert_eq!(pi_sessions.len(), files.len(), "every pi file is listed");
+    let claude_sessions: Vec<_> = std::fs::read_dir(m.path().join("claude"))
+        .unwrap()
+        .flatten()
+        .collect();
+    assert_eq!(claude_sessions.len(), 2);
+    let mut warned = 0;
+    for s in pi_sessions.iter().chain(&claude_sessions) {
+        let meta: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(s.path().join("meta.json")).unwrap()).unwrap();
+        if meta["warnings"].as_array().is_some_and(|w| !w.is_empty()) {
+            warned += 1;
+        }
+        std::fs::read(s.path().join("transcript.md")).expect("transcript renders");
+    }
+    // The huge and clean-but-tiny sessions may have nothing to warn about; the rest must.
+    assert!(warned >= 5, "only {warned} sessions carry warnings");
+    let out = m.sh("grep -rl 'garbage survivor' pi");
+    assert!(out.status.success(), "parsable lines of a corrupt file still render");
+}
+
+#[test]
+fn appends_show_up_within_a_second_and_keep_the_prefix() {
+    let home = Home::empty();
+    let dir = home.path().join(".pi/agent/sessions/--tmp-live--");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("2026-01-01T00-00-00-000Z_33333333-0000-4000-8000-000000000001.jsonl");
+    let mut text = String::from("{\"type\":\"session\",\"version\":3,\"id\":\"33333333-0000-4000-8000-000000000001\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"cwd\":\"/tmp/live\"}\n");
+    let msg = |id: &str, parent: &str, role: &str, text: &str| {
+        let content = if role == "user" {
+            format!("[{{\"type\":\"text\",\"text\":\"{text}\"}}]")
+        } else {
+            format!("[{{\"type\":\"text\",\"text\":\"{text}\"}}],\"model\":\"m1\",\"provider\":\"p\",\"usage\":{{\"input\":10,\"output\":5,\"cacheRead\":0,\"cacheWrite\":0,\"totalTokens\":15,\"cost\":{{\"input\":0.001,\"output\":0.002,\"cacheRead\":0,\"cacheWrite\":0,\"total\":0.003}}}},\"stopReason\":\"stop\"")
+        };
+        format!("{{\"type\":\"message\",\"id\":\"{id}\",\"parentId\":{parent},\"timestamp\":\"2026-01-01T00:00:01.000Z\",\"message\":{{\"role\":\"{role}\",\"content\":{content},\"timestamp\":1767225601000}}}}\n")
+    };
+    text.push_str(&msg("a0000001", "null", "user", "first question"));
+    text.push_str(&msg("a0000002", "\"a0000001\"", "assistant", "first answer"));
+    std::fs::write(&file, &text).unwrap();
+    let m = Mount::new(&home, &[]);
+    let t = m
+        .path()
+        .join("pi/33333333-0000-4000-8000-000000000001/transcript.md");
+    let jl = t.with_file_name("messages.jsonl");
+    let before_t = std::fs::read(&t).unwrap();
+    let before_j = std::fs::read(&jl).unwrap();
+    let mut f = std::fs::OpenOptions::new().append(true).open(&file).unwrap();
+    use std::io::Write;
+    f.write_all(msg("a0000003", "\"a0000002\"", "user", "second question").as_bytes())
+        .unwrap();
+    drop(f);
+    let start = std::time::Instant::now();
+    let after_t = loop {
+        let now = std::fs::read(&t).unwrap();
+        if now != before_t {
+            break now;
+        }
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(3),
+            "append not visible after 3 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert!(after_t.starts_with(&before_t), "transcript.md is not prefix-stable");
+    assert!(String::from_utf8_lossy(&after_t).contains("second question"));
+    let after_j = std::fs::read(&jl).unwrap();
+    assert!(after_j.starts_with(&before_j), "messages.jsonl is not prefix-stable");
+    assert_eq!(
+        std::fs::metadata(&t).unwrap().len() as usize,
+        after_t.len(),
+        "size follows the content"
+    );
+}
