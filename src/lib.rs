@@ -14,6 +14,7 @@ pub mod fuse;
 pub mod model;
 pub mod mount;
 pub mod names;
+pub mod pricing;
 pub mod render;
 pub mod stores;
 pub mod tree;

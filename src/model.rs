@@ -366,7 +366,8 @@ impl Session {
         best.map(|(_, m)| m.clone())
     }
 
-    /// Reported cost and tokens over the active branch.
+    /// Cost and tokens over the active branch. A message with usage but no reported cost
+    /// is priced from [`crate::pricing`], and the total is then marked `estimated`.
     pub fn cost(&self) -> Cost {
         let mut cost = Cost::default();
         for m in &self.messages {
@@ -376,8 +377,15 @@ impl Session {
                 cost.thinking_tokens += u.thinking_tokens;
                 cost.cached_tokens += u.cached_tokens;
             }
-            if let Some(c) = m.cost {
-                cost.total_usd += c;
+            match (m.cost, &m.token_usage, &m.model) {
+                (Some(c), _, _) => cost.total_usd += c,
+                (None, Some(u), Some(model)) if !u.is_zero() => {
+                    if let Some(c) = crate::pricing::estimate(model, u) {
+                        cost.total_usd += c;
+                        cost.estimated = true;
+                    }
+                }
+                _ => {}
             }
         }
         cost

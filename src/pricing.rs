@@ -1,0 +1,64 @@
+//! A small table of list prices, for agents that record tokens but no cost (Claude Code,
+//! agsh). Costs computed here are marked `estimated` in `meta.json`; a cost the agent
+//! reported itself is always preferred.
+//!
+//! Prices are USD per million tokens: input, output, cache read, cache write. A model is
+//! matched by the longest table prefix of its name with any `provider/` prefix removed.
+
+/// (model prefix, input, output, cache read, cache write)
+const TABLE: &[(&str, f64, f64, f64, f64)] = &[
+    ("claude-opus-4-5", 5.0, 25.0, 0.5, 6.25),
+    ("claude-opus-4-6", 5.0, 25.0, 0.5, 6.25),
+    ("claude-opus-4", 15.0, 75.0, 1.5, 18.75),
+    ("claude-3-opus", 15.0, 75.0, 1.5, 18.75),
+    ("claude-sonnet-4", 3.0, 15.0, 0.3, 3.75),
+    ("claude-3-7-sonnet", 3.0, 15.0, 0.3, 3.75),
+    ("claude-3-5-sonnet", 3.0, 15.0, 0.3, 3.75),
+    ("claude-haiku-4", 1.0, 5.0, 0.1, 1.25),
+    ("claude-3-5-haiku", 0.8, 4.0, 0.08, 1.0),
+    ("claude-3-haiku", 0.25, 1.25, 0.03, 0.3),
+    ("gpt-5-mini", 0.25, 2.0, 0.025, 0.0),
+    ("gpt-5-nano", 0.05, 0.4, 0.005, 0.0),
+    ("gpt-5", 1.25, 10.0, 0.125, 0.0),
+    ("gpt-4.1-mini", 0.4, 1.6, 0.1, 0.0),
+    ("gpt-4.1", 2.0, 8.0, 0.5, 0.0),
+    ("gpt-4o-mini", 0.15, 0.6, 0.075, 0.0),
+    ("gpt-4o", 2.5, 10.0, 1.25, 0.0),
+    ("o4-mini", 1.1, 4.4, 0.275, 0.0),
+    ("o3", 2.0, 8.0, 0.5, 0.0),
+    ("gemini-2.5-pro", 1.25, 10.0, 0.31, 0.0),
+    ("gemini-2.5-flash", 0.3, 2.5, 0.075, 0.0),
+];
+
+/// Estimated USD for one message's usage, if the model is in the table.
+pub fn estimate(model: &str, usage: &crate::model::TokenUsage) -> Option<f64> {
+    let name = model.rsplit('/').next().unwrap_or(model).to_ascii_lowercase();
+    let (_, inp, out, cr, cw) = TABLE
+        .iter()
+        .filter(|(prefix, ..)| name.starts_with(prefix))
+        .max_by_key(|(prefix, ..)| prefix.len())?;
+    let m = 1e-6;
+    Some(
+        usage.input_tokens as f64 * inp * m
+            + (usage.output_tokens + usage.thinking_tokens) as f64 * out * m
+            + usage.cached_tokens as f64 * cr * m
+            + usage.cache_write_tokens as f64 * cw * m,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::TokenUsage;
+
+    #[test]
+    fn longest_prefix_wins_and_provider_is_ignored() {
+        let u = TokenUsage {
+            input_tokens: 1_000_000,
+            ..Default::default()
+        };
+        assert_eq!(estimate("claude-opus-4-5-20251101", &u), Some(5.0));
+        assert_eq!(estimate("anthropic/claude-opus-4-1", &u), Some(15.0));
+        assert_eq!(estimate("unknown-model", &u), None);
+    }
+}
