@@ -15,13 +15,16 @@
 //! Listing reads at most the first two lines of each file (omp puts a fixed 256-byte title
 //! slot before the header); bucket directory names are never decoded, because the three
 //! spellings in use (`--<abs>--`, `-<home-relative>`, `-tmp-<rel>`) are not reversible.
+//! omp's per-session artifact directories hold subagent sessions; they are nested under their
+//! parent (`subagents/`) rather than listed, since they have no top-level id of their own.
 
 mod parse;
 #[cfg(test)]
 mod tests;
 
 use super::{Env, Listed, Root, Store};
-use crate::model::{Agent, Session};
+use crate::model::{Agent, Session, Subagent};
+use crate::names;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -179,14 +182,33 @@ impl Store for PiStore {
         for (i, root) in self.roots.iter().enumerate() {
             for path in session_files(self.dialect, &root.path) {
                 let id = peek_id(&path).unwrap_or_else(|| id_from_file_name(&path));
-                out.push(Listed::file(id, path, i));
+                let children = artifact_sessions(self.dialect, &path);
+                let mut listed = Listed::file(id, path, i);
+                listed.sources.extend(children);
+                out.push(listed);
             }
         }
         out
     }
 
     fn load(&self, listed: &Listed) -> Session {
-        parse::load(self.dialect, listed)
+        let mut s = parse::load(self.dialect, listed);
+        for p in artifact_sessions(self.dialect, &listed.path) {
+            let mut child = parse::load_file(self.dialect, &p, &id_from_file_name(&p)).session;
+            child.parent = Some(s.unified_id());
+            let stem = p
+                .file_stem()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            s.subagents.push(Subagent {
+                name: names::escape(&stem),
+                unified_id: None,
+                description: child.title.clone(),
+                tool_call_id: None,
+                session: Some(Box::new(child)),
+            });
+        }
+        s
     }
 }
 
@@ -224,6 +246,29 @@ pub fn session_files(dialect: Dialect, root: &Path) -> Vec<PathBuf> {
     out.sort();
     out.dedup();
     out
+}
+
+/// Subagent sessions omp keeps in a session's artifact directory (`<file without .jsonl>/`,
+/// named `<outputId>.jsonl`, nested ones `Parent.Child.jsonl`), sorted. They have no
+/// top-level id, so they appear under the parent's `subagents/`.
+fn artifact_sessions(dialect: Dialect, session_file: &Path) -> Vec<PathBuf> {
+    if dialect == Dialect::Openclaw {
+        return Vec::new();
+    }
+    let Some(dir) = session_file
+        .to_str()
+        .and_then(|s| s.strip_suffix(".jsonl"))
+        .map(PathBuf::from)
+    else {
+        return Vec::new();
+    };
+    if !dir.is_dir() {
+        return Vec::new();
+    }
+    let (mut files, _) = scan(&dir);
+    files.retain(|p| p.extension().and_then(|e| e.to_str()) == Some("jsonl"));
+    files.sort();
+    files
 }
 
 /// True when `dir` is `X` and `X.jsonl` exists beside it (checked by name so a dotted stem
@@ -289,12 +334,17 @@ const PEEK_BYTES: u64 = 64 * 1024;
 /// The header object of a session file: the first line, or the second when the first is an
 /// omp title slot. `None` when neither parses as a `session` header.
 pub(crate) fn peek_header(path: &Path) -> Option<serde_json::Value> {
+    use std::io::BufRead;
     let f = std::fs::File::open(path).ok()?;
-    let mut buf = Vec::new();
-    f.take(PEEK_BYTES).read_to_end(&mut buf).ok()?;
-    for line in buf.split(|&b| b == b'\n').take(2) {
-        let Ok(v) = serde_json::from_slice::<serde_json::Value>(line) else {
-            continue;
+    let mut r = std::io::BufReader::with_capacity(8 * 1024, f.take(PEEK_BYTES));
+    let mut line = Vec::new();
+    for _ in 0..2 {
+        line.clear();
+        if r.read_until(b'\n', &mut line).ok()? == 0 {
+            return None;
+        }
+        let Ok(v) = serde_json::from_slice::<serde_json::Value>(&line) else {
+            return None;
         };
         match v.get("type").and_then(|t| t.as_str()) {
             Some("session") => return Some(v),

@@ -616,9 +616,19 @@ fn omp_buckets_in_every_spelling_list_and_artifacts_do_not() {
         .collect();
     assert_eq!(roots[0].how, "default");
     let store = PiStore::new(Dialect::Omp, roots);
-    let mut ids: Vec<_> = store.list().into_iter().map(|l| l.id).collect();
+    let listed = store.list();
+    let mut ids: Vec<_> = listed.iter().map(|l| l.id.clone()).collect();
     ids.sort();
     assert_eq!(ids, ["id-a", "id-b", "id-c", "id-d"]);
+    // The subagent sessions hang under their parents and version them.
+    let la = listed.iter().find(|l| l.id == "id-a").expect("a");
+    assert_eq!(la.sources.len(), 2);
+    let s = store.load(la);
+    assert_eq!(s.subagents.len(), 1);
+    assert_eq!(s.subagents[0].name, "0.task");
+    let child = s.subagents[0].session.as_ref().expect("nested session");
+    assert_eq!(child.id, "sub-1");
+    assert_eq!(child.parent.as_deref(), Some("omp:id-a"));
 }
 
 #[test]
