@@ -167,6 +167,7 @@ pub fn open_all(env: &Env, extra: &[(Agent, PathBuf)]) -> Vec<Box<dyn Store>> {
             Agent::Pi => Some(Box::new(pi::PiStore::new(pi::Dialect::Pi, roots))),
             Agent::Omp => Some(Box::new(pi::PiStore::new(pi::Dialect::Omp, roots))),
             Agent::Indusagi => Some(Box::new(pi::PiStore::new(pi::Dialect::Indusagi, roots))),
+            Agent::Openclaw => Some(Box::new(pi::PiStore::new(pi::Dialect::Openclaw, roots))),
             _ => None,
         };
         stores.extend(store);

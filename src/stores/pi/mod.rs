@@ -1,0 +1,384 @@
+//! pi, omp, indusagi and OpenClaw (file era) sessions: one JSONL-tree parser, four dialects.
+//!
+//! All four agents write pi's `SessionManager` format: a header line, then one entry per line,
+//! linked into a tree by `id`/`parentId`; the active conversation is the path from the last
+//! entry back to the root, and abandoned paths stay in the file. omp, indusagi and OpenClaw
+//! are forks or embedders of that code, so their files differ only at the edges (where the
+//! files live, an omp title slot line, a few extra entry types and roles, OpenClaw `leaf`
+//! navigation entries). One parser with a [`Dialect`] switch keeps those edges visible and the
+//! tree logic in one place.
+//!
+//! The agents migrate old files (v1 linear logs, v2 `hookMessage`) by rewriting them on open,
+//! with random ids. sessfs never writes: it migrates in memory with ids derived from line
+//! numbers, so the same bytes always give the same ids (and the same rendered files).
+//!
+//! Listing reads at most the first two lines of each file (omp puts a fixed 256-byte title
+//! slot before the header); bucket directory names are never decoded, because the three
+//! spellings in use (`--<abs>--`, `-<home-relative>`, `-tmp-<rel>`) are not reversible.
+//! omp's per-session artifact directories hold subagent sessions; they are nested under their
+//! parent (`subagents/`) rather than listed, since they have no top-level id of their own.
+
+mod parse;
+#[cfg(test)]
+mod tests;
+
+use super::{Env, Listed, Root, Store};
+use crate::model::{Agent, Session, Subagent};
+use crate::names;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// Which agent wrote the file; decides discovery, listing layout and the source format name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Dialect {
+    Pi,
+    Omp,
+    Indusagi,
+    Openclaw,
+}
+
+impl Dialect {
+    pub const ALL: [Dialect; 4] = [
+        Dialect::Pi,
+        Dialect::Omp,
+        Dialect::Indusagi,
+        Dialect::Openclaw,
+    ];
+
+    pub fn agent(self) -> Agent {
+        match self {
+            Dialect::Pi => Agent::Pi,
+            Dialect::Omp => Agent::Omp,
+            Dialect::Indusagi => Agent::Indusagi,
+            Dialect::Openclaw => Agent::Openclaw,
+        }
+    }
+
+    /// `Source::format` of sessions in this dialect.
+    pub fn format(self) -> &'static str {
+        match self {
+            Dialect::Pi => "pi-jsonl",
+            Dialect::Omp => "omp-jsonl",
+            Dialect::Indusagi => "indusagi-jsonl",
+            Dialect::Openclaw => "openclaw-jsonl",
+        }
+    }
+}
+
+/// Every root the dialect's agent might use, in priority order, existing or not.
+///
+/// pi, omp and indusagi roots are `sessions/` directories holding per-cwd buckets; OpenClaw
+/// roots are state directories holding `agents/<agentId>/sessions/`, or (spec and legacy
+/// paths) flat directories of transcripts.
+pub fn candidates(env: &Env, dialect: Dialect) -> Vec<Root> {
+    let agent = dialect.agent();
+    let home = env.home.clone();
+    let mut out: Vec<Root> = Vec::new();
+    let mut push = |p: PathBuf, how: &str| out.push(Root::new(agent, p, how));
+    match dialect {
+        Dialect::Pi => {
+            if let Some(d) = env.path_var("PI_CODING_AGENT_DIR") {
+                push(d.join("sessions"), "PI_CODING_AGENT_DIR");
+            }
+            push(home.join(".pi/agent/sessions"), "default");
+            // The spec names `~/.pi/agent/sessions/<id>/`: the same root, listed too.
+            push(home.join(".pi/agent/sessions"), "spec");
+        }
+        Dialect::Omp => {
+            if let Some(d) = env.path_var("OMP_CODING_AGENT_DIR") {
+                push(d.join("sessions"), "OMP_CODING_AGENT_DIR");
+            }
+            if let Some(d) = env.path_var("PI_CONFIG_DIR") {
+                push(d.join("agent/sessions"), "PI_CONFIG_DIR");
+            }
+            push(home.join(".omp/agent/sessions"), "default");
+            for p in subdirs(&home.join(".omp/profiles")) {
+                push(p.join("agent/sessions"), "profile");
+            }
+            push(home.join(".omp/agent/sessions"), "spec");
+        }
+        Dialect::Indusagi => {
+            for var in ["INDUSAGI_AGENT_DIR", "INDUSAGI_CODING_AGENT_DIR"] {
+                if let Some(d) = env.path_var(var) {
+                    push(d.join("sessions"), var);
+                }
+            }
+            if let Some(d) = env.path_var("INDUSAGI_DIR") {
+                push(d.join("agent/sessions"), "INDUSAGI_DIR");
+            }
+            push(home.join(".indusagi/agent/sessions"), "default");
+            // indusagi's own source comment names `~/.indusagi/sessions/<id>.jsonl`.
+            push(home.join(".indusagi/sessions"), "spec");
+        }
+        Dialect::Openclaw => {
+            for var in ["OPENCLAW_STATE_DIR", "CLAWDBOT_STATE_DIR"] {
+                if let Some(d) = env.path_var(var) {
+                    push(d, var);
+                }
+            }
+            if let Some(h) = env.path_var("OPENCLAW_HOME") {
+                push(h.join(".openclaw"), "OPENCLAW_HOME");
+            }
+            for name in [".openclaw", ".clawdbot", ".moldbot", ".moltbot"] {
+                push(home.join(name), "default");
+            }
+            // `openclaw --profile X` keeps its state in `~/.openclaw-X`.
+            for p in subdirs(&home) {
+                let profile = p
+                    .file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with(".openclaw-"));
+                if profile {
+                    push(p, "profile");
+                }
+            }
+            push(home.join(".openclaw/sessions"), "spec");
+            push(home.join(".clawdbot/sessions"), "legacy");
+        }
+    }
+    out
+}
+
+/// Subdirectories of `dir`, sorted; nothing when it cannot be read.
+fn subdirs(dir: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = match std::fs::read_dir(dir) {
+        Ok(rd) => rd
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.is_dir())
+            .collect(),
+        Err(_) => Vec::new(),
+    };
+    out.sort();
+    out
+}
+
+pub struct PiStore {
+    dialect: Dialect,
+    roots: Vec<Root>,
+}
+
+impl PiStore {
+    pub fn new(dialect: Dialect, roots: Vec<Root>) -> PiStore {
+        PiStore { dialect, roots }
+    }
+
+    pub fn dialect(&self) -> Dialect {
+        self.dialect
+    }
+}
+
+impl Store for PiStore {
+    fn agent(&self) -> Agent {
+        self.dialect.agent()
+    }
+
+    fn roots(&self) -> &[Root] {
+        &self.roots
+    }
+
+    fn list(&self) -> Vec<Listed> {
+        let mut out = Vec::new();
+        for (i, root) in self.roots.iter().enumerate() {
+            for path in session_files(self.dialect, &root.path) {
+                let id = peek_id(&path).unwrap_or_else(|| id_from_file_name(&path));
+                let children = artifact_sessions(self.dialect, &path);
+                let mut listed = Listed::file(id, path, i);
+                listed.sources.extend(children);
+                out.push(listed);
+            }
+        }
+        out
+    }
+
+    fn load(&self, listed: &Listed) -> Session {
+        let mut s = parse::load(self.dialect, listed);
+        for p in artifact_sessions(self.dialect, &listed.path) {
+            let mut child = parse::load_file(self.dialect, &p, &id_from_file_name(&p)).session;
+            child.parent = Some(s.unified_id());
+            let stem = p
+                .file_stem()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            s.subagents.push(Subagent {
+                name: names::escape(&stem),
+                unified_id: None,
+                description: child.title.clone(),
+                tool_call_id: None,
+                session: Some(Box::new(child)),
+            });
+        }
+        s
+    }
+}
+
+/// The session files under one root, sorted by path.
+///
+/// pi, omp, indusagi: `<root>/*.jsonl` (flat `--session-dir` files) and `<root>/<dir>/*.jsonl`
+/// (cwd buckets in every spelling, and the spec's `<id>/` directories). A directory `X` next to
+/// a file `X.jsonl` is omp's artifact directory of that session (tool logs, subagent sessions):
+/// its files are not sessions of their own.
+///
+/// OpenClaw: `<root>/agents/<agentId>/sessions/*.jsonl` and `<root>/*.jsonl`. Archived
+/// generations (`.jsonl.reset.<ts>`, `.bak`, `.deleted`) do not end in `.jsonl`; old
+/// `.checkpoint.<n>.jsonl` copies and other sidecars carry a dot in their stem and are skipped.
+pub fn session_files(dialect: Dialect, root: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let (files, dirs) = scan(root);
+    out.extend(files.into_iter().filter(|p| is_session_file(dialect, p)));
+    match dialect {
+        Dialect::Openclaw => {
+            for agent_dir in subdirs(&root.join("agents")) {
+                let (files, _) = scan(&agent_dir.join("sessions"));
+                out.extend(files.into_iter().filter(|p| is_session_file(dialect, p)));
+            }
+        }
+        _ => {
+            for dir in dirs {
+                if has_jsonl_sibling(&dir) {
+                    continue;
+                }
+                let (files, _) = scan(&dir);
+                out.extend(files.into_iter().filter(|p| is_session_file(dialect, p)));
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Subagent sessions omp keeps in a session's artifact directory (`<file without .jsonl>/`,
+/// named `<outputId>.jsonl`, nested ones `Parent.Child.jsonl`), sorted. They have no
+/// top-level id, so they appear under the parent's `subagents/`.
+fn artifact_sessions(dialect: Dialect, session_file: &Path) -> Vec<PathBuf> {
+    if dialect == Dialect::Openclaw {
+        return Vec::new();
+    }
+    let Some(dir) = session_file
+        .to_str()
+        .and_then(|s| s.strip_suffix(".jsonl"))
+        .map(PathBuf::from)
+    else {
+        return Vec::new();
+    };
+    if !dir.is_dir() {
+        return Vec::new();
+    }
+    let (mut files, _) = scan(&dir);
+    files.retain(|p| p.extension().and_then(|e| e.to_str()) == Some("jsonl"));
+    files.sort();
+    files
+}
+
+/// True when `dir` is `X` and `X.jsonl` exists beside it (checked by name so a dotted stem
+/// such as `a.b` is not mistaken for `a.jsonl`).
+fn has_jsonl_sibling(dir: &Path) -> bool {
+    match (dir.parent(), dir.file_name().and_then(|n| n.to_str())) {
+        (Some(parent), Some(name)) => parent.join(format!("{name}.jsonl")).is_file(),
+        _ => false,
+    }
+}
+
+/// `(files, dirs)` directly in `dir`, hidden entries excluded; empty when unreadable.
+fn scan(dir: &Path) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let mut files = Vec::new();
+    let mut dirs = Vec::new();
+    let rd = match std::fs::read_dir(dir) {
+        Ok(rd) => rd,
+        Err(e) => {
+            if e.kind() != std::io::ErrorKind::NotFound {
+                log::warn!("cannot read {}: {e}", dir.display());
+            }
+            return (files, dirs);
+        }
+    };
+    for ent in rd.flatten() {
+        let hidden = ent
+            .file_name()
+            .to_str()
+            .map_or(true, |n| n.starts_with('.'));
+        if hidden {
+            continue;
+        }
+        let p = ent.path();
+        // `is_dir`/`is_file` follow symlinks; depth is fixed, so a link loop cannot recurse.
+        if p.is_dir() {
+            dirs.push(p);
+        } else if p.is_file() {
+            files.push(p);
+        }
+    }
+    (files, dirs)
+}
+
+fn is_session_file(dialect: Dialect, p: &Path) -> bool {
+    let Some(name) = p.file_name().and_then(|n| n.to_str()) else {
+        return false;
+    };
+    let Some(stem) = name.strip_suffix(".jsonl") else {
+        return false;
+    };
+    if stem.is_empty() {
+        return false;
+    }
+    match dialect {
+        Dialect::Openclaw => !stem.contains('.'),
+        _ => true,
+    }
+}
+
+/// How many bytes listing reads from the start of a file: the title slot plus a header.
+const PEEK_BYTES: u64 = 64 * 1024;
+
+/// The header object of a session file: the first line, or the second when the first is an
+/// omp title slot. `None` when neither parses as a `session` header.
+pub(crate) fn peek_header(path: &Path) -> Option<serde_json::Value> {
+    use std::io::BufRead;
+    let f = std::fs::File::open(path).ok()?;
+    let mut r = std::io::BufReader::with_capacity(8 * 1024, f.take(PEEK_BYTES));
+    let mut line = Vec::new();
+    for _ in 0..2 {
+        line.clear();
+        if r.read_until(b'\n', &mut line).ok()? == 0 {
+            return None;
+        }
+        let Ok(v) = serde_json::from_slice::<serde_json::Value>(&line) else {
+            return None;
+        };
+        match v.get("type").and_then(|t| t.as_str()) {
+            Some("session") => return Some(v),
+            Some("title") => continue,
+            _ => return None,
+        }
+    }
+    None
+}
+
+/// The header `id` of a session file, if it can be read cheaply.
+pub(crate) fn peek_id(path: &Path) -> Option<String> {
+    let h = peek_header(path)?;
+    let id = h.get("id")?.as_str()?.trim();
+    (!id.is_empty()).then(|| id.to_string())
+}
+
+/// The session id a file name carries: the part after the last `_` of
+/// `<timestamp>_<uuid>.jsonl`, else the whole stem (OpenClaw `<sessionId>.jsonl`).
+pub(crate) fn id_from_file_name(path: &Path) -> String {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    id_from_name(&name)
+}
+
+/// As [`id_from_file_name`], for a name that may come from another OS's path (split on both
+/// `/` and `\`).
+pub(crate) fn id_from_name(name: &str) -> String {
+    let name = name.rsplit(['/', '\\']).next().unwrap_or(name);
+    let stem = name.strip_suffix(".jsonl").unwrap_or(name);
+    match stem.rsplit_once('_') {
+        Some((_, id)) if !id.is_empty() => id.to_string(),
+        _ => stem.to_string(),
+    }
+}

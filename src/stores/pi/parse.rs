@@ -1,0 +1,944 @@
+//! Loading one pi-format file: lines -> entries -> tree -> active path and branches.
+//!
+//! Each line is turned into a compact [`Entry`] as it streams past (its message already
+//! converted, images already placeholders), so memory follows the text of the session, not
+//! the size of the file. The tree is resolved once every line is read, because the active
+//! leaf is only known at the end.
+//!
+//! The parser is lenient on purpose: every dialect's extras are accepted in every dialect
+//! (an omp `model_change` shape in a pi file still names the model), because forks copy each
+//! other's features and a reader that guesses wrong should still show the conversation.
+
+use super::{id_from_name, peek_id, Dialect};
+use crate::model::{
+    self, Branch, Message, MessageKind, Role, Session, Source, TokenUsage, ToolCall, ToolResult,
+};
+use crate::names;
+use crate::stores::{jsonl, parse_time, Listed};
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+/// The newest format version sessfs knows (pi, omp, indusagi and OpenClaw all write 3).
+const CURRENT_VERSION: u64 = 3;
+
+/// Title fallback: this many characters of the first prompt.
+const TITLE_CHARS: usize = 100;
+
+/// Entry types that render no message. They are still tree nodes, so a path through them
+/// stays connected.
+const SILENT_TYPES: &[&str] = &[
+    "thinking_level_change",
+    "custom",
+    "label",
+    "session_info",
+    "title_change",
+    "model_usage",
+    "service_tier_change",
+    "reset_boundary",
+    "archive",
+    "ttsr_injection",
+    "credential_pin",
+    "session_init",
+    "mode_change",
+    "mcp_tool_selection",
+    "model.fallback_step",
+];
+
+/// One tree node: a line of the file other than the header.
+struct Entry {
+    id: String,
+    parent: Option<String>,
+    /// False for OpenClaw `appendMode: "side"` entries, which never become the active leaf
+    /// and so are not branch leaves either.
+    anchor: bool,
+    msg: Option<Message>,
+    /// The model this entry switches to (`model_change`, OpenClaw `model-snapshot`).
+    model: Option<String>,
+}
+
+/// Where the active leaf is, as the lines so far say.
+enum Anchor {
+    None,
+    Entry(usize),
+    /// A `leaf` navigation entry; `None` navigates to before the first entry.
+    Target(Option<String>),
+}
+
+/// A compaction's first kept entry, before ids are resolved.
+enum FirstKept {
+    Id(String),
+    /// v1: an index into the file's parsed lines, header included.
+    Index(usize),
+}
+
+/// Header fields sessfs uses.
+#[derive(Default)]
+struct Header {
+    id: Option<String>,
+    version: Option<u64>,
+    timestamp: Option<DateTime<Utc>>,
+    cwd: Option<String>,
+    title: Option<String>,
+    parent_session: Option<String>,
+    /// v1 headers carry the starting model.
+    model: Option<String>,
+}
+
+/// Everything [`load_file`] learns; `kept` is exposed for tests of the v1 migration.
+pub(super) struct Loaded {
+    pub session: Session,
+    /// `(compaction entry id, first kept entry id)` after migration.
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub kept: Vec<(String, String)>,
+}
+
+pub(super) fn load(dialect: Dialect, listed: &Listed) -> Session {
+    load_file(dialect, &listed.path, &listed.id).session
+}
+
+pub(super) fn load_file(dialect: Dialect, path: &Path, fallback_id: &str) -> Loaded {
+    let mut l = Loader::new(dialect);
+    let read_warnings = jsonl::read(path, |line, v| l.line(line, v));
+    l.finish(path, fallback_id, read_warnings)
+}
+
+struct Loader {
+    dialect: Dialect,
+    header: Option<Header>,
+    slot_title: Option<String>,
+    /// Parsed lines so far, header included, title slot excluded (v1 compaction indexes).
+    values: usize,
+    /// For each parsed line, the entry it became.
+    value_entry: Vec<Option<usize>>,
+    entries: Vec<Entry>,
+    by_id: HashMap<String, usize>,
+    prev_id: Option<String>,
+    anchor: Anchor,
+    labels: HashMap<String, String>,
+    session_name: Option<String>,
+    first_kept: Vec<(usize, FirstKept)>,
+    first_ts: Option<DateTime<Utc>>,
+    last_ts: Option<DateTime<Utc>>,
+    unknown_types: BTreeMap<String, usize>,
+    unknown_roles: BTreeMap<String, usize>,
+    missing_ids: usize,
+    duplicate_ids: usize,
+    extra_headers: usize,
+    warnings: Vec<String>,
+}
+
+impl Loader {
+    fn new(dialect: Dialect) -> Loader {
+        Loader {
+            dialect,
+            header: None,
+            slot_title: None,
+            values: 0,
+            value_entry: Vec::new(),
+            entries: Vec::new(),
+            by_id: HashMap::new(),
+            prev_id: None,
+            anchor: Anchor::None,
+            labels: HashMap::new(),
+            session_name: None,
+            first_kept: Vec::new(),
+            first_ts: None,
+            last_ts: None,
+            unknown_types: BTreeMap::new(),
+            unknown_roles: BTreeMap::new(),
+            missing_ids: 0,
+            duplicate_ids: 0,
+            extra_headers: 0,
+            warnings: Vec::new(),
+        }
+    }
+
+    fn version(&self) -> u64 {
+        match &self.header {
+            Some(h) => h.version.unwrap_or(1).min(CURRENT_VERSION),
+            // No header: trust the entries' own ids where they have them.
+            None => CURRENT_VERSION,
+        }
+    }
+
+    fn line(&mut self, line: usize, v: Value) {
+        let ty = v.get("type").and_then(Value::as_str).map(str::to_owned);
+        let fresh = self.header.is_none() && self.entries.is_empty();
+        match ty.as_deref() {
+            Some("title") if fresh && self.slot_title.is_none() => {
+                self.slot_title = str_field(&v, "title").map(one_line);
+                return;
+            }
+            Some("session") => {
+                self.value_entry.push(None);
+                self.values += 1;
+                if fresh {
+                    self.header = Some(self.read_header(&v));
+                } else {
+                    self.extra_headers += 1;
+                }
+                return;
+            }
+            _ => {}
+        }
+        let ts = v.get("timestamp").and_then(parse_time);
+        if let Some(t) = ts {
+            self.first_ts.get_or_insert(t);
+            self.last_ts = Some(t);
+        }
+        if ty.as_deref() == Some("leaf") {
+            // Navigation, not content: moves the active leaf, is not a node itself.
+            self.anchor = Anchor::Target(str_field(&v, "targetId").map(str::to_owned));
+            self.value_entry.push(None);
+            self.values += 1;
+            return;
+        }
+
+        let own_id = str_field(&v, "id").filter(|s| !s.is_empty());
+        let (id, parent) = match own_id {
+            Some(id) if self.version() >= 2 || self.header.is_none() => {
+                (id.to_owned(), str_field(&v, "parentId").map(str::to_owned))
+            }
+            _ => {
+                // v1 (or an entry that lost its id): a linear chain with ids from line
+                // numbers, so the same bytes always give the same ids.
+                if self.version() >= 2 {
+                    self.missing_ids += 1;
+                }
+                (format!("line-{line}"), self.prev_id.clone())
+            }
+        };
+        let anchor = v.get("appendMode").and_then(Value::as_str) != Some("side");
+        let mut entry = Entry {
+            id: id.clone(),
+            parent,
+            anchor,
+            msg: None,
+            model: None,
+        };
+        let index = self.entries.len();
+        self.body(&v, ty.as_deref(), ts, &mut entry, index);
+
+        if self.by_id.insert(id.clone(), index).is_some() {
+            self.duplicate_ids += 1;
+        }
+        self.value_entry.push(Some(index));
+        self.values += 1;
+        self.prev_id = Some(id);
+        if anchor {
+            self.anchor = Anchor::Entry(index);
+        }
+        self.entries.push(entry);
+    }
+
+    fn read_header(&mut self, v: &Value) -> Header {
+        let version = match v.get("version") {
+            None | Some(Value::Null) => None,
+            Some(x) => match x
+                .as_u64()
+                .or_else(|| x.as_str().and_then(|s| s.parse().ok()))
+            {
+                Some(n) => Some(n),
+                None => {
+                    self.warnings
+                        .push(format!("unrecognised version {x}; parsed as version 3"));
+                    Some(CURRENT_VERSION)
+                }
+            },
+        };
+        if let Some(n) = version.filter(|&n| n > CURRENT_VERSION) {
+            self.warnings.push(format!(
+                "unknown future version {n}; parsed as version {CURRENT_VERSION}"
+            ));
+        }
+        Header {
+            id: str_field(v, "id")
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned),
+            version,
+            timestamp: v.get("timestamp").and_then(parse_time),
+            cwd: str_field(v, "cwd").map(str::to_owned),
+            title: str_field(v, "title")
+                .map(one_line)
+                .filter(|s| !s.is_empty()),
+            parent_session: str_field(v, "parentSession")
+                .or_else(|| str_field(v, "branchedFrom"))
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned),
+            model: str_field(v, "modelId").map(str::to_owned),
+        }
+    }
+
+    /// Fill in what an entry of type `ty` contributes.
+    fn body(
+        &mut self,
+        v: &Value,
+        ty: Option<&str>,
+        ts: Option<DateTime<Utc>>,
+        e: &mut Entry,
+        index: usize,
+    ) {
+        match ty {
+            Some("message") => {
+                if let Some(m) = v.get("message") {
+                    e.msg = self.message(m, ts, &e.id);
+                }
+            }
+            // Very old Clawdbot transcripts: bare `{role, content, timestamp}` lines.
+            None if v.get("role").is_some() => e.msg = self.message(v, ts, &e.id),
+            Some("model_change") => {
+                let (shown, model) = model_change(v);
+                if let Some(shown) = shown {
+                    e.msg = Some(Message {
+                        role: Role::System,
+                        kind: MessageKind::Event,
+                        content: format!("Model changed to {shown}"),
+                        timestamp: ts,
+                        native_id: Some(e.id.clone()),
+                        ..Message::default()
+                    });
+                }
+                e.model = model;
+            }
+            Some("compaction") => {
+                e.msg = Some(summary_message(
+                    v,
+                    MessageKind::CompactionSummary,
+                    ts,
+                    &e.id,
+                ));
+                if let Some(k) = str_field(v, "firstKeptEntryId") {
+                    self.first_kept.push((index, FirstKept::Id(k.to_owned())));
+                } else if let Some(i) = v.get("firstKeptEntryIndex").and_then(Value::as_u64) {
+                    self.first_kept.push((
+                        index,
+                        FirstKept::Index(usize::try_from(i).unwrap_or(usize::MAX)),
+                    ));
+                }
+            }
+            Some("branch_summary") => {
+                e.msg = Some(summary_message(v, MessageKind::BranchSummary, ts, &e.id));
+            }
+            Some("custom_message") => {
+                if displayed(v) {
+                    e.msg = Some(Message {
+                        role: Role::System,
+                        content: content_text(v.get("content"), "\n\n"),
+                        timestamp: ts,
+                        native_id: Some(e.id.clone()),
+                        ..Message::default()
+                    });
+                }
+            }
+            Some("custom") => {
+                if str_field(v, "customType") == Some("model-snapshot") {
+                    e.model = v
+                        .get("data")
+                        .and_then(|d| str_field(d, "modelId"))
+                        .map(str::to_owned);
+                }
+            }
+            Some("label") => {
+                if let Some(target) = str_field(v, "targetId") {
+                    match str_field(v, "label")
+                        .map(str::trim)
+                        .filter(|s| !s.is_empty())
+                    {
+                        Some(label) => {
+                            self.labels.insert(target.to_owned(), label.to_owned());
+                        }
+                        None => {
+                            self.labels.remove(target);
+                        }
+                    }
+                }
+            }
+            Some("session_info") | Some("title_change") => {
+                let key = if ty == Some("session_info") {
+                    "name"
+                } else {
+                    "title"
+                };
+                if let Some(name) = v.get(key) {
+                    // An empty or null name clears the title.
+                    self.session_name = name.as_str().map(one_line).filter(|s| !s.is_empty());
+                }
+            }
+            Some(t) if SILENT_TYPES.contains(&t) => {}
+            Some(t) => *self.unknown_types.entry(t.to_owned()).or_default() += 1,
+            None => *self.unknown_types.entry("(none)".to_owned()).or_default() += 1,
+        }
+    }
+
+    /// Convert one AgentMessage. `None` for messages that are hidden by design.
+    fn message(&mut self, m: &Value, entry_ts: Option<DateTime<Utc>>, id: &str) -> Option<Message> {
+        let role = str_field(m, "role").unwrap_or("");
+        let mut msg = Message {
+            timestamp: m.get("timestamp").and_then(parse_time).or(entry_ts),
+            native_id: Some(id.to_owned()),
+            ..Message::default()
+        };
+        match role {
+            "user" => {
+                msg.role = Role::User;
+                msg.content = content_text(m.get("content"), "\n\n");
+            }
+            "assistant" => assistant(m, &mut msg),
+            "toolResult" | "tool_result" | "tool" => {
+                let output = content_text(m.get("content"), "\n");
+                msg.role = Role::Tool;
+                msg.tool_result = Some(ToolResult {
+                    tool_call_id: str_field(m, "toolCallId").unwrap_or("").to_owned(),
+                    tool_name: str_field(m, "toolName").unwrap_or("").to_owned(),
+                    output: output.clone(),
+                    is_error: m.get("isError").and_then(Value::as_bool).unwrap_or(false),
+                });
+                msg.content = output;
+            }
+            "bashExecution" => {
+                msg.role = Role::User;
+                msg.kind = MessageKind::Execution;
+                let cmd = str_field(m, "command").unwrap_or("");
+                msg.content = execution(format!("$ {cmd}"), m);
+            }
+            "pythonExecution" => {
+                msg.role = Role::User;
+                msg.kind = MessageKind::Execution;
+                let code = str_field(m, "code").unwrap_or("");
+                let mut shown = String::new();
+                for (i, l) in code.lines().enumerate() {
+                    if i > 0 {
+                        shown.push('\n');
+                    }
+                    shown.push_str(if i == 0 { ">>> " } else { "... " });
+                    shown.push_str(l);
+                }
+                if shown.is_empty() {
+                    shown.push_str(">>>");
+                }
+                msg.content = execution(shown, m);
+            }
+            "custom" | "hookMessage" => {
+                if !displayed(m) {
+                    return None;
+                }
+                msg.role = Role::System;
+                msg.content = content_text(m.get("content"), "\n\n");
+            }
+            "branchSummary" => {
+                msg.role = Role::System;
+                msg.kind = MessageKind::BranchSummary;
+                msg.content = str_field(m, "summary").unwrap_or("").to_owned();
+            }
+            "compactionSummary" => {
+                msg.role = Role::System;
+                msg.kind = MessageKind::CompactionSummary;
+                msg.content = str_field(m, "summary").unwrap_or("").to_owned();
+            }
+            "developer" | "system" => {
+                msg.role = Role::System;
+                msg.content = content_text(m.get("content"), "\n\n");
+            }
+            "fileMention" => {
+                msg.role = Role::System;
+                msg.content = file_mentions(m.get("files"));
+            }
+            other => {
+                *self.unknown_roles.entry(other.to_owned()).or_default() += 1;
+                msg.role = Role::System;
+                msg.content = content_text(m.get("content"), "\n\n");
+            }
+        }
+        Some(msg)
+    }
+
+    fn finish(mut self, path: &Path, fallback_id: &str, read_warnings: Vec<String>) -> Loaded {
+        let agent = self.dialect.agent();
+        let header = self.header.take();
+        let mut warnings = std::mem::take(&mut self.warnings);
+        warnings.extend(read_warnings);
+        if header.is_none() {
+            warnings.push(if self.entries.is_empty() {
+                "no session header and no entries: empty or unreadable file".to_owned()
+            } else {
+                "no session header; id taken from the file name".to_owned()
+            });
+        }
+        if self.extra_headers > 0 {
+            warnings.push(format!(
+                "{} extra session header line(s) ignored",
+                self.extra_headers
+            ));
+        }
+        if self.missing_ids > 0 {
+            warnings.push(format!(
+                "{} entries without an id were chained to the line before them",
+                self.missing_ids
+            ));
+        }
+        if self.duplicate_ids > 0 {
+            warnings.push(format!(
+                "{} duplicate entry ids; the later entry wins",
+                self.duplicate_ids
+            ));
+        }
+        for (t, n) in &self.unknown_types {
+            warnings.push(format!("unknown entry type \"{t}\" skipped ({n} entries)"));
+        }
+        for (r, n) in &self.unknown_roles {
+            warnings.push(format!(
+                "unknown message role \"{r}\" shown as system text ({n} messages)"
+            ));
+        }
+
+        // Resolve the tree.
+        let n = self.entries.len();
+        let mut parent_idx: Vec<Option<usize>> = Vec::with_capacity(n);
+        let mut orphans = 0usize;
+        for e in &self.entries {
+            let p = e.parent.as_ref().and_then(|p| self.by_id.get(p).copied());
+            if e.parent.is_some() && p.is_none() {
+                orphans += 1;
+            }
+            parent_idx.push(p);
+        }
+        if orphans > 0 {
+            warnings.push(format!(
+                "{orphans} entries point to a missing parent; treated as roots"
+            ));
+        }
+        // Side entries hang off the tree without continuing it: they do not make their
+        // parent an inner node.
+        let mut has_child = vec![false; n];
+        for (e, p) in self.entries.iter().zip(&parent_idx) {
+            if let (true, Some(p)) = (e.anchor, p) {
+                has_child[*p] = true;
+            }
+        }
+        let mut cycle = false;
+
+        let leaf = match &self.anchor {
+            Anchor::None => None,
+            Anchor::Entry(i) => Some(*i),
+            Anchor::Target(None) => None,
+            Anchor::Target(Some(t)) => match self.by_id.get(t) {
+                Some(i) => Some(*i),
+                None => {
+                    warnings.push(format!(
+                        "leaf entry points to missing entry {t}; using the last entry"
+                    ));
+                    self.entries.iter().rposition(|e| e.anchor)
+                }
+            },
+        };
+        let active_path = match leaf {
+            Some(i) => path_to(i, &parent_idx, &mut cycle),
+            None => Vec::new(),
+        };
+        let mut on_active = vec![false; n];
+        for &i in &active_path {
+            on_active[i] = true;
+        }
+
+        let initial_model = header.as_ref().and_then(|h| h.model.clone());
+        let messages = self.render(&active_path, initial_model.clone());
+
+        // Branches: every other leaf, in file order.
+        let mut branches = Vec::new();
+        let mut used: HashSet<String> = HashSet::new();
+        for i in 0..n {
+            if has_child[i] || on_active[i] || !self.entries[i].anchor {
+                continue;
+            }
+            let path = path_to(i, &parent_idx, &mut cycle);
+            let fork = path.iter().rposition(|&j| on_active[j]);
+            let own = &path[fork.map_or(0, |f| f + 1)..];
+            let label = own
+                .iter()
+                .rev()
+                .find_map(|&j| self.labels.get(&self.entries[j].id));
+            let base = match label {
+                Some(l) => names::escape(l),
+                None => names::escape(&format!("branch-{}", self.entries[i].id)),
+            };
+            let mut name = base.clone();
+            let mut k = 2;
+            while !used.insert(name.clone()) {
+                name = format!("{base}-{k}");
+                k += 1;
+            }
+            branches.push(Branch {
+                name,
+                fork_point: fork.map(|f| self.entries[path[f]].id.clone()),
+                leaf: Some(self.entries[i].id.clone()),
+                messages: self.render(&path, initial_model.clone()),
+            });
+        }
+        if cycle {
+            warnings.push("the entry tree has a parent cycle; it was cut".to_owned());
+        }
+
+        // Compactions: check (and, for v1, derive) the first kept entry.
+        let mut kept = Vec::new();
+        for (ci, fk) in &self.first_kept {
+            let cid = self.entries[*ci].id.clone();
+            let target = match fk {
+                FirstKept::Id(id) => self.by_id.contains_key(id).then(|| id.clone()),
+                FirstKept::Index(i) => self
+                    .value_entry
+                    .get(*i)
+                    .copied()
+                    .flatten()
+                    .map(|j| self.entries[j].id.clone()),
+            };
+            match target {
+                Some(t) => kept.push((cid, t)),
+                None => warnings.push(format!(
+                    "compaction {cid}: its first kept entry is not in the file"
+                )),
+            }
+        }
+
+        let format_version = header.as_ref().map(|h| h.version.unwrap_or(1).to_string());
+        let h = header.unwrap_or_default();
+        let id = h.id.clone().unwrap_or_else(|| fallback_id.to_owned());
+        let mut s = Session::new(agent, id);
+        s.title = self
+            .slot_title
+            .take()
+            .filter(|t| !t.is_empty())
+            .or(h.title.clone())
+            .or(self.session_name.take())
+            .or_else(|| first_prompt(&messages));
+        s.created_at = h.timestamp.or(self.first_ts);
+        s.updated_at = self.last_ts.or(s.created_at);
+        s.cwd = h.cwd.clone();
+        s.forked_from = h
+            .parent_session
+            .as_deref()
+            .and_then(|p| resolve_parent(p, path))
+            .map(|id| model::unified_id(agent, &id));
+        s.messages = messages;
+        s.branches = branches;
+        s.source = Source {
+            paths: vec![path.to_path_buf()],
+            format: self.dialect.format().to_owned(),
+            format_version,
+        };
+        s.warnings = warnings;
+        Loaded { session: s, kept }
+    }
+
+    /// Messages of the entries on `path`, root first. Assistant messages without their own
+    /// model take the model in force at that point of the path.
+    fn render(&self, path: &[usize], mut model: Option<String>) -> Vec<Message> {
+        let mut out = Vec::new();
+        for &i in path {
+            let e = &self.entries[i];
+            if let Some(m) = &e.model {
+                model = Some(m.clone());
+            }
+            if let Some(msg) = &e.msg {
+                let mut msg = msg.clone();
+                if msg.role == Role::Assistant && msg.model.is_none() {
+                    msg.model = model.clone();
+                }
+                out.push(msg);
+            }
+        }
+        out
+    }
+}
+
+/// Indexes from the root to `leaf`. A parent cycle (possible only in a corrupt file) is cut
+/// where it closes and reported through `cycle`.
+fn path_to(leaf: usize, parent: &[Option<usize>], cycle: &mut bool) -> Vec<usize> {
+    let mut out = vec![leaf];
+    let mut seen: HashSet<usize> = HashSet::from([leaf]);
+    let mut cur = leaf;
+    while let Some(p) = parent.get(cur).copied().flatten() {
+        if !seen.insert(p) {
+            *cycle = true;
+            break;
+        }
+        out.push(p);
+        cur = p;
+    }
+    out.reverse();
+    out
+}
+
+fn str_field<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
+    v.get(key).and_then(Value::as_str)
+}
+
+fn u64_field(v: &Value, key: &str) -> u64 {
+    match v.get(key) {
+        Some(x) => x
+            .as_u64()
+            .or_else(|| x.as_f64().filter(|f| *f >= 0.0).map(|f| f as u64))
+            .unwrap_or(0),
+        None => 0,
+    }
+}
+
+/// Whitespace collapsed to single spaces.
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn first_prompt(messages: &[Message]) -> Option<String> {
+    messages
+        .iter()
+        .filter(|m| m.role == Role::User && m.kind == MessageKind::Normal)
+        .map(|m| one_line(prompt_text(&m.content)))
+        .find(|t| !t.is_empty())
+        .map(|t| t.chars().take(TITLE_CHARS).collect())
+}
+
+/// A prompt without the envelope OpenClaw wraps around chat input (a "Sender (untrusted
+/// metadata)" JSON block, then a `[Sun 2026-03-08 22:03 GMT+9]` stamp), so titles show what
+/// the user typed. Message content keeps the envelope.
+fn prompt_text(s: &str) -> &str {
+    let mut t = s.trim_start();
+    if let Some(rest) = t.strip_prefix("Sender (untrusted metadata):") {
+        // Skip the fenced JSON block: the text after its closing fence.
+        let mut fences = rest.match_indices("```");
+        if let (Some(_), Some((close, _))) = (fences.next(), fences.next()) {
+            t = rest[close + 3..].trim_start();
+        }
+    }
+    if let Some(rest) = t.strip_prefix('[') {
+        if let Some(end) = rest.find(']').filter(|&e| e <= 40) {
+            let stamp = &rest[..end];
+            if stamp.contains(':') && stamp.chars().any(|c| c.is_ascii_digit()) {
+                t = rest[end + 1..].trim_start();
+            }
+        }
+    }
+    t
+}
+
+/// `display` of a custom message: missing means shown, `false` or an empty string hidden.
+fn displayed(v: &Value) -> bool {
+    match v.get("display") {
+        None | Some(Value::Null) => true,
+        Some(Value::Bool(b)) => *b,
+        Some(Value::String(s)) => !s.is_empty(),
+        Some(_) => true,
+    }
+}
+
+/// `(shown name, model id)` of a `model_change`: pi `provider`+`modelId`, omp
+/// `model: "provider/modelId"` (the model id may itself contain `/`).
+fn model_change(v: &Value) -> (Option<String>, Option<String>) {
+    if let Some(id) = str_field(v, "modelId") {
+        let shown = match str_field(v, "provider") {
+            Some(p) if !p.is_empty() => format!("{p}/{id}"),
+            _ => id.to_owned(),
+        };
+        return (Some(shown), Some(id.to_owned()));
+    }
+    if let Some(m) = str_field(v, "model") {
+        let id = m.split_once('/').map_or(m, |(_, id)| id);
+        return (Some(m.to_owned()), Some(id.to_owned()));
+    }
+    (None, None)
+}
+
+fn summary_message(v: &Value, kind: MessageKind, ts: Option<DateTime<Utc>>, id: &str) -> Message {
+    Message {
+        role: Role::System,
+        kind,
+        content: str_field(v, "summary").unwrap_or("").to_owned(),
+        timestamp: ts,
+        native_id: Some(id.to_owned()),
+        ..Message::default()
+    }
+}
+
+/// Text of a `string | (text | image | …)[]` content, blocks joined by `sep`. Images become
+/// placeholders; other non-text blocks are named.
+fn content_text(content: Option<&Value>, sep: &str) -> String {
+    match content {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(blocks)) => {
+            let parts: Vec<String> = blocks.iter().filter_map(block_text).collect();
+            parts.join(sep)
+        }
+        _ => String::new(),
+    }
+}
+
+fn block_text(b: &Value) -> Option<String> {
+    match str_field(b, "type") {
+        Some("text") => str_field(b, "text").map(str::to_owned),
+        Some("image") => Some(image_placeholder(b)),
+        Some(t) => Some(format!("[{t}]")),
+        None => b.as_str().map(str::to_owned),
+    }
+}
+
+/// `[image: image/png, 12.3 KB]` for inline base64, `[image: blob sha256:<12 hex>]` for an omp
+/// blob reference (blobs are not read).
+fn image_placeholder(b: &Value) -> String {
+    let mime = str_field(b, "mimeType").or_else(|| str_field(b, "mediaType"));
+    match str_field(b, "data") {
+        Some(d) if d.starts_with("blob:sha256:") => {
+            let hex: String = d["blob:sha256:".len()..].chars().take(12).collect();
+            format!("[image: blob sha256:{hex}]")
+        }
+        Some(d) => model::placeholder("image", mime, Some(model::base64_decoded_len(d))),
+        None => model::placeholder("image", mime, None),
+    }
+}
+
+fn assistant(m: &Value, msg: &mut Message) {
+    msg.role = Role::Assistant;
+    let mut texts: Vec<String> = Vec::new();
+    let mut thinking: Vec<String> = Vec::new();
+    if let Some(Value::Array(blocks)) = m.get("content") {
+        for b in blocks {
+            match str_field(b, "type") {
+                Some("text") => {
+                    if let Some(t) = str_field(b, "text").filter(|t| !t.is_empty()) {
+                        texts.push(t.to_owned());
+                    }
+                }
+                Some("thinking") | Some("redacted_thinking") | Some("redactedThinking") => {
+                    let text = str_field(b, "thinking").unwrap_or("");
+                    // Reasoning kept only as a signature (or marked redacted) is sealed; an
+                    // empty block without either carries nothing and is dropped.
+                    let sealed = str_field(b, "thinkingSignature").is_some_and(|s| !s.is_empty())
+                        || b.get("redacted").and_then(Value::as_bool) == Some(true)
+                        || str_field(b, "type") != Some("thinking");
+                    let last_sealed =
+                        thinking.last().map(String::as_str) == Some(model::SEALED_THINKING);
+                    if !text.trim().is_empty() {
+                        thinking.push(text.to_owned());
+                    } else if sealed && !last_sealed {
+                        thinking.push(model::SEALED_THINKING.to_owned());
+                    }
+                }
+                Some("toolCall") | Some("tool_use") => msg.tool_calls.push(ToolCall {
+                    tool_call_id: str_field(b, "id").unwrap_or("").to_owned(),
+                    tool_name: str_field(b, "name").unwrap_or("").to_owned(),
+                    input: b
+                        .get("arguments")
+                        .or_else(|| b.get("input"))
+                        .cloned()
+                        .unwrap_or(Value::Object(Default::default())),
+                    ..ToolCall::default()
+                }),
+                _ => {
+                    if let Some(t) = block_text(b) {
+                        texts.push(t);
+                    }
+                }
+            }
+        }
+    } else if let Some(s) = str_field(m, "content") {
+        texts.push(s.to_owned());
+    }
+    let stop = str_field(m, "stopReason");
+    match (stop, str_field(m, "errorMessage").filter(|e| !e.is_empty())) {
+        (Some("aborted"), Some(e)) => texts.push(format!("[aborted: {e}]")),
+        (Some("aborted"), None) => texts.push("[aborted]".to_owned()),
+        (_, Some(e)) => texts.push(format!("[error: {e}]")),
+        (Some("error"), None) => texts.push("[error]".to_owned()),
+        _ => {}
+    }
+    msg.content = texts.join("\n\n");
+    if !thinking.is_empty() {
+        msg.thinking = Some(thinking.join("\n\n"));
+    }
+    msg.model = str_field(m, "model")
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned);
+    if let Some(u) = m.get("usage").filter(|u| u.is_object()) {
+        let usage = TokenUsage {
+            input_tokens: u64_field(u, "input"),
+            output_tokens: u64_field(u, "output"),
+            cached_tokens: u64_field(u, "cacheRead"),
+            cache_write_tokens: u64_field(u, "cacheWrite"),
+            ..TokenUsage::default()
+        };
+        if !usage.is_zero() {
+            msg.token_usage = Some(usage);
+        }
+        msg.cost = u
+            .get("cost")
+            .and_then(|c| c.get("total"))
+            .and_then(Value::as_f64)
+            .or_else(|| u.get("costUSD").and_then(Value::as_f64));
+    }
+}
+
+/// A user-run command: the command line(s), the output, then how it ended.
+fn execution(mut s: String, m: &Value) -> String {
+    let output = str_field(m, "output").unwrap_or("");
+    if !output.is_empty() {
+        s.push('\n');
+        s.push_str(output.trim_end_matches('\n'));
+    }
+    if m.get("cancelled").and_then(Value::as_bool) == Some(true) {
+        s.push_str("\n[cancelled]");
+    } else if let Some(code) = m.get("exitCode").and_then(Value::as_i64) {
+        s.push_str(&format!("\n[exit code {code}]"));
+    }
+    if m.get("truncated").and_then(Value::as_bool) == Some(true) {
+        s.push_str("\n[output truncated]");
+    }
+    s
+}
+
+/// omp `fileMention`: the files auto-read into the prompt.
+fn file_mentions(files: Option<&Value>) -> String {
+    let Some(Value::Array(files)) = files else {
+        return String::new();
+    };
+    let mut parts = Vec::new();
+    for f in files {
+        let path = str_field(f, "path").unwrap_or("?");
+        let mut s = format!("[file: {path}]");
+        if let Some(r) = str_field(f, "skippedReason") {
+            s.push_str(&format!(" (skipped: {r})"));
+        }
+        if let Some(img) = f.get("image").filter(|i| i.is_object()) {
+            s.push('\n');
+            s.push_str(&image_placeholder(img));
+        }
+        if let Some(c) = str_field(f, "content").filter(|c| !c.is_empty()) {
+            s.push('\n');
+            s.push_str(c);
+        }
+        parts.push(s);
+    }
+    parts.join("\n\n")
+}
+
+/// The native id of a parent session named by `parentSession`/`branchedFrom`: a path (read
+/// that file's header id when it exists, else take the id from its file name) or an id.
+fn resolve_parent(raw: &str, this_file: &Path) -> Option<String> {
+    let raw = raw.trim();
+    let looks_like_path = raw.contains('/') || raw.contains('\\') || raw.ends_with(".jsonl");
+    if !looks_like_path {
+        return (!raw.is_empty()).then(|| raw.to_owned());
+    }
+    let mut p = PathBuf::from(raw);
+    if p.is_relative() {
+        if let Some(dir) = this_file.parent() {
+            p = dir.join(p);
+        }
+    }
+    if p.is_file() && p != this_file {
+        if let Some(id) = peek_id(&p) {
+            return Some(id);
+        }
+    }
+    let id = id_from_name(raw);
+    (!id.is_empty()).then_some(id)
+}
