@@ -467,6 +467,9 @@ fn doctor(args: &StoreArgs) -> Result<()> {
                 for r in s.roots() {
                     println!("            found {} ({})", r.path.display(), r.how);
                 }
+                for p in s.problems() {
+                    println!("            problem: {p}");
+                }
             }
             None if mine.is_empty() => println!("  {agent:<9} not supported yet"),
             None => {

@@ -307,6 +307,17 @@ pub struct Session {
     pub source: Source,
     /// Every problem met while reading; the session still renders what could be parsed.
     pub warnings: Vec<String>,
+    /// Session-level token totals the agent itself keeps (meka's `stat_*` counters), for
+    /// stores whose messages carry no per-message usage. `None` when the agent keeps none.
+    /// [`Session::cost`] does not add it in: it sums messages only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reported_usage: Option<TokenUsage>,
+    /// Extra files of the session directory that are neither messages nor tool calls, as
+    /// `(path relative to the session directory, content)`, e.g. agsh's scratchpad as
+    /// `tools/scratchpad-<name>.md`. Paths use `/`, never start with one and never collide
+    /// with rendered names; renderers write them verbatim.
+    #[serde(skip)]
+    pub extra_files: Vec<(String, String)>,
 }
 
 impl Session {
@@ -326,6 +337,8 @@ impl Session {
             parent: None,
             source: Source::default(),
             warnings: Vec::new(),
+            reported_usage: None,
+            extra_files: Vec::new(),
         }
     }
 

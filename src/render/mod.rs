@@ -93,6 +93,9 @@ pub fn render_session(s: &Session) -> Bundle {
     for (name, body) in tools::render(s) {
         b.file(format!("tools/{name}"), body);
     }
+    for (path, body) in &s.extra_files {
+        b.file(path.clone(), body.clone());
+    }
     b
 }
 

@@ -17,6 +17,7 @@
 //! Discovery reads the environment through [`Env`] rather than `std::env`, so tests can lay
 //! out a fake `$HOME` without touching the process environment.
 
+pub mod agsh;
 pub mod claude;
 pub mod jsonl;
 pub mod pi;
@@ -131,12 +132,18 @@ pub trait Store: Send + Sync {
 
     /// Parse one session. Never fails: problems become `Session::warnings`.
     fn load(&self, listed: &Listed) -> Session;
+
+    /// Problems with the roots themselves (a file that is not a database), for `doctor`.
+    fn problems(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// Every root each agent might use, existing or not, in priority order. `doctor` prints these.
 pub fn candidates(env: &Env) -> Vec<Root> {
     let mut out = Vec::new();
     out.extend(claude::candidates(env));
+    out.extend(agsh::candidates(env));
     for dialect in pi::Dialect::ALL {
         out.extend(pi::candidates(env, dialect));
     }
@@ -154,7 +161,8 @@ pub fn open_all(env: &Env, extra: &[(Agent, PathBuf)]) -> Vec<Box<dyn Store>> {
             .filter(|(a, _)| *a == agent)
             .map(|(a, p)| Root::new(*a, p.clone(), "--store"))
             .collect();
-        for r in found.iter().filter(|r| r.agent == agent && r.path.is_dir()) {
+        // `exists`, not `is_dir`: some roots are database files (agsh, meka).
+        for r in found.iter().filter(|r| r.agent == agent && r.path.exists()) {
             if !roots.iter().any(|x| same_path(&x.path, &r.path)) {
                 roots.push(r.clone());
             }
@@ -168,6 +176,7 @@ pub fn open_all(env: &Env, extra: &[(Agent, PathBuf)]) -> Vec<Box<dyn Store>> {
             Agent::Omp => Some(Box::new(pi::PiStore::new(pi::Dialect::Omp, roots))),
             Agent::Indusagi => Some(Box::new(pi::PiStore::new(pi::Dialect::Indusagi, roots))),
             Agent::Openclaw => Some(Box::new(pi::PiStore::new(pi::Dialect::Openclaw, roots))),
+            Agent::Agsh => Some(Box::new(agsh::AgshStore::new(roots))),
             _ => None,
         };
         stores.extend(store);
