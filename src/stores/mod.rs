@@ -17,6 +17,8 @@
 //! Discovery reads the environment through [`Env`] rather than `std::env`, so tests can lay
 //! out a fake `$HOME` without touching the process environment.
 
+pub mod agentuse;
+pub mod atsf;
 pub mod claude;
 pub mod jsonl;
 pub mod pi;
@@ -140,6 +142,8 @@ pub fn candidates(env: &Env) -> Vec<Root> {
     for dialect in pi::Dialect::ALL {
         out.extend(pi::candidates(env, dialect));
     }
+    out.extend(agentuse::candidates(env));
+    out.extend(atsf::candidates(env));
     out
 }
 
@@ -167,6 +171,8 @@ pub fn open_all(env: &Env, extra: &[(Agent, PathBuf)]) -> Vec<Box<dyn Store>> {
             Agent::Pi => Some(Box::new(pi::PiStore::new(pi::Dialect::Pi, roots))),
             Agent::Omp => Some(Box::new(pi::PiStore::new(pi::Dialect::Omp, roots))),
             Agent::Indusagi => Some(Box::new(pi::PiStore::new(pi::Dialect::Indusagi, roots))),
+            Agent::Agentuse => Some(Box::new(agentuse::AgentuseStore::new(roots))),
+            Agent::Atsf => Some(Box::new(atsf::AtsfStore::new(roots))),
             _ => None,
         };
         stores.extend(store);
