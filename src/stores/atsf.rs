@@ -423,6 +423,12 @@ fn message(v: &Value, line: usize, dir: &Path, warns: &mut Vec<String>) -> Messa
         }
         _ => {}
     }
+    // A reply cut short says so; ordinary ends of turn are not worth a line.
+    if let Some(reason) = str_at(v, &["stopReason"]) {
+        if !matches!(reason, "end_turn" | "stop" | "tool_use" | "tool_calls") {
+            append(&mut content, &format!("[stop reason: {reason}]"));
+        }
+    }
     let token_usage = v.get("tokens").and_then(|t| {
         let u = TokenUsage {
             input_tokens: t.get("input").and_then(Value::as_u64).unwrap_or(0),
@@ -724,6 +730,12 @@ mod tests {
             b"{\"id\":\"a\",\"role\":\"user\",\"timestamp\":\"2026-02-01T10:00:00Z\",\"content\":[{\"type\":\"hologram\",\"x\":1}]}\nnot json\n{\"id\":\"b\",\"role\":\"agent\",\"content\":[{\"type\":\"te",
         );
         // A future MAJOR: listed, titled, not parsed.
+        thread(
+            &p,
+            "t5",
+            &manifest("t5", "1.0"),
+            b"{\"id\":\"c\",\"role\":\"agent\",\"content\":[{\"type\":\"text\",\"text\":\"cut\"}],\"stopReason\":\"max_tokens\"}\n",
+        );
         thread(&p, "t2", &manifest("t2", "2.0"), b"{\"id\":\"z\",\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"secret\"}]}\n");
         // Broken manifest, and no messages file at all.
         let t3 = thread(&p, "t3", "{ nope", b"");
@@ -733,7 +745,7 @@ mod tests {
 
         let st = AtsfStore::new(vec![explicit_root(&p, "--threads-root")]);
         let listed = st.list();
-        assert_eq!(listed.len(), 4);
+        assert_eq!(listed.len(), 5);
         let by = |id: &str| st.load(listed.iter().find(|l| l.id == id).unwrap());
 
         let s1 = by("t1");
@@ -753,6 +765,10 @@ mod tests {
             .warnings
             .iter()
             .any(|w| w.starts_with("unsupported specVersion 2.0")));
+
+        let s5 = by("t5");
+        assert_eq!(s5.messages[0].content, "cut\n\n[stop reason: max_tokens]");
+        assert!(s5.warnings.is_empty());
 
         let s3 = by("t3");
         assert!(s3
