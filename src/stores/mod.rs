@@ -18,6 +18,8 @@
 //! out a fake `$HOME` without touching the process environment.
 
 pub mod agsh;
+pub mod agentuse;
+pub mod atsf;
 pub mod claude;
 pub mod jsonl;
 pub mod pi;
@@ -147,6 +149,8 @@ pub fn candidates(env: &Env) -> Vec<Root> {
     for dialect in pi::Dialect::ALL {
         out.extend(pi::candidates(env, dialect));
     }
+    out.extend(agentuse::candidates(env));
+    out.extend(atsf::candidates(env));
     out
 }
 
@@ -161,6 +165,12 @@ pub fn open_all(env: &Env, extra: &[(Agent, PathBuf)]) -> Vec<Box<dyn Store>> {
             .filter(|(a, _)| *a == agent)
             .map(|(a, p)| Root::new(*a, p.clone(), "--store"))
             .collect();
+        if agent == Agent::Atsf {
+            // A hand-given project or `.agent` directory points at its threads directory.
+            for r in &mut roots {
+                *r = atsf::explicit_root(&r.path, "--store");
+            }
+        }
         // `exists`, not `is_dir`: some roots are database files (agsh, meka).
         for r in found.iter().filter(|r| r.agent == agent && r.path.exists()) {
             if !roots.iter().any(|x| same_path(&x.path, &r.path)) {
@@ -177,6 +187,8 @@ pub fn open_all(env: &Env, extra: &[(Agent, PathBuf)]) -> Vec<Box<dyn Store>> {
             Agent::Indusagi => Some(Box::new(pi::PiStore::new(pi::Dialect::Indusagi, roots))),
             Agent::Openclaw => Some(Box::new(pi::PiStore::new(pi::Dialect::Openclaw, roots))),
             Agent::Agsh => Some(Box::new(agsh::AgshStore::new(roots))),
+            Agent::Agentuse => Some(Box::new(agentuse::AgentuseStore::new(roots))),
+            Agent::Atsf => Some(Box::new(atsf::AtsfStore::new(roots))),
             _ => None,
         };
         stores.extend(store);

@@ -1,0 +1,1206 @@
+//! agentuse sessions: one directory of small JSON files per agent run.
+//!
+//! agentuse writes every record as its own pretty-printed JSON file, atomically (temp file then
+//! rename), under `${XDG_DATA_HOME:-~/.local/share}/agentuse/project/<hash>/session/`
+//! (older installs also have `project/global/session/`):
+//!
+//! ```text
+//! <ULID>-<agent>/session.json                       run metadata (status, model, project, error)
+//! <ULID>-<agent>/<msgULID>/message.json             one exchange: user prompt + assistant totals
+//! <ULID>-<agent>/<msgULID>/part/<partULID>.json     text, reasoning, tool (call and result in one)…
+//! <ULID>-<agent>/<msgULID>/artifact/tool-output-*   full tool outputs spilled out of parts
+//! <ULID>-<agent>/subagent/<ULID>-<agent>/…          child runs, nested recursively
+//! ```
+//!
+//! Design decisions and why:
+//! - **Ids come from directory names.** A session directory is `<session.json id>-<agent>`, and
+//!   ULIDs hold no `-`, so the prefix before the first `-` is the id without opening any file;
+//!   listing costs one `readdir` per session plus `stat`s. `load` warns when `session.json`
+//!   disagrees.
+//! - **Versioning by directory mtimes.** Parts are created and replaced by rename, which
+//!   changes the mtime of their `part/` directory, so the sources of a session are its
+//!   directory, `session.json`, and each exchange's `message.json` and `part/` directory.
+//!   A nested child's later changes reach the parent when the parent itself changes (the
+//!   parent's `subagent__*` tool part completes after its child).
+//! - **Subagents are not top-level.** Children live inside their parent's directory, so they
+//!   become [`Subagent`]s carrying the child session, linked to the spawning tool call by the
+//!   `subagent_wait` payload or by the `subagent__<name>` tool name.
+//! - **Parts in ULID order.** Part file names are ULIDs (time-sortable). Assistant text and
+//!   reasoning that follow a tool call start a new assistant message, so the order of words and
+//!   calls survives in the transcript.
+//! - **Tokens are not double counted**: `message.json` totals win; `step-finish` parts are
+//!   summed only when the exchange has no totals.
+//! - **Corrupt files cost a warning**, as agentuse's own scans skip them: a bad part is
+//!   skipped, a missing `message.json` loses the prompt but keeps the parts.
+
+use super::{parse_time, Env, Listed, Root, Store};
+use crate::model::{
+    placeholder, unified_id, Agent, Message, MessageKind, Role, Session, Subagent, TokenUsage,
+    ToolCall,
+};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// Larger JSON files are not parsed (agentuse clamps tool outputs far below this).
+const MAX_JSON_BYTES: u64 = 64 << 20;
+/// Spilled tool outputs larger than this are not inlined.
+const MAX_ARTIFACT_BYTES: u64 = 16 << 20;
+/// Subagents nested deeper than this are not loaded.
+const MAX_NESTING: usize = 8;
+
+pub fn candidates(env: &Env) -> Vec<Root> {
+    let how = if env.var("XDG_DATA_HOME").is_some() {
+        "XDG_DATA_HOME"
+    } else {
+        "default"
+    };
+    vec![Root::new(
+        Agent::Agentuse,
+        env.xdg_data_home().join("agentuse").join("project"),
+        how,
+    )]
+}
+
+pub struct AgentuseStore {
+    roots: Vec<Root>,
+}
+
+impl AgentuseStore {
+    pub fn new(roots: Vec<Root>) -> AgentuseStore {
+        AgentuseStore { roots }
+    }
+}
+
+impl Store for AgentuseStore {
+    fn agent(&self) -> Agent {
+        Agent::Agentuse
+    }
+
+    fn roots(&self) -> &[Root] {
+        &self.roots
+    }
+
+    fn list(&self) -> Vec<Listed> {
+        let mut out = Vec::new();
+        for (i, root) in self.roots.iter().enumerate() {
+            for dir in session_dirs(&root.path) {
+                let name = file_name(&dir);
+                out.push(Listed {
+                    id: id_from_dir_name(&name),
+                    sources: session_sources(&dir),
+                    path: dir,
+                    key: None,
+                    root: i,
+                });
+            }
+        }
+        out
+    }
+
+    fn load(&self, listed: &Listed) -> Session {
+        load_session(&listed.path, &listed.id, None, 0).session
+    }
+}
+
+/// Every top-level session directory under a root. A root may be the `project/` directory
+/// (the default), one `<hash>/` project, a `session/` container or one session directory.
+pub fn session_dirs(root: &Path) -> Vec<PathBuf> {
+    if root.join("session.json").is_file() {
+        return vec![root.to_path_buf()];
+    }
+    let mut out = Vec::new();
+    if root.join("session").is_dir() {
+        out.extend(sessions_in(&root.join("session")));
+        return out;
+    }
+    let own = sessions_in(root);
+    if !own.is_empty() {
+        return own;
+    }
+    for project in subdirs(root) {
+        let container = project.join("session");
+        if container.is_dir() {
+            out.extend(sessions_in(&container));
+        }
+    }
+    out
+}
+
+/// Session directories directly inside a `session/` container.
+fn sessions_in(container: &Path) -> Vec<PathBuf> {
+    subdirs(container)
+        .into_iter()
+        .filter(|d| looks_like_session_name(&file_name(d)) || d.join("session.json").is_file())
+        .collect()
+}
+
+/// Sorted subdirectories, hidden ones and symlinks skipped.
+fn subdirs(dir: &Path) -> Vec<PathBuf> {
+    let rd = match std::fs::read_dir(dir) {
+        Ok(rd) => rd,
+        Err(e) => {
+            log::debug!("cannot read {}: {e}", dir.display());
+            return Vec::new();
+        }
+    };
+    let mut out: Vec<PathBuf> = rd
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+        .map(|e| e.path())
+        .collect();
+    out.sort();
+    out
+}
+
+fn file_name(p: &Path) -> String {
+    p.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+fn is_ulid(s: &str) -> bool {
+    s.len() == 26
+        && s.bytes()
+            .all(|b| b.is_ascii_digit() || (b.is_ascii_uppercase() && !b"ILOU".contains(&b)))
+}
+
+fn looks_like_session_name(name: &str) -> bool {
+    name.split('-').next().is_some_and(is_ulid)
+}
+
+/// The session id a directory name stands for: its ULID prefix, else the whole name.
+pub fn id_from_dir_name(name: &str) -> String {
+    match name.split_once('-') {
+        Some((ulid, _)) if is_ulid(ulid) => ulid.to_string(),
+        _ => name.to_string(),
+    }
+}
+
+/// Exchange directories of a session, in ULID order.
+fn message_dirs(session_dir: &Path) -> Vec<PathBuf> {
+    subdirs(session_dir)
+        .into_iter()
+        .filter(|d| file_name(d) != "subagent")
+        .collect()
+}
+
+fn session_sources(dir: &Path) -> Vec<PathBuf> {
+    let mut out = vec![dir.to_path_buf(), dir.join("session.json")];
+    for m in message_dirs(dir) {
+        out.push(m.join("message.json"));
+        out.push(m.join("part"));
+    }
+    let sub = dir.join("subagent");
+    if sub.is_dir() {
+        out.push(sub);
+    }
+    out
+}
+
+/// agentuse's `sanitizeAgentName`: lowercase, `[a-z0-9-_]`, single hyphens, `default` if empty.
+fn sanitize_agent_name(name: &str) -> String {
+    let mut out = String::new();
+    for c in name.to_lowercase().chars() {
+        let c = if c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_' {
+            c
+        } else {
+            '-'
+        };
+        if c == '-' && out.ends_with('-') {
+            continue;
+        }
+        out.push(c);
+    }
+    let t = out.trim_matches('-');
+    if t.is_empty() {
+        "default".into()
+    } else {
+        t.into()
+    }
+}
+
+/// Read and parse one JSON file; the error names it by `label`.
+fn read_json(path: &Path, label: &str) -> Result<Value, String> {
+    let meta = std::fs::metadata(path).map_err(|e| format!("{label}: cannot read: {e}"))?;
+    if meta.len() > MAX_JSON_BYTES {
+        return Err(format!(
+            "{label}: {} bytes, too large to parse, skipped",
+            meta.len()
+        ));
+    }
+    let bytes = std::fs::read(path).map_err(|e| format!("{label}: cannot read: {e}"))?;
+    match serde_json::from_slice::<Value>(&bytes) {
+        Ok(v) => Ok(v),
+        Err(e) => match std::str::from_utf8(&bytes) {
+            Ok(_) => Err(format!("{label}: invalid JSON: {e}")),
+            Err(_) => serde_json::from_str(&String::from_utf8_lossy(&bytes))
+                .map_err(|e| format!("{label}: invalid JSON: {e}")),
+        },
+    }
+}
+
+fn rel(base: &Path, p: &Path) -> String {
+    p.strip_prefix(base).unwrap_or(p).display().to_string()
+}
+
+fn str_at<'a>(v: &'a Value, path: &[&str]) -> Option<&'a str> {
+    at(v, path)?.as_str()
+}
+
+fn at<'a>(v: &'a Value, path: &[&str]) -> Option<&'a Value> {
+    let mut cur = v;
+    for k in path {
+        cur = cur.get(k)?;
+    }
+    Some(cur)
+}
+
+fn u64_at(v: &Value, path: &[&str]) -> u64 {
+    at(v, path)
+        .and_then(|x| x.as_u64().or_else(|| x.as_f64().map(|f| f.max(0.0) as u64)))
+        .unwrap_or(0)
+}
+
+fn non_empty(s: Option<&str>) -> Option<&str> {
+    s.map(str::trim).filter(|s| !s.is_empty())
+}
+
+/// `{input, output, reasoning, cache{read, write}}` as agentuse stores token counts.
+fn usage_of(tokens: &Value) -> TokenUsage {
+    TokenUsage {
+        input_tokens: u64_at(tokens, &["input"]),
+        output_tokens: u64_at(tokens, &["output"]),
+        thinking_tokens: u64_at(tokens, &["reasoning"]),
+        cached_tokens: u64_at(tokens, &["cache", "read"]),
+        cache_write_tokens: u64_at(tokens, &["cache", "write"]),
+    }
+}
+
+/// A session plus what its parent needs to link it.
+struct Loaded {
+    session: Session,
+    /// `(sanitized subagent name, tool call id)` of every `subagent__*` call, in order.
+    subagent_calls: Vec<(String, String)>,
+    /// `(child session id, tool call id)` from `subagent_wait` payloads.
+    child_links: Vec<(String, String)>,
+    description: Option<String>,
+}
+
+fn load_session(dir: &Path, id: &str, parent: Option<String>, depth: usize) -> Loaded {
+    let mut s = Session::new(Agent::Agentuse, id);
+    s.parent = parent;
+    s.source.format = "agentuse-json".into();
+    s.source.paths = vec![dir.join("session.json")];
+    let mut out = Loaded {
+        session: s,
+        subagent_calls: Vec::new(),
+        child_links: Vec::new(),
+        description: None,
+    };
+
+    let info = match read_json(&dir.join("session.json"), "session.json") {
+        Ok(v) if v.is_object() => Some(v),
+        Ok(_) => {
+            out.session
+                .warnings
+                .push("session.json: not a JSON object".into());
+            None
+        }
+        Err(e) => {
+            out.session.warnings.push(e);
+            None
+        }
+    };
+    let default_model = info
+        .as_ref()
+        .and_then(|i| non_empty(str_at(i, &["model"])))
+        .map(str::to_string);
+    if let Some(info) = &info {
+        apply_info(&mut out, info);
+    }
+
+    for md in message_dirs(dir) {
+        load_exchange(dir, &md, default_model.as_deref(), &mut out);
+    }
+
+    if let Some(err) = info.as_ref().and_then(|i| i.get("error")) {
+        out.session.messages.push(session_error_message(err));
+    }
+
+    let sub = dir.join("subagent");
+    if sub.is_dir() {
+        if depth >= MAX_NESTING {
+            out.session.warnings.push(format!(
+                "subagents nested deeper than {MAX_NESTING} levels not loaded"
+            ));
+        } else {
+            load_children(&sub, depth, &mut out);
+        }
+    }
+    out
+}
+
+fn apply_info(out: &mut Loaded, info: &Value) {
+    let s = &mut out.session;
+    if let Some(real) = str_at(info, &["id"]) {
+        if real != s.id {
+            s.warnings.push(format!(
+                "session.json id {real} differs from the directory name; the directory id is used"
+            ));
+        }
+    }
+    if s.parent.is_none() {
+        if let Some(p) = non_empty(str_at(info, &["parentSessionID"])) {
+            s.parent = Some(unified_id(Agent::Agentuse, p));
+        }
+    }
+    s.title = non_empty(str_at(info, &["agent", "name"]))
+        .or_else(|| non_empty(str_at(info, &["agent", "id"])))
+        .map(str::to_string);
+    out.description = non_empty(str_at(info, &["agent", "description"])).map(str::to_string);
+    s.created_at = at(info, &["time", "created"]).and_then(parse_time);
+    s.updated_at = at(info, &["time", "updated"]).and_then(parse_time);
+    s.cwd = non_empty(str_at(info, &["project", "cwd"]))
+        .or_else(|| non_empty(str_at(info, &["project", "root"])))
+        .map(str::to_string);
+    s.source.format_version = non_empty(str_at(info, &["version"])).map(str::to_string);
+    if let Some(st) = non_empty(str_at(info, &["status"])) {
+        s.tags.push(format!("status:{st}"));
+    }
+    if let Some(t) = non_empty(str_at(info, &["trigger"])) {
+        s.tags.push(format!("trigger:{t}"));
+    }
+    if let Some(a) = non_empty(str_at(info, &["agent", "id"])) {
+        s.tags.push(format!("agent:{a}"));
+    }
+    if info.get("mock").and_then(Value::as_bool) == Some(true) {
+        s.tags.push("mock".into());
+    }
+}
+
+/// A failed run: the error is part of the story, so it is a message, not a warning.
+fn session_error_message(err: &Value) -> Message {
+    let mut text = String::from("Session failed");
+    if let Some(code) = non_empty(str_at(err, &["code"])) {
+        text.push_str(&format!(" ({code})"));
+    }
+    text.push_str(": ");
+    text.push_str(non_empty(str_at(err, &["message"])).unwrap_or("unknown error"));
+    if let Some(code) = at(err, &["statusCode"]).and_then(Value::as_u64) {
+        text.push_str(&format!("\nHTTP status: {code}"));
+    }
+    if let Some(url) = non_empty(str_at(err, &["url"])) {
+        text.push_str(&format!("\nURL: {url}"));
+    }
+    if let Some(d) = non_empty(str_at(err, &["detail"])) {
+        text.push_str("\n\n");
+        text.push_str(d);
+    }
+    Message {
+        role: Role::System,
+        content: text,
+        timestamp: err.get("time").and_then(parse_time),
+        ..Message::default()
+    }
+}
+
+/// The messages one exchange directory yields, built part by part.
+struct Exchange {
+    msg_id: String,
+    model: Option<String>,
+    done: Vec<Message>,
+    cur: Option<Message>,
+    step_usage: TokenUsage,
+    step_cost: f64,
+    fallback_time: Option<chrono::DateTime<chrono::Utc>>,
+}
+
+impl Exchange {
+    fn flush(&mut self) {
+        if let Some(m) = self.cur.take() {
+            self.done.push(m);
+        }
+    }
+
+    /// The open assistant message; `after_tools` false starts a new one when the open one
+    /// already holds tool calls (text after a call is a new turn of the loop).
+    fn assistant(
+        &mut self,
+        after_tools: bool,
+        time: Option<chrono::DateTime<chrono::Utc>>,
+    ) -> &mut Message {
+        if !after_tools && self.cur.as_ref().is_some_and(|m| !m.tool_calls.is_empty()) {
+            self.flush();
+        }
+        let model = self.model.clone();
+        let native = self.msg_id.clone();
+        let fallback = self.fallback_time;
+        self.cur.get_or_insert_with(|| Message {
+            role: Role::Assistant,
+            timestamp: time.or(fallback),
+            model,
+            native_id: Some(native),
+            ..Message::default()
+        })
+    }
+
+    fn side(
+        &mut self,
+        role: Role,
+        kind: MessageKind,
+        content: String,
+        time: Option<chrono::DateTime<chrono::Utc>>,
+    ) {
+        self.flush();
+        self.done.push(Message {
+            role,
+            kind,
+            content,
+            timestamp: time.or(self.fallback_time),
+            native_id: Some(self.msg_id.clone()),
+            ..Message::default()
+        });
+    }
+}
+
+fn append_text(buf: &mut String, text: &str) {
+    if !buf.is_empty() {
+        buf.push_str("\n\n");
+    }
+    buf.push_str(text);
+}
+
+fn load_exchange(session_dir: &Path, md: &Path, default_model: Option<&str>, out: &mut Loaded) {
+    let msg_id = file_name(md);
+    let label = rel(session_dir, &md.join("message.json"));
+    let msg = if md.join("message.json").exists() {
+        match read_json(&md.join("message.json"), &label) {
+            Ok(v) => Some(v),
+            Err(e) => {
+                out.session.warnings.push(e);
+                None
+            }
+        }
+    } else {
+        out.session.warnings.push(format!(
+            "{label}: missing; the prompt of this exchange is lost"
+        ));
+        None
+    };
+    let created = msg
+        .as_ref()
+        .and_then(|m| at(m, &["time", "created"]))
+        .and_then(parse_time);
+    let model = msg
+        .as_ref()
+        .and_then(|m| non_empty(str_at(m, &["assistant", "modelID"])))
+        .or(default_model)
+        .map(str::to_string);
+
+    if let Some(m) = &msg {
+        let mut prompt = String::new();
+        if let Some(t) = non_empty(str_at(m, &["user", "prompt", "task"])) {
+            append_text(&mut prompt, t);
+        }
+        if let Some(u) = non_empty(str_at(m, &["user", "prompt", "user"])) {
+            append_text(&mut prompt, u);
+        }
+        if !prompt.is_empty() {
+            out.session.messages.push(Message {
+                role: Role::User,
+                content: prompt,
+                timestamp: created,
+                native_id: Some(msg_id.clone()),
+                ..Message::default()
+            });
+        }
+    }
+
+    let mut ex = Exchange {
+        msg_id: msg_id.clone(),
+        model,
+        done: Vec::new(),
+        cur: None,
+        step_usage: TokenUsage::default(),
+        step_cost: 0.0,
+        fallback_time: created,
+    };
+    for part_path in part_files(&md.join("part")) {
+        let label = rel(session_dir, &part_path);
+        match read_json(&part_path, &label) {
+            Ok(part) => apply_part(&part, md, &label, &mut ex, out),
+            Err(e) => out.session.warnings.push(e),
+        }
+    }
+    ex.flush();
+
+    // Totals: message.json when it has any, else the sum of step-finish parts.
+    let (usage, cost) = match &msg {
+        Some(m) => {
+            let u = at(m, &["assistant", "tokens"])
+                .map(usage_of)
+                .unwrap_or_default();
+            let c = at(m, &["assistant", "cost"])
+                .and_then(Value::as_f64)
+                .unwrap_or(0.0);
+            if u.is_zero() && c == 0.0 {
+                (ex.step_usage, ex.step_cost)
+            } else {
+                (u, c)
+            }
+        }
+        None => (ex.step_usage, ex.step_cost),
+    };
+    if !usage.is_zero() || cost > 0.0 {
+        let idx = ex.done.iter().rposition(|m| m.role == Role::Assistant);
+        let target = match idx {
+            Some(i) => &mut ex.done[i],
+            None => {
+                let t = msg
+                    .as_ref()
+                    .and_then(|m| at(m, &["time", "completed"]))
+                    .and_then(parse_time)
+                    .or(created);
+                ex.done.push(Message {
+                    role: Role::Assistant,
+                    timestamp: t,
+                    model: ex.model.clone(),
+                    native_id: Some(msg_id.clone()),
+                    ..Message::default()
+                });
+                let last = ex.done.len() - 1;
+                &mut ex.done[last]
+            }
+        };
+        if !usage.is_zero() {
+            target.token_usage = Some(usage);
+        }
+        if cost > 0.0 {
+            target.cost = Some(cost);
+        }
+    }
+
+    if let Some(err) = msg.as_ref().and_then(|m| at(m, &["assistant", "error"])) {
+        let mut text = String::from("Assistant error");
+        if let Some(t) = non_empty(str_at(err, &["type"])) {
+            text.push_str(&format!(" ({t})"));
+        }
+        text.push_str(": ");
+        text.push_str(non_empty(str_at(err, &["message"])).unwrap_or("unknown error"));
+        ex.side(Role::System, MessageKind::Normal, text, None);
+    }
+    out.session.messages.append(&mut ex.done);
+}
+
+/// `*.json` files of a `part/` directory, sorted by name (part ULIDs sort by time).
+fn part_files(dir: &Path) -> Vec<PathBuf> {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut out: Vec<PathBuf> = rd
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    out.sort();
+    out
+}
+
+fn part_time(part: &Value) -> Option<chrono::DateTime<chrono::Utc>> {
+    at(part, &["time", "start"])
+        .and_then(parse_time)
+        .or_else(|| at(part, &["state", "time", "start"]).and_then(parse_time))
+}
+
+fn apply_part(part: &Value, md: &Path, label: &str, ex: &mut Exchange, out: &mut Loaded) {
+    let time = part_time(part);
+    let ty = str_at(part, &["type"]).unwrap_or("");
+    match ty {
+        "text" => {
+            let text = str_at(part, &["text"]).unwrap_or("");
+            if str_at(part, &["role"]) == Some("user") {
+                ex.side(Role::User, MessageKind::Normal, text.to_string(), time);
+            } else if !text.trim().is_empty() {
+                append_text(&mut ex.assistant(false, time).content, text);
+            }
+        }
+        "reasoning" => {
+            let text = str_at(part, &["text"]).unwrap_or("");
+            if !text.trim().is_empty() {
+                let m = ex.assistant(false, time);
+                let mut t = m.thinking.take().unwrap_or_default();
+                append_text(&mut t, text);
+                m.thinking = Some(t);
+            }
+        }
+        "tool" => {
+            let call = tool_call(part, md, label, out);
+            ex.assistant(true, time).tool_calls.push(call);
+        }
+        "file" => {
+            let mime = non_empty(str_at(part, &["mime"]));
+            let size = str_at(part, &["url"])
+                .and_then(|u| u.strip_prefix("data:"))
+                .and_then(|u| u.split_once(";base64,"))
+                .map(|(_, b64)| crate::model::base64_decoded_len(b64));
+            let kind = if mime.is_some_and(|m| m.starts_with("image/")) {
+                "image"
+            } else {
+                "file"
+            };
+            let mut text = placeholder(kind, mime, size);
+            if let Some(name) = non_empty(str_at(part, &["filename"]))
+                .or_else(|| non_empty(str_at(part, &["source", "path"])))
+            {
+                text.push(' ');
+                text.push_str(name);
+            }
+            append_text(&mut ex.assistant(false, time).content, &text);
+        }
+        "agent" => {
+            let name = str_at(part, &["name"]).unwrap_or("?");
+            append_text(
+                &mut ex.assistant(false, time).content,
+                &format!("[agent: {name}]"),
+            );
+        }
+        "step-start" => ex.flush(),
+        "step-finish" => {
+            if let Some(t) = part.get("tokens") {
+                ex.step_usage.add(&usage_of(t));
+            }
+            ex.step_cost += part.get("cost").and_then(Value::as_f64).unwrap_or(0.0);
+            ex.flush();
+        }
+        "snapshot" => {}
+        "patch" => {
+            let files: Vec<&str> = part
+                .get("files")
+                .and_then(Value::as_array)
+                .map(|a| a.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            let hash = str_at(part, &["hash"]).unwrap_or("?");
+            ex.side(
+                Role::System,
+                MessageKind::Event,
+                format!("[patch {hash}: {}]", files.join(", ")),
+                time,
+            );
+        }
+        "compaction" => {
+            let before = u64_at(part, &["tokensBefore"]);
+            let after = u64_at(part, &["tokensAfter"]);
+            let reason = str_at(part, &["reason"]).unwrap_or("limit");
+            let text = format!(
+                "[context compacted ({reason}): {before} -> {after} tokens, {} -> {} messages]",
+                u64_at(part, &["messagesBefore"]),
+                u64_at(part, &["messagesAfter"])
+            );
+            ex.side(Role::System, MessageKind::CompactionSummary, text, time);
+        }
+        "learning" => {
+            let status = str_at(part, &["status"]).unwrap_or("?");
+            let mut text = format!("[learning {status}: {} captured]", u64_at(part, &["count"]));
+            if let Some(titles) = part.get("titles").and_then(Value::as_array) {
+                for t in titles.iter().filter_map(Value::as_str) {
+                    text.push_str("\n- ");
+                    text.push_str(t);
+                }
+            }
+            if let Some(d) = non_empty(str_at(part, &["detail"])) {
+                text.push('\n');
+                text.push_str(d);
+            }
+            ex.side(Role::System, MessageKind::Event, text, time);
+        }
+        "error" => {
+            let mut text = String::from("Error");
+            if let Some(src) = non_empty(str_at(part, &["source"])) {
+                text.push_str(&format!(" in {src}"));
+            }
+            if let Some(code) = non_empty(str_at(part, &["code"])) {
+                text.push_str(&format!(" ({code})"));
+            }
+            if let Some(sc) = part.get("statusCode").and_then(Value::as_u64) {
+                text.push_str(&format!(" HTTP {sc}"));
+            }
+            text.push_str(": ");
+            text.push_str(str_at(part, &["message"]).unwrap_or("unknown error"));
+            if let Some(d) = non_empty(str_at(part, &["detail"])) {
+                text.push_str("\n\n");
+                text.push_str(d);
+            }
+            ex.side(Role::System, MessageKind::Normal, text, time);
+        }
+        "log" => {
+            // Debug and info lines are the CLI's chatter; warnings and errors are kept.
+            let level = str_at(part, &["level"]).unwrap_or("info");
+            if matches!(level, "warn" | "error" | "system") {
+                let msg = str_at(part, &["message"]).unwrap_or("");
+                ex.side(
+                    Role::System,
+                    MessageKind::Event,
+                    format!("[log {level}] {msg}"),
+                    time,
+                );
+            }
+        }
+        other => out
+            .session
+            .warnings
+            .push(format!("{label}: unknown part type {other:?} skipped")),
+    }
+}
+
+/// A `tool` part: call and result in one record, so [`ToolCall::output`] is set.
+fn tool_call(part: &Value, md: &Path, label: &str, out: &mut Loaded) -> ToolCall {
+    let id = str_at(part, &["callID"])
+        .or_else(|| str_at(part, &["id"]))
+        .unwrap_or("")
+        .to_string();
+    let name = str_at(part, &["tool"]).unwrap_or("tool").to_string();
+    let state = part.get("state").cloned().unwrap_or(Value::Null);
+    let status = str_at(&state, &["status"]).unwrap_or("");
+    let mut call = ToolCall {
+        tool_call_id: id.clone(),
+        tool_name: name.clone(),
+        input: state.get("input").cloned().unwrap_or(Value::Null),
+        ..ToolCall::default()
+    };
+    match status {
+        "completed" => {
+            call.output = Some(value_text(state.get("output").unwrap_or(&Value::Null)));
+            call.is_error = Some(false);
+        }
+        "error" => {
+            call.output = Some(value_text(state.get("error").unwrap_or(&Value::Null)));
+            call.is_error = Some(true);
+        }
+        _ => {}
+    }
+    let start = u64_at(&state, &["time", "start"]);
+    let end = u64_at(&state, &["time", "end"]);
+    if start > 0 && end >= start {
+        call.duration_ms = Some(end - start);
+    }
+    if call.output.is_some() {
+        if let Some(file) = artifact_ref(&state) {
+            match read_artifact(md, &file) {
+                Ok(full) => call.output = Some(full),
+                Err(e) => out.session.warnings.push(format!(
+                    "{label}: spilled output {file} not read ({e}); the truncated output is shown"
+                )),
+            }
+        }
+    }
+    if let Some(child) = str_at(&state, &["resumePayload", "childSessionID"]) {
+        out.child_links.push((child.to_string(), id.clone()));
+    }
+    if let Some(sub) = name.strip_prefix("subagent__") {
+        out.subagent_calls.push((sanitize_agent_name(sub), id));
+    }
+    call
+}
+
+fn value_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Null => String::new(),
+        other => serde_json::to_string_pretty(other).unwrap_or_default(),
+    }
+}
+
+/// The file name of a spilled full output, from the three places agentuse records it:
+/// `state.metadata.fullOutputArtifact`, `state.output.metadata.fullOutputArtifact`, or the
+/// `[Full tool output saved to session artifact: <path> (<n> bytes).]` note in text output.
+fn artifact_ref(state: &Value) -> Option<String> {
+    let from_obj = |v: Option<&Value>| -> Option<String> {
+        let a = v?;
+        if str_at(a, &["kind"]) != Some("tool-output") {
+            return None;
+        }
+        str_at(a, &["path"]).map(str::to_string)
+    };
+    let path = from_obj(at(state, &["metadata", "fullOutputArtifact"]))
+        .or_else(|| from_obj(at(state, &["output", "metadata", "fullOutputArtifact"])))
+        .or_else(|| {
+            let text = state.get("output").and_then(|o| {
+                o.as_str()
+                    .or_else(|| o.get("output").and_then(Value::as_str))
+            })?;
+            let lower = text.to_ascii_lowercase();
+            let key = "output saved to session artifact:";
+            let i = lower.find(key)? + key.len();
+            let rest = text.get(i..)?.trim_start();
+            let end = rest
+                .find(|c: char| c.is_whitespace() || c == ')')
+                .unwrap_or(rest.len());
+            Some(rest[..end].trim_end_matches('.').to_string())
+        })?;
+    // Only the file name is trusted: the file lives in this exchange's `artifact/`.
+    Path::new(&path)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("tool-output-"))
+}
+
+fn read_artifact(md: &Path, file: &str) -> Result<String, String> {
+    let path = md.join("artifact").join(file);
+    let meta = std::fs::metadata(&path).map_err(|e| e.to_string())?;
+    if meta.len() > MAX_ARTIFACT_BYTES {
+        return Err(format!("{} bytes, too large", meta.len()));
+    }
+    let bytes = std::fs::read(&path).map_err(|e| e.to_string())?;
+    if file.ends_with(".json") {
+        let v: Value = serde_json::from_slice(&bytes).map_err(|e| format!("invalid JSON: {e}"))?;
+        Ok(value_text(v.get("output").unwrap_or(&v)))
+    } else {
+        let text = String::from_utf8_lossy(&bytes);
+        // Streamed artifacts open with a `# AgentUse Tool Output Artifact` header block.
+        let body = if text.starts_with("# AgentUse Tool Output Artifact") {
+            text.split_once("\n\n").map_or("", |(_, b)| b)
+        } else {
+            &text
+        };
+        Ok(body.to_string())
+    }
+}
+
+fn load_children(sub: &Path, depth: usize, out: &mut Loaded) {
+    let parent_uid = out.session.unified_id();
+    let mut used: Vec<bool> = vec![false; out.subagent_calls.len()];
+    for child_dir in subdirs(sub) {
+        let name = file_name(&child_dir);
+        let child_id = id_from_dir_name(&name);
+        let child = load_session(&child_dir, &child_id, Some(parent_uid.clone()), depth + 1);
+        let suffix = name.split_once('-').map_or("", |(_, s)| s).to_string();
+        let mut call = out
+            .child_links
+            .iter()
+            .find(|(c, _)| *c == child_id)
+            .map(|(_, t)| t.clone());
+        if call.is_none() {
+            let hit = out
+                .subagent_calls
+                .iter()
+                .enumerate()
+                .position(|(i, (n, _))| {
+                    !used[i] && (suffix == *n || suffix.ends_with(&format!("-{n}")))
+                });
+            if let Some(i) = hit {
+                used[i] = true;
+                call = Some(out.subagent_calls[i].1.clone());
+            }
+        }
+        out.session.subagents.push(Subagent {
+            name,
+            unified_id: None,
+            description: child.description.clone(),
+            tool_call_id: call,
+            session: Some(Box::new(child.session)),
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    mod seeds {
+        include!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/common/seeds_json.rs"
+        ));
+    }
+
+    fn env_for(home: &Path) -> Env {
+        Env {
+            home: home.to_path_buf(),
+            vars: Default::default(),
+        }
+    }
+
+    fn store(home: &Path) -> AgentuseStore {
+        let roots: Vec<Root> = candidates(&env_for(home))
+            .into_iter()
+            .filter(|r| r.path.is_dir())
+            .collect();
+        AgentuseStore::new(roots)
+    }
+
+    fn load_all(st: &AgentuseStore) -> Vec<Session> {
+        st.list().iter().map(|l| st.load(l)).collect()
+    }
+
+    #[test]
+    fn candidates_honour_xdg_data_home() {
+        let mut env = env_for(Path::new("/h"));
+        assert_eq!(
+            candidates(&env)[0].path,
+            PathBuf::from("/h/.local/share/agentuse/project")
+        );
+        env.vars.insert("XDG_DATA_HOME".into(), "/x".into());
+        let r = &candidates(&env)[0];
+        assert_eq!(r.path, PathBuf::from("/x/agentuse/project"));
+        assert_eq!(r.how, "XDG_DATA_HOME");
+    }
+
+    #[test]
+    fn sanitizes_like_agentuse() {
+        assert_eq!(
+            sanitize_agent_name("social/quotes/1-quotes-create"),
+            "social-quotes-1-quotes-create"
+        );
+        assert_eq!(sanitize_agent_name("  "), "default");
+        assert_eq!(sanitize_agent_name("A__b!!c"), "a__b-c");
+    }
+
+    #[test]
+    fn generated_store_lists_top_level_sessions_only() {
+        let tmp = tempfile::tempdir().unwrap();
+        let written = seeds::write_agentuse(tmp.path());
+        assert!(!written.is_empty());
+        let st = store(tmp.path());
+        let listed = st.list();
+        assert_eq!(listed.len(), 3, "{listed:#?}");
+        for l in &listed {
+            assert!(is_ulid(&l.id), "{}", l.id);
+            assert_eq!(l.sources[0], l.path);
+            assert!(!l.path.to_string_lossy().contains("/subagent/"));
+        }
+        for s in load_all(&st) {
+            assert!(s.warnings.is_empty(), "{}: {:?}", s.id, s.warnings);
+        }
+    }
+
+    fn find<'a>(sessions: &'a [Session], tag: &str) -> &'a Session {
+        sessions
+            .iter()
+            .find(|s| s.tags.iter().any(|t| t == tag))
+            .unwrap_or_else(|| panic!("no session tagged {tag}"))
+    }
+
+    #[test]
+    fn main_session_has_tools_artifacts_compaction_and_usage() {
+        let tmp = tempfile::tempdir().unwrap();
+        seeds::write_agentuse(tmp.path());
+        let sessions = load_all(&store(tmp.path()));
+        let s = find(&sessions, "agent:review/code-review");
+        assert_eq!(s.title.as_deref(), Some("Code reviewer"));
+        assert_eq!(s.cwd.as_deref(), Some("/home/dev/projects/webapp"));
+        assert!(s.tags.contains(&"status:completed".to_string()));
+        assert!(s.created_at.is_some() && s.updated_at.is_some());
+        assert_eq!(s.messages[0].role, Role::User);
+
+        let calls: Vec<&ToolCall> = s.messages.iter().flat_map(|m| &m.tool_calls).collect();
+        let bash = calls.iter().find(|c| c.tool_name == "bash").unwrap();
+        assert_eq!(bash.is_error, Some(false));
+        assert_eq!(bash.duration_ms, Some(1250));
+        assert_eq!(bash.input["command"], "cargo test --quiet");
+        let failed = calls.iter().find(|c| c.is_error == Some(true)).unwrap();
+        assert!(failed.output.as_deref().unwrap().contains("ENOENT"));
+        // Spilled outputs, JSON and streamed text, are inlined in full.
+        let read = calls.iter().find(|c| c.tool_name == "read_file").unwrap();
+        assert!(read
+            .output
+            .as_deref()
+            .unwrap()
+            .contains("line 400 of the full file"));
+        let grep = calls.iter().find(|c| c.tool_name == "grep").unwrap();
+        let g = grep.output.as_deref().unwrap();
+        assert!(g.contains("match 300: src/router.rs"), "{g}");
+        assert!(!g.contains("# AgentUse Tool Output Artifact"));
+
+        assert!(s
+            .messages
+            .iter()
+            .any(|m| m.kind == MessageKind::CompactionSummary));
+        assert!(s.messages.iter().any(|m| m.thinking.is_some()));
+        // Text after a tool call opens a new assistant message.
+        let a: Vec<&Message> = s
+            .messages
+            .iter()
+            .filter(|m| m.role == Role::Assistant)
+            .collect();
+        assert!(a.len() >= 3);
+        // The resumed prompt (a user text part) is a user message.
+        assert_eq!(s.turn_count(), 3);
+        let cost = s.cost();
+        assert_eq!(cost.input_tokens, 12_000 + 3_000);
+        assert!((cost.total_usd - 0.0875).abs() < 1e-9, "{}", cost.total_usd);
+        assert_eq!(s.primary_model().as_deref(), Some("claude-sonnet-4-0"));
+    }
+
+    #[test]
+    fn subagents_nest_with_parent_links() {
+        let tmp = tempfile::tempdir().unwrap();
+        seeds::write_agentuse(tmp.path());
+        let sessions = load_all(&store(tmp.path()));
+        let s = find(&sessions, "agent:review/code-review");
+        assert_eq!(s.subagents.len(), 1);
+        let sub = &s.subagents[0];
+        assert!(sub.name.ends_with("-review-summarizer"), "{}", sub.name);
+        assert_eq!(sub.unified_id, None);
+        let calls: Vec<&ToolCall> = s.messages.iter().flat_map(|m| &m.tool_calls).collect();
+        let spawn = calls
+            .iter()
+            .find(|c| c.tool_name == "subagent__summarizer")
+            .unwrap();
+        assert_eq!(
+            sub.tool_call_id.as_deref(),
+            Some(spawn.tool_call_id.as_str())
+        );
+        let child = sub.session.as_ref().unwrap();
+        assert_eq!(child.parent.as_deref(), Some(s.unified_id().as_str()));
+        assert_eq!(child.id, id_from_dir_name(&sub.name));
+        assert!(child.warnings.is_empty(), "{:?}", child.warnings);
+        assert_eq!(child.subagents.len(), 1, "grandchild");
+        let grand = child.subagents[0].session.as_ref().unwrap();
+        assert_eq!(grand.parent.as_deref(), Some(child.unified_id().as_str()));
+        assert!(!grand.messages.is_empty());
+    }
+
+    #[test]
+    fn error_session_ends_with_the_error() {
+        let tmp = tempfile::tempdir().unwrap();
+        seeds::write_agentuse(tmp.path());
+        let sessions = load_all(&store(tmp.path()));
+        let s = find(&sessions, "status:error");
+        let last = s.messages.last().unwrap();
+        assert_eq!(last.role, Role::System);
+        assert!(
+            last.content.starts_with("Session failed (AUTH_ERROR)"),
+            "{}",
+            last.content
+        );
+        assert!(s.messages.iter().any(|m| m
+            .content
+            .contains("Error in agent (EXECUTION_ERROR) HTTP 401")));
+        assert!(s.warnings.is_empty());
+    }
+
+    #[test]
+    fn global_layout_sums_step_finish_parts() {
+        let tmp = tempfile::tempdir().unwrap();
+        seeds::write_agentuse(tmp.path());
+        let st = store(tmp.path());
+        let l = st
+            .list()
+            .into_iter()
+            .find(|l| l.path.to_string_lossy().contains("/global/session/"))
+            .unwrap();
+        let s = st.load(&l);
+        let c = s.cost();
+        assert_eq!(c.input_tokens, 800 + 900);
+        assert_eq!(c.output_tokens, 120 + 60);
+        assert!((c.total_usd - 0.004).abs() < 1e-9);
+    }
+
+    #[test]
+    fn corrupt_parts_and_missing_message_json_are_warnings() {
+        let tmp = tempfile::tempdir().unwrap();
+        seeds::write_agentuse(tmp.path());
+        let st = store(tmp.path());
+        let l = st
+            .list()
+            .into_iter()
+            .find(|l| l.path.to_string_lossy().contains("code-review"))
+            .unwrap();
+        let msgs = message_dirs(&l.path);
+        // A bad part, a half-written part, and an exchange without message.json.
+        let parts = part_files(&msgs[0].join("part"));
+        fs::write(&parts[0], b"{\"id\": \"x\", \"type\": \"te").unwrap();
+        fs::write(
+            msgs[0].join("part").join("01ZZZZZZZZZZZZZZZZZZZZZZZZ.json"),
+            b"[1,2",
+        )
+        .unwrap();
+        fs::remove_file(msgs[1].join("message.json")).unwrap();
+        fs::write(
+            msgs[1].join("part").join("01ZZZZZZZZZZZZZZZZZZZZZZZY.json"),
+            br#"{"type":"hologram"}"#,
+        )
+        .unwrap();
+        let listed = st.list();
+        assert_eq!(listed.len(), 3, "still listed");
+        let s = st.load(&l);
+        assert!(s.warnings.len() >= 4, "{:?}", s.warnings);
+        assert!(s
+            .warnings
+            .iter()
+            .any(|w| w.contains("message.json: missing")));
+        assert!(s.warnings.iter().any(|w| w.contains("invalid JSON")));
+        assert!(s.warnings.iter().any(|w| w.contains("hologram")));
+        assert!(!s.messages.is_empty());
+    }
+
+    #[test]
+    fn missing_and_garbage_session_json_still_load() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp
+            .path()
+            .join("project/abc/session/01JABCDEFGHJKMNPQRSTVWXYZ0-x");
+        fs::create_dir_all(dir.join("01JABCDEFGHJKMNPQRSTVWXYZ1/part")).unwrap();
+        fs::write(dir.join("01JABCDEFGHJKMNPQRSTVWXYZ1/message.json"), b"null").unwrap();
+        fs::write(
+            dir.join("01JABCDEFGHJKMNPQRSTVWXYZ1/part/01JABCDEFGHJKMNPQRSTVWXYZ2.json"),
+            br#"{"type":"tool","callID":"c","tool":"t","state":{"status":"completed","input":1,"output":{"metadata":{"fullOutputArtifact":{"kind":"tool-output","path":"../../../../etc/passwd"}}}}}"#,
+        )
+        .unwrap();
+        let st = AgentuseStore::new(vec![Root::new(
+            Agent::Agentuse,
+            tmp.path().join("project"),
+            "t",
+        )]);
+        let l = st.list();
+        assert_eq!(l.len(), 1);
+        assert_eq!(l[0].id, "01JABCDEFGHJKMNPQRSTVWXYZ0");
+        let s = st.load(&l[0]);
+        assert!(s.warnings.iter().any(|w| w.contains("session.json")));
+        assert_eq!(s.messages.len(), 1);
+        // A path outside `artifact/` is never followed.
+        assert!(s.messages[0].tool_calls[0]
+            .output
+            .as_deref()
+            .unwrap()
+            .contains("fullOutputArtifact"));
+        fs::write(dir.join("session.json"), b"\xff\xfe garbage").unwrap();
+        let s = st.load(&l[0]);
+        assert!(s
+            .warnings
+            .iter()
+            .any(|w| w.contains("session.json: invalid JSON")));
+    }
+
+    #[test]
+    fn roots_may_name_a_project_or_a_session() {
+        let tmp = tempfile::tempdir().unwrap();
+        seeds::write_agentuse(tmp.path());
+        let project = tmp.path().join(".local/share/agentuse/project");
+        let all = session_dirs(&project);
+        assert_eq!(all.len(), 3);
+        let one_project = all[0].parent().unwrap().parent().unwrap();
+        assert!(!session_dirs(one_project).is_empty());
+        assert_eq!(
+            session_dirs(all[0].parent().unwrap()).len(),
+            session_dirs(one_project).len()
+        );
+        assert_eq!(session_dirs(&all[0]), vec![all[0].clone()]);
+    }
+
+    #[test]
+    fn fixture_home_loads() {
+        let home = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/home");
+        let st = store(&home);
+        let listed = st.list();
+        assert!(!listed.is_empty());
+        for l in &listed {
+            let s = st.load(l);
+            assert!(s.warnings.is_empty(), "{:?}", s.warnings);
+            assert!(!s.messages.is_empty());
+        }
+    }
+}
