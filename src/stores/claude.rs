@@ -35,7 +35,13 @@ pub fn candidates(env: &Env) -> Vec<Root> {
             .split(',')
             .map(str::trim)
             .filter(|s| !s.is_empty())
-            .map(|s| Root::new(Agent::Claude, env.expand(s).join("projects"), "CLAUDE_CONFIG_DIR"))
+            .map(|s| {
+                Root::new(
+                    Agent::Claude,
+                    env.expand(s).join("projects"),
+                    "CLAUDE_CONFIG_DIR",
+                )
+            })
             .collect();
         if !roots.is_empty() {
             return roots;
@@ -43,7 +49,11 @@ pub fn candidates(env: &Env) -> Vec<Root> {
     }
     vec![
         Root::new(Agent::Claude, env.home.join(".claude/projects"), "default"),
-        Root::new(Agent::Claude, env.home.join(".config/claude/projects"), "default"),
+        Root::new(
+            Agent::Claude,
+            env.home.join(".config/claude/projects"),
+            "default",
+        ),
     ]
 }
 
@@ -69,7 +79,10 @@ impl Store for ClaudeStore {
     fn list(&self) -> Vec<Listed> {
         let mut out = Vec::new();
         for (idx, root) in self.roots.iter().enumerate() {
-            for project in sorted_entries(&root.path).into_iter().filter(|p| p.is_dir()) {
+            for project in sorted_entries(&root.path)
+                .into_iter()
+                .filter(|p| p.is_dir())
+            {
                 list_project(&project, idx, &mut out);
             }
         }
@@ -241,7 +254,11 @@ pub fn load_session(path: &Path, id: &str) -> Session {
             .map(|(_, t)| t.clone())
     };
     let mut files: Vec<(PathBuf, Option<PathBuf>)> = nested_agent_files(path);
-    let session_id = parsed.meta.session_id.clone().unwrap_or_else(|| id.to_string());
+    let session_id = parsed
+        .meta
+        .session_id
+        .clone()
+        .unwrap_or_else(|| id.to_string());
     for f in flat_agent_files(path, &session_id) {
         files.push((f, None));
     }
@@ -271,7 +288,13 @@ pub fn load_session(path: &Path, id: &str) -> Session {
                     .and_then(Value::as_str)
                     .map(str::to_string)
             })
-            .or_else(|| meta_str("agentType"));
+            .or_else(|| meta_str("agentType"))
+            .or_else(|| {
+                // Claude Code's own compaction runs as an `acompact-*` agent.
+                agent
+                    .starts_with("acompact-")
+                    .then(|| "context compaction summary".to_string())
+            });
         let mut child = load_child(&file, &format!("{id}/{name}"), &parent_uid, &spill);
         if let Some(d) = &description {
             child.title = Some(d.clone());

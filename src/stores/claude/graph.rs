@@ -163,7 +163,12 @@ impl<'a> Graph<'a> {
             .iter()
             .chain(out.iter())
             .filter(|&&i| self.recs[i].kind == Kind::Assistant)
-            .flat_map(|&i| self.recs[i].tool_uses.iter().map(|t| t.tool_call_id.as_str()))
+            .flat_map(|&i| {
+                self.recs[i]
+                    .tool_uses
+                    .iter()
+                    .map(|t| t.tool_call_id.as_str())
+            })
             .collect();
         let call_set: HashSet<&str> = calls.iter().copied().collect();
         let mut extra: Vec<usize> = Vec::new();
@@ -205,7 +210,11 @@ impl<'a> Graph<'a> {
     }
 
     fn last_where(&self, f: impl Fn(&Rec) -> bool) -> Option<usize> {
-        self.members.iter().rev().copied().find(|&i| f(&self.recs[i]))
+        self.members
+            .iter()
+            .rev()
+            .copied()
+            .find(|&i| f(&self.recs[i]))
     }
 
     /// The active path and the branches.
@@ -334,7 +343,10 @@ mod tests {
         ];
         let all: Vec<usize> = (0..recs.len()).collect();
         let plan = Graph::new(&recs, &all).plan();
-        assert_eq!(ids(&recs, &plan.active), ["u", "a1", "a2", "rx", "ry", "a3"]);
+        assert_eq!(
+            ids(&recs, &plan.active),
+            ["u", "a1", "a2", "rx", "ry", "a3"]
+        );
         assert!(plan.branches.is_empty());
     }
 

@@ -6,7 +6,7 @@
 //! Session-level facts that are not conversation (titles, tags, links to subagents) are
 //! folded into one [`FileMeta`] on the way.
 
-use crate::model::{self, ToolCall, TokenUsage};
+use crate::model::{self, TokenUsage, ToolCall};
 use crate::stores::parse_time;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
@@ -141,10 +141,10 @@ fn u64_field(v: &Value, key: &str) -> u64 {
 
 impl FileMeta {
     fn note_time(&mut self, t: DateTime<Utc>) {
-        if self.first_ts.is_none_or(|f| t < f) {
+        if self.first_ts.map_or(true, |f| t < f) {
             self.first_ts = Some(t);
         }
-        if self.last_ts.is_none_or(|l| t > l) {
+        if self.last_ts.map_or(true, |l| t > l) {
             self.last_ts = Some(t);
         }
     }
@@ -228,12 +228,8 @@ pub(super) fn parse_line(v: &Value, meta: &mut FileMeta) -> Option<Rec> {
     if meta.cwd.is_none() {
         meta.cwd = str_field(v, "cwd");
     }
-    if !r.sidechain {
-        if meta.forked_from.is_none() {
-            meta.forked_from = v
-                .get("forkedFrom")
-                .and_then(|f| str_field(f, "sessionId"));
-        }
+    if !r.sidechain && meta.forked_from.is_none() {
+        meta.forked_from = v.get("forkedFrom").and_then(|f| str_field(f, "sessionId"));
     }
     match kind {
         Kind::User | Kind::Assistant => parse_message(v, &mut r, meta),
@@ -373,7 +369,9 @@ fn block(b: &Value, r: &mut Rec, texts: &mut Vec<String>, thinking: &mut Vec<Str
 fn media_placeholder(b: &Value) -> String {
     let kind = b.get("type").and_then(Value::as_str).unwrap_or("image");
     let src = b.get("source");
-    let mime = src.and_then(|s| s.get("media_type")).and_then(Value::as_str);
+    let mime = src
+        .and_then(|s| s.get("media_type"))
+        .and_then(Value::as_str);
     let size = src
         .and_then(|s| s.get("data"))
         .and_then(Value::as_str)

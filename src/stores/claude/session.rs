@@ -269,8 +269,16 @@ pub(super) fn assemble(parsed: &Parsed, shape: Shape) -> Session {
     let own = FileMeta {
         cwd: meta.cwd.clone(),
         version: meta.version.clone(),
-        first_ts: shape.members.iter().filter_map(|&i| recs.get(i)?.timestamp).min(),
-        last_ts: shape.members.iter().filter_map(|&i| recs.get(i)?.timestamp).max(),
+        first_ts: shape
+            .members
+            .iter()
+            .filter_map(|&i| recs.get(i)?.timestamp)
+            .min(),
+        last_ts: shape
+            .members
+            .iter()
+            .filter_map(|&i| recs.get(i)?.timestamp)
+            .max(),
         ..FileMeta::default()
     };
     let meta = if shape.whole_file { meta } else { &own };
@@ -318,7 +326,10 @@ pub(super) fn assemble(parsed: &Parsed, shape: Shape) -> Session {
         }
         s.branches.push(Branch {
             name,
-            fork_point: b.fork.and_then(|f| recs.get(f)).and_then(|r| r.uuid.clone()),
+            fork_point: b
+                .fork
+                .and_then(|f| recs.get(f))
+                .and_then(|r| r.uuid.clone()),
             leaf: Some(leaf),
             messages,
         });
@@ -339,18 +350,32 @@ pub(super) fn assemble(parsed: &Parsed, shape: Shape) -> Session {
         .clone()
         .or_else(|| meta.ai_title.clone())
         .or_else(|| {
-            meta.summaries
-                .iter()
-                .rev()
-                .find(|(leaf, _)| leaf.as_deref().is_some_and(|l| active_uuids.contains(l)))
-                .or(meta.summaries.last())
-                .map(|(_, t)| t.clone())
+            // Old builds also copy summaries of *other* sessions into a file; a summary
+            // counts only when its leaf is here (on the active path first) or unnamed.
+            let here: HashSet<&str> = recs.iter().filter_map(|r| r.uuid.as_deref()).collect();
+            let pick = |f: &dyn Fn(Option<&str>) -> bool| {
+                meta.summaries
+                    .iter()
+                    .rev()
+                    .find(|(leaf, _)| f(leaf.as_deref()))
+                    .map(|(_, t)| t.clone())
+            };
+            pick(&|l| l.is_some_and(|l| active_uuids.contains(l)))
+                .or_else(|| pick(&|l| l.is_some_and(|l| here.contains(l))))
+                .or_else(|| pick(&|l| l.is_none()))
         })
         .or_else(|| {
+            // A slash command with arguments ("/review the auth module") is a prompt too.
             s.messages
                 .iter()
-                .filter(|m| m.role == Role::User && m.kind == MessageKind::Normal)
-                .find_map(|m| text::title_from_prompt(&m.content))
+                .filter(|m| m.role == Role::User)
+                .find_map(|m| match m.kind {
+                    MessageKind::Normal => text::title_from_prompt(&m.content),
+                    MessageKind::Event if m.content.starts_with('/') && m.content.contains(' ') => {
+                        Some(m.content.chars().take(100).collect())
+                    }
+                    _ => None,
+                })
         });
     s.warnings = warnings;
     s
@@ -392,19 +417,28 @@ pub(super) fn sidechain_groups(recs: &[Rec]) -> Vec<Vec<usize>> {
 }
 
 /// Subagents kept inline in the main file (`isSidechain: true` records).
-pub(super) fn inline_subagents(parsed: &Parsed, parent_id: &str, known: &[String]) -> Vec<Subagent> {
+pub(super) fn inline_subagents(
+    parsed: &Parsed,
+    parent_id: &str,
+    known: &[String],
+) -> Vec<Subagent> {
     let recs = &parsed.recs;
     let mut out = Vec::new();
     for group in sidechain_groups(recs) {
-        let Some(&first) = group.first() else { continue };
+        let Some(&first) = group.first() else {
+            continue;
+        };
         let root = &recs[first];
         let agent = group
             .iter()
             .find_map(|&i| recs[i].agent_id.clone())
             .or_else(|| {
-                root.uuid
-                    .as_ref()
-                    .map(|u| u.chars().filter(|c| c.is_ascii_alphanumeric()).take(8).collect())
+                root.uuid.as_ref().map(|u| {
+                    u.chars()
+                        .filter(|c| c.is_ascii_alphanumeric())
+                        .take(8)
+                        .collect()
+                })
             })
             .unwrap_or_else(|| format!("sidechain{}", out.len() + 1));
         let name = format!("agent-{agent}");
@@ -419,7 +453,11 @@ pub(super) fn inline_subagents(parsed: &Parsed, parent_id: &str, known: &[String
             .flat_map(|r| r.tool_uses.iter())
             .find(|t| {
                 !prompt.is_empty()
-                    && t.input.get("prompt").and_then(|p| p.as_str()).map(str::trim) == Some(prompt)
+                    && t.input
+                        .get("prompt")
+                        .and_then(|p| p.as_str())
+                        .map(str::trim)
+                        == Some(prompt)
             });
         let description = call
             .and_then(|t| t.input.get("description"))

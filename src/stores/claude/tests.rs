@@ -6,7 +6,10 @@ const REAL: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/../shared/fixtures-real/claude"
 );
-const SAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/home/.claude/projects");
+const SAMPLE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/fixtures/home/.claude/projects"
+);
 const SPOTTER_DIR: &str = "-home-marco-projects-spotter-worktrees-spotter-gqc";
 const SPOTTER_ID: &str = "258c7280-ae70-4798-800f-63464d01a85d";
 
@@ -98,9 +101,15 @@ fn spotter_tree_lists_one_session_with_its_subagents() {
     );
     let child = a.session.as_ref().expect("child session");
     assert!(!child.messages.is_empty());
-    assert_eq!(child.parent.as_deref(), Some(&*format!("claude:{SPOTTER_ID}")));
+    assert_eq!(
+        child.parent.as_deref(),
+        Some(&*format!("claude:{SPOTTER_ID}"))
+    );
     assert!(child.id.starts_with(SPOTTER_ID));
-    assert_eq!(s.cwd.as_deref(), Some("/home/USER/projects/spotter-worktrees/spotter-gqc"));
+    assert_eq!(
+        s.cwd.as_deref(),
+        Some("/home/USER/projects/spotter-worktrees/spotter-gqc")
+    );
     // Compaction keeps the earlier history, with a marker and the summary.
     assert!(s
         .messages
@@ -150,12 +159,23 @@ fn parallel_tool_calls_keep_both_results_and_make_no_branch() {
     assert_eq!(asst[0].tool_calls.len(), 2);
     assert!(asst[0].thinking.is_some());
     assert!(asst[0].content.starts_with("Let me check"));
-    assert_eq!(s.title.as_deref(), Some("mix phx.server doesnt seem to start"));
-    for f in ["spotter/tool_heavy.jsonl", "spotter/subagent.jsonl", "vct_session.jsonl"] {
+    assert_eq!(
+        s.title.as_deref(),
+        Some("mix phx.server doesnt seem to start")
+    );
+    for f in [
+        "spotter/tool_heavy.jsonl",
+        "spotter/subagent.jsonl",
+        "vct_session.jsonl",
+    ] {
         let s = load_fixture(f);
         assert!(s.branches.is_empty(), "{f}: {:?}", s.branches.len());
         let calls: usize = s.messages.iter().map(|m| m.tool_calls.len()).sum();
-        let results = s.messages.iter().filter(|m| m.tool_result.is_some()).count();
+        let results = s
+            .messages
+            .iter()
+            .filter(|m| m.tool_result.is_some())
+            .count();
         assert_eq!(calls, results, "{f}");
     }
 }
@@ -245,7 +265,11 @@ fn every_real_fixture_loads() {
         assert!(s.created_at.is_some() || s.messages.iter().all(|m| m.timestamp.is_none()));
         for m in &s.messages {
             assert!(!m.content.contains(";base64,"), "{}", f.display());
-            assert!(m.content.len() < 200_000 || m.role == Role::Tool, "{}", f.display());
+            assert!(
+                m.content.len() < 200_000 || m.role == Role::Tool,
+                "{}",
+                f.display()
+            );
         }
     }
 }
@@ -297,7 +321,7 @@ fn corrupt_inputs_give_warnings_not_panics() {
         ("utf8", b"{\"type\":\"user\",\"uuid\":\"u\",\"message\":{\"content\":\"a\xff\xfeb\"}}\n\xff\xfe\xfd\n".to_vec()),
         ("huge", {
             let mut v = b"{\"type\":\"user\",\"uuid\":\"u\",\"message\":{\"content\":\"".to_vec();
-            v.extend(std::iter::repeat_n(b'x', 5 * 1024 * 1024));
+            v.extend(vec![b'x'; 5 * 1024 * 1024]);
             v.extend(b"\"}}\n{\"type\":\"assistant\",\"uuid\":\"a\",\"parentUuid\":\"u\",\"message\":{\"content\":[{\"type\":\"text\"");
             v
         }),
@@ -356,7 +380,10 @@ fn reply_lines_merge_and_usage_counts_once() {
     assert_eq!(a.tool_calls.len(), 1);
     assert!(a.cost.is_none());
     let u = a.token_usage.expect("usage");
-    assert_eq!((u.input_tokens, u.output_tokens, u.cached_tokens), (10, 30, 5));
+    assert_eq!(
+        (u.input_tokens, u.output_tokens, u.cached_tokens),
+        (10, 30, 5)
+    );
     assert_eq!(s.cost().output_tokens, 30);
     let r = s.messages[2].tool_result.as_ref().expect("result");
     assert_eq!(r.output, "the whole output");
@@ -375,18 +402,24 @@ fn flat_agent_files_are_subagents_not_sessions() {
     write(
         &proj.join(format!("{sid}.jsonl")),
         &[
-            &format!(r#"{{"type":"user","uuid":"u","sessionId":"{sid}","message":{{"content":"parent prompt"}},"forkedFrom":{{"sessionId":"other","messageUuid":"q"}}}}"#),
+            &format!(
+                r#"{{"type":"user","uuid":"u","sessionId":"{sid}","message":{{"content":"parent prompt"}},"forkedFrom":{{"sessionId":"other","messageUuid":"q"}}}}"#
+            ),
             r#"{"type":"assistant","uuid":"a","parentUuid":"u","message":{"id":"m","content":[{"type":"tool_use","id":"tk","name":"Task","input":{"description":"Look around","prompt":"look"}}]}}"#,
             r#"{"type":"user","uuid":"r","parentUuid":"a","message":{"content":[{"type":"tool_result","tool_use_id":"tk","content":"done"}]},"toolUseResult":{"agentId":"abc123","status":"completed"}}"#,
         ],
     );
     write(
         &proj.join("agent-abc123.jsonl"),
-        &[&format!(r#"{{"type":"user","uuid":"c1","isSidechain":true,"agentId":"abc123","sessionId":"{sid}","message":{{"content":"look"}}}}"#)],
+        &[&format!(
+            r#"{{"type":"user","uuid":"c1","isSidechain":true,"agentId":"abc123","sessionId":"{sid}","message":{{"content":"look"}}}}"#
+        )],
     );
     write(
         &proj.join("agent-zzz.jsonl"),
-        &[r#"{"type":"user","uuid":"c1","isSidechain":true,"sessionId":"someone-else","message":{"content":"x"}}"#],
+        &[
+            r#"{"type":"user","uuid":"c1","isSidechain":true,"sessionId":"someone-else","message":{"content":"x"}}"#,
+        ],
     );
     let st = store(&tmp.path().join("projects"));
     let listed = st.list();
@@ -427,4 +460,31 @@ fn hand_written_sample_loads() {
     let child = sub.session.as_ref().expect("child");
     assert!(child.messages.iter().any(|m| m.role == Role::Assistant));
     assert!(s.warnings.is_empty(), "{:?}", s.warnings);
+}
+
+#[test]
+fn summaries_of_other_sessions_do_not_title_this_one() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let p = tmp.path().join("s.jsonl");
+    write(
+        &p,
+        &[
+            r#"{"type":"summary","summary":"Someone else's work","leafUuid":"elsewhere"}"#,
+            r#"{"type":"user","uuid":"u","message":{"content":"<command-name>/review</command-name><command-args>the parser</command-args>"}}"#,
+            r#"{"type":"user","uuid":"v","parentUuid":"u","message":{"content":"then fix it"}}"#,
+        ],
+    );
+    let s = load_session(&p, "s");
+    assert_eq!(s.title.as_deref(), Some("/review the parser"));
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&p)
+        .expect("open");
+    std::io::Write::write_all(
+        &mut f,
+        b"{\"type\":\"summary\",\"summary\":\"Parser review\",\"leafUuid\":\"v\"}\n",
+    )
+    .expect("append");
+    let s = load_session(&p, "s");
+    assert_eq!(s.title.as_deref(), Some("Parser review"));
 }

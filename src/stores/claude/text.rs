@@ -171,7 +171,8 @@ pub(super) fn title_from_prompt(text: &str) -> Option<String> {
 
 /// `[Request interrupted by user]` and its variants, written as user text.
 pub(super) fn is_interruption(text: &str) -> bool {
-    text.trim_start().starts_with("[Request interrupted by user")
+    text.trim_start()
+        .starts_with("[Request interrupted by user")
 }
 
 #[cfg(test)]
@@ -205,8 +206,14 @@ mod tests {
                 .as_deref(),
             Some("fix the bug")
         );
-        assert_eq!(title_from_prompt("<command-name>/clear</command-name>"), None);
+        assert_eq!(
+            title_from_prompt("<command-name>/clear</command-name>"),
+            None
+        );
         assert_eq!(title_from_prompt("[Request interrupted by user]"), None);
-        assert_eq!(title_from_prompt(&"é".repeat(300)).map(|t| t.chars().count()), Some(100));
+        assert_eq!(
+            title_from_prompt(&"é".repeat(300)).map(|t| t.chars().count()),
+            Some(100)
+        );
     }
 }
