@@ -172,6 +172,7 @@ impl<'a> Graph<'a> {
             .collect();
         let call_set: HashSet<&str> = calls.iter().copied().collect();
         let mut extra: Vec<usize> = Vec::new();
+        let mut taken: HashSet<usize> = HashSet::new();
         for c in &calls {
             if answered.contains(c) {
                 continue;
@@ -179,10 +180,11 @@ impl<'a> Graph<'a> {
             for &j in self.results_by_call.get(c).into_iter().flatten() {
                 let r = &self.recs[j];
                 let all_ours = r.results.iter().all(|x| call_set.contains(x.id.as_str()));
-                if on.contains(&j) || extra.contains(&j) || !all_ours {
+                if on.contains(&j) || taken.contains(&j) || !all_ours {
                     continue;
                 }
                 extra.push(j);
+                taken.insert(j);
                 for x in &r.results {
                     answered.insert(x.id.as_str());
                 }
@@ -201,8 +203,14 @@ impl<'a> Graph<'a> {
             .enumerate()
             .map(|(pos, &i)| (pos, 0, i))
             .collect();
+        // Paths are nearly always in file order; then a binary search finds the slot.
+        let sorted = path.windows(2).all(|w| w[0] < w[1]);
         for &a in absorbed {
-            let pos = path.iter().rposition(|&p| p < a).unwrap_or(0);
+            let pos = if sorted {
+                path.partition_point(|&p| p < a).saturating_sub(1)
+            } else {
+                path.iter().rposition(|&p| p < a).unwrap_or(0)
+            };
             keyed.push((pos, a + 1, a));
         }
         keyed.sort_unstable();

@@ -488,3 +488,35 @@ fn summaries_of_other_sessions_do_not_title_this_one() {
     let s = load_session(&p, "s");
     assert_eq!(s.title.as_deref(), Some("Parser review"));
 }
+
+#[test]
+fn long_session_with_parallel_calls_stays_linear() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let p = tmp.path().join("s.jsonl");
+    let mut lines =
+        vec![r#"{"type":"user","uuid":"u0","message":{"content":"start"}}"#.to_string()];
+    let mut prev = "u0".to_string();
+    let n = 4000;
+    for i in 0..n {
+        // One reply as two lines, each with a call; the first result hangs off line one.
+        lines.push(format!(r#"{{"type":"assistant","uuid":"a{i}","parentUuid":"{prev}","message":{{"id":"m{i}","content":[{{"type":"tool_use","id":"x{i}","name":"Read","input":{{}}}}]}}}}"#));
+        lines.push(format!(r#"{{"type":"assistant","uuid":"b{i}","parentUuid":"a{i}","message":{{"id":"m{i}","content":[{{"type":"tool_use","id":"y{i}","name":"Grep","input":{{}}}}]}}}}"#));
+        lines.push(format!(r#"{{"type":"user","uuid":"rx{i}","parentUuid":"a{i}","message":{{"content":[{{"type":"tool_result","tool_use_id":"x{i}","content":"ok"}}]}}}}"#));
+        lines.push(format!(r#"{{"type":"user","uuid":"ry{i}","parentUuid":"b{i}","message":{{"content":[{{"type":"tool_result","tool_use_id":"y{i}","content":"ok"}}]}}}}"#));
+        prev = format!("ry{i}");
+    }
+    let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
+    write(&p, &refs);
+    let t = Instant::now();
+    let s = load_session(&p, "s");
+    assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+    assert!(s.branches.is_empty());
+    assert_eq!(s.messages.len(), 1 + 3 * n);
+    assert_eq!(
+        s.messages
+            .iter()
+            .filter(|m| m.tool_result.is_some())
+            .count(),
+        2 * n
+    );
+}
