@@ -1,31 +1,339 @@
-//! TODO: Claude Code store.
-use super::{Env, Listed, Root, Store};
-use crate::model::{Agent, Session};
+//! Claude Code: `<config>/projects/<dashed cwd>/<session uuid>.jsonl`.
+//!
+//! Listing is by file name and `stat` only, so `ls` of thousands of sessions stays cheap.
+//! The project directory name is a lossy encoding of the cwd (`/a/b_c` and `/a/b-c` give
+//! the same name), so it is never decoded: the cwd comes from the records.
+//!
+//! A session is more than its main file. Subagents live beside it, in one of three layouts
+//! depending on the Claude Code version that wrote them: `<session>/subagents/**/agent-*.jsonl`
+//! (2.1.2 and later, with an optional `.meta.json` sidecar), flat `agent-*.jsonl` files next
+//! to the main file whose records name the parent's `sessionId` (before 2.1.2), or
+//! `isSidechain` records inside the main file (2.0 and older). All three become
+//! [`Subagent`]s of the parent, and every subagent file is one of the parent's
+//! [`Listed::sources`], so a subagent that grows re-renders its parent.
+//!
+//! The conversation itself is a tree; see `graph` for how the active path, the parallel
+//! tool calls that only look like forks, and the real branches are told apart.
 
+mod graph;
+mod records;
+mod session;
+mod text;
+
+use super::{Env, Listed, Root, Store};
+use crate::model::{Agent, Session, Subagent};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// Every place Claude Code keeps projects: `CLAUDE_CONFIG_DIR` (a comma-separated list)
+/// replaces `~/.claude`; some installs use `~/.config/claude`.
 pub fn candidates(env: &Env) -> Vec<Root> {
-    let _ = env;
-    Vec::new()
+    if let Some(v) = env.var("CLAUDE_CONFIG_DIR") {
+        let roots: Vec<Root> = v
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(|s| {
+                Root::new(
+                    Agent::Claude,
+                    env.expand(s).join("projects"),
+                    "CLAUDE_CONFIG_DIR",
+                )
+            })
+            .collect();
+        if !roots.is_empty() {
+            return roots;
+        }
+    }
+    vec![
+        Root::new(Agent::Claude, env.home.join(".claude/projects"), "default"),
+        Root::new(
+            Agent::Claude,
+            env.home.join(".config/claude/projects"),
+            "default",
+        ),
+    ]
 }
 
 pub struct ClaudeStore {
     roots: Vec<Root>,
 }
+
 impl ClaudeStore {
     pub fn new(roots: Vec<Root>) -> ClaudeStore {
         ClaudeStore { roots }
     }
 }
+
 impl Store for ClaudeStore {
     fn agent(&self) -> Agent {
         Agent::Claude
     }
+
     fn roots(&self) -> &[Root] {
         &self.roots
     }
+
     fn list(&self) -> Vec<Listed> {
-        Vec::new()
+        let mut out = Vec::new();
+        for (idx, root) in self.roots.iter().enumerate() {
+            for project in sorted_entries(&root.path)
+                .into_iter()
+                .filter(|p| p.is_dir())
+            {
+                list_project(&project, idx, &mut out);
+            }
+        }
+        out
     }
+
     fn load(&self, listed: &Listed) -> Session {
-        Session::new(Agent::Claude, listed.id.clone())
+        load_session(&listed.path, &listed.id)
     }
 }
+
+fn sorted_entries(dir: &Path) -> Vec<PathBuf> {
+    let rd = match std::fs::read_dir(dir) {
+        Ok(rd) => rd,
+        Err(e) => {
+            if dir.exists() {
+                log::warn!("cannot read {}: {e}", dir.display());
+            }
+            return Vec::new();
+        }
+    };
+    let mut v: Vec<PathBuf> = rd.flatten().map(|e| e.path()).collect();
+    v.sort();
+    v
+}
+
+fn file_name(p: &Path) -> &str {
+    p.file_name().and_then(|n| n.to_str()).unwrap_or("")
+}
+
+/// `agent-<id>.jsonl` -> `<id>`.
+fn agent_id_of(p: &Path) -> Option<&str> {
+    file_name(p)
+        .strip_prefix("agent-")?
+        .strip_suffix(".jsonl")
+        .filter(|s| !s.is_empty())
+}
+
+fn is_session_file(p: &Path) -> bool {
+    let n = file_name(p);
+    n.ends_with(".jsonl") && !n.starts_with("agent-") && n.len() > ".jsonl".len() && p.is_file()
+}
+
+fn list_project(project: &Path, root: usize, out: &mut Vec<Listed>) {
+    let entries = sorted_entries(project);
+    let flat: Vec<&PathBuf> = entries
+        .iter()
+        .filter(|p| agent_id_of(p).is_some() && p.is_file())
+        .collect();
+    // Flat subagent files name their parent only inside; read each head once per project.
+    let mut flat_by_parent: HashMap<String, Vec<PathBuf>> = HashMap::new();
+    for f in flat {
+        if let Some(sid) = head_session_id(f) {
+            flat_by_parent.entry(sid).or_default().push(f.clone());
+        }
+    }
+    for p in entries.iter().filter(|p| is_session_file(p)) {
+        let Some(id) = p.file_stem().and_then(|s| s.to_str()) else {
+            continue;
+        };
+        let mut listed = Listed::file(id, p.clone(), root);
+        for (f, meta) in nested_agent_files(p) {
+            listed.sources.push(f);
+            listed.sources.extend(meta);
+        }
+        listed
+            .sources
+            .extend(flat_by_parent.get(id).into_iter().flatten().cloned());
+        out.push(listed);
+    }
+}
+
+/// `<session>/subagents/**/agent-*.jsonl` with their `.meta.json` sidecars, sorted.
+fn nested_agent_files(main: &Path) -> Vec<(PathBuf, Option<PathBuf>)> {
+    let dir = main.with_extension("").join("subagents");
+    if !dir.is_dir() {
+        return Vec::new();
+    }
+    super::walk_files(&dir, ".jsonl", 4)
+        .into_iter()
+        .filter(|p| agent_id_of(p).is_some())
+        .map(|p| {
+            let meta = p.with_extension("meta.json");
+            let meta = meta.is_file().then_some(meta);
+            (p, meta)
+        })
+        .collect()
+}
+
+/// Flat `agent-*.jsonl` siblings of `main` whose records carry `session_id`.
+fn flat_agent_files(main: &Path, session_id: &str) -> Vec<PathBuf> {
+    let Some(project) = main.parent() else {
+        return Vec::new();
+    };
+    sorted_entries(project)
+        .into_iter()
+        .filter(|p| agent_id_of(p).is_some() && p.is_file())
+        .filter(|p| head_session_id(p).as_deref() == Some(session_id))
+        .collect()
+}
+
+/// The first `sessionId` in the first 16 KB of a file, without parsing whole lines
+/// (a first line can be megabytes of base64).
+fn head_session_id(path: &Path) -> Option<String> {
+    let f = std::fs::File::open(path).ok()?;
+    let mut buf = Vec::new();
+    f.take(16 * 1024).read_to_end(&mut buf).ok()?;
+    let s = String::from_utf8_lossy(&buf);
+    let mut rest = s.as_ref();
+    while let Some(i) = rest.find("\"sessionId\"") {
+        rest = &rest[i + "\"sessionId\"".len()..];
+        let after = rest.trim_start().strip_prefix(':')?.trim_start();
+        if let Some(v) = after.strip_prefix('"') {
+            let end = v.find('"')?;
+            let id = &v[..end];
+            if !id.is_empty() {
+                return Some(id.to_string());
+            }
+        }
+    }
+    None
+}
+
+/// `.meta.json` of a nested subagent: `{agentType, description, toolUseId}`.
+fn read_agent_meta(path: &Path) -> Option<Value> {
+    let f = std::fs::File::open(path).ok()?;
+    let mut buf = Vec::new();
+    f.take(1024 * 1024).read_to_end(&mut buf).ok()?;
+    serde_json::from_slice(&buf).ok()
+}
+
+/// Load one main session file with its subagents.
+pub fn load_session(path: &Path, id: &str) -> Session {
+    let parsed = session::parse_file(path);
+    let mut members: Vec<usize> = (0..parsed.recs.len())
+        .filter(|&i| !parsed.recs[i].sidechain)
+        .collect();
+    // A file of sidechain records only is a subagent transcript opened on its own.
+    let only_sidechains = !members.iter().any(|&i| parsed.recs[i].kind.is_chain());
+    if only_sidechains {
+        members = (0..parsed.recs.len()).collect();
+    }
+    let spill = path.with_extension("").join("tool-results");
+    let mut s = session::assemble(
+        &parsed,
+        session::Shape {
+            id: id.to_string(),
+            paths: vec![path.to_path_buf()],
+            spill_dir: Some(spill.clone()),
+            parent: None,
+            members: &members,
+            whole_file: true,
+        },
+    );
+    let parent_uid = s.unified_id();
+    // tool_use id -> Task input, to describe subagents by the call that made them.
+    let calls: HashMap<&str, &Value> = parsed
+        .recs
+        .iter()
+        .flat_map(|r| r.tool_uses.iter())
+        .map(|t| (t.tool_call_id.as_str(), &t.input))
+        .collect();
+    let link_of = |agent: &str| {
+        parsed
+            .meta
+            .agent_links
+            .iter()
+            .find(|(a, _)| a == agent)
+            .map(|(_, t)| t.clone())
+    };
+    let mut files: Vec<(PathBuf, Option<PathBuf>)> = nested_agent_files(path);
+    let session_id = parsed
+        .meta
+        .session_id
+        .clone()
+        .unwrap_or_else(|| id.to_string());
+    for f in flat_agent_files(path, &session_id) {
+        files.push((f, None));
+    }
+    for (file, meta_path) in files {
+        let Some(agent) = agent_id_of(&file).map(str::to_string) else {
+            continue;
+        };
+        let name = format!("agent-{agent}");
+        if s.subagents.iter().any(|x| x.name == name) {
+            continue;
+        }
+        let meta = meta_path.as_deref().and_then(read_agent_meta);
+        let meta_str = |k: &str| {
+            meta.as_ref()
+                .and_then(|m| m.get(k))
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+        };
+        let tool_call_id = meta_str("toolUseId").or_else(|| link_of(&agent));
+        let description = meta_str("description")
+            .or_else(|| {
+                tool_call_id
+                    .as_deref()
+                    .and_then(|t| calls.get(t))
+                    .and_then(|i| i.get("description"))
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+            })
+            .or_else(|| meta_str("agentType"))
+            .or_else(|| {
+                // Claude Code's own compaction runs as an `acompact-*` agent.
+                agent
+                    .starts_with("acompact-")
+                    .then(|| "context compaction summary".to_string())
+            });
+        let mut child = load_child(&file, &format!("{id}/{name}"), &parent_uid, &spill);
+        if let Some(d) = &description {
+            child.title = Some(d.clone());
+        }
+        if let Some(m) = &meta_path {
+            child.source.paths.push(m.clone());
+        }
+        s.subagents.push(Subagent {
+            name,
+            unified_id: None,
+            description,
+            tool_call_id,
+            session: Some(Box::new(child)),
+        });
+    }
+    if !only_sidechains {
+        let known: Vec<String> = s.subagents.iter().map(|x| x.name.clone()).collect();
+        let inline = session::inline_subagents(&parsed, id, &known);
+        s.subagents.extend(inline);
+    }
+    s
+}
+
+/// A subagent transcript file: every record is a sidechain record, all of them its own.
+fn load_child(path: &Path, id: &str, parent_uid: &str, spill: &Path) -> Session {
+    let parsed = session::parse_file(path);
+    let members: Vec<usize> = (0..parsed.recs.len()).collect();
+    session::assemble(
+        &parsed,
+        session::Shape {
+            id: id.to_string(),
+            paths: vec![path.to_path_buf()],
+            spill_dir: Some(spill.to_path_buf()),
+            parent: Some(parent_uid.to_string()),
+            members: &members,
+            whole_file: true,
+        },
+    )
+}
+
+#[cfg(test)]
+mod tests;

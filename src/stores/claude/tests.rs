@@ -1,0 +1,522 @@
+use super::*;
+use crate::model::{MessageKind, Role, SEALED_THINKING};
+use std::time::{Duration, Instant};
+
+const REAL: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../shared/fixtures-real/claude"
+);
+const SAMPLE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/fixtures/home/.claude/projects"
+);
+const SPOTTER_DIR: &str = "-home-marco-projects-spotter-worktrees-spotter-gqc";
+const SPOTTER_ID: &str = "258c7280-ae70-4798-800f-63464d01a85d";
+
+fn copy_tree(from: &Path, to: &Path) {
+    if from.is_dir() {
+        std::fs::create_dir_all(to).expect("mkdir");
+        for e in std::fs::read_dir(from).expect("read_dir").flatten() {
+            copy_tree(&e.path(), &to.join(e.file_name()));
+        }
+    } else {
+        std::fs::copy(from, to).expect("copy");
+    }
+}
+
+/// `<tmp>/projects/<project>/<name>` holding a copy of a real fixture.
+fn one_file(fixture: &str, name: &str) -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path().join("projects/-tmp-proj");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let dst = dir.join(name);
+    std::fs::copy(Path::new(REAL).join(fixture), &dst).expect("copy");
+    (tmp, dst)
+}
+
+fn load_fixture(fixture: &str) -> Session {
+    let (_tmp, path) = one_file(fixture, "00000000-0000-4000-8000-000000000001.jsonl");
+    load_session(&path, "s")
+}
+
+fn write(path: &Path, lines: &[&str]) {
+    if let Some(d) = path.parent() {
+        std::fs::create_dir_all(d).expect("mkdir");
+    }
+    std::fs::write(path, lines.join("\n") + "\n").expect("write");
+}
+
+fn contents(msgs: &[crate::model::Message]) -> Vec<String> {
+    msgs.iter().map(|m| m.content.clone()).collect()
+}
+
+fn store(root: &Path) -> ClaudeStore {
+    ClaudeStore::new(vec![Root::new(Agent::Claude, root, "test")])
+}
+
+#[test]
+fn discovery_honours_config_dir_list() {
+    let mut env = Env {
+        home: PathBuf::from("/home/u"),
+        ..Env::default()
+    };
+    let d = candidates(&env);
+    assert_eq!(d[0].path, PathBuf::from("/home/u/.claude/projects"));
+    assert_eq!(d[1].path, PathBuf::from("/home/u/.config/claude/projects"));
+    assert!(d.iter().all(|r| r.how == "default"));
+    env.vars
+        .insert("CLAUDE_CONFIG_DIR".into(), "/a, ~/b ,".into());
+    let d = candidates(&env);
+    assert_eq!(
+        d.iter().map(|r| r.path.clone()).collect::<Vec<_>>(),
+        [
+            PathBuf::from("/a/projects"),
+            PathBuf::from("/home/u/b/projects")
+        ]
+    );
+    assert!(d.iter().all(|r| r.how == "CLAUDE_CONFIG_DIR"));
+}
+
+#[test]
+fn spotter_tree_lists_one_session_with_its_subagents() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let projects = tmp.path().join("projects");
+    copy_tree(
+        &Path::new(REAL).join("spotter").join(SPOTTER_DIR),
+        &projects.join(SPOTTER_DIR),
+    );
+    let st = store(&projects);
+    let listed = st.list();
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    assert_eq!(listed[0].id, SPOTTER_ID);
+    assert_eq!(listed[0].sources.len(), 3, "{:?}", listed[0].sources);
+
+    let s = st.load(&listed[0]);
+    let names: Vec<&str> = s.subagents.iter().map(|x| x.name.as_str()).collect();
+    assert_eq!(names, ["agent-a881341", "agent-acompact-fffbd0"]);
+    let a = &s.subagents[0];
+    assert_eq!(
+        a.tool_call_id.as_deref(),
+        Some("toolu_01VmaERAwhb19LGUwu9GenaK")
+    );
+    let child = a.session.as_ref().expect("child session");
+    assert!(!child.messages.is_empty());
+    assert_eq!(
+        child.parent.as_deref(),
+        Some(&*format!("claude:{SPOTTER_ID}"))
+    );
+    assert!(child.id.starts_with(SPOTTER_ID));
+    assert_eq!(
+        s.cwd.as_deref(),
+        Some("/home/USER/projects/spotter-worktrees/spotter-gqc")
+    );
+    // Compaction keeps the earlier history, with a marker and the summary.
+    assert!(s
+        .messages
+        .iter()
+        .any(|m| m.role == Role::System && m.content.starts_with("Conversation compacted (auto")));
+    let summary = s
+        .messages
+        .iter()
+        .position(|m| m.kind == MessageKind::CompactionSummary)
+        .expect("compaction summary");
+    assert!(summary > 100, "history before the compaction is kept");
+    assert_eq!(s.source.format, "claude-jsonl");
+    assert_eq!(s.source.format_version.as_deref(), Some("2.1.39"));
+}
+
+#[test]
+fn parallel_tool_calls_keep_both_results_and_make_no_branch() {
+    let s = load_fixture("spotter/short.jsonl");
+    assert!(s.branches.is_empty(), "{:?}", s.branches);
+    let results: Vec<&str> = s
+        .messages
+        .iter()
+        .filter_map(|m| m.tool_result.as_ref())
+        .map(|r| r.tool_call_id.as_str())
+        .collect();
+    assert_eq!(
+        results,
+        [
+            "toolu_0116Hyi5v8ut7Ffb7d8qV1Sc",
+            "toolu_01FdQ8qTyVyZjE3Kw4dguQGx"
+        ]
+    );
+    let tools: Vec<&str> = s
+        .messages
+        .iter()
+        .filter_map(|m| m.tool_result.as_ref())
+        .map(|r| r.tool_name.as_str())
+        .collect();
+    assert_eq!(tools, ["Bash", "Glob"]);
+    // The four lines of the reply are one assistant message.
+    let asst: Vec<_> = s
+        .messages
+        .iter()
+        .filter(|m| m.role == Role::Assistant)
+        .collect();
+    assert_eq!(asst.len(), 1);
+    assert_eq!(asst[0].tool_calls.len(), 2);
+    assert!(asst[0].thinking.is_some());
+    assert!(asst[0].content.starts_with("Let me check"));
+    assert_eq!(
+        s.title.as_deref(),
+        Some("mix phx.server doesnt seem to start")
+    );
+    for f in [
+        "spotter/tool_heavy.jsonl",
+        "spotter/subagent.jsonl",
+        "vct_session.jsonl",
+    ] {
+        let s = load_fixture(f);
+        assert!(s.branches.is_empty(), "{f}: {:?}", s.branches.len());
+        let calls: usize = s.messages.iter().map(|m| m.tool_calls.len()).sum();
+        let results = s
+            .messages
+            .iter()
+            .filter(|m| m.tool_result.is_some())
+            .count();
+        assert_eq!(calls, results, "{f}");
+    }
+}
+
+#[test]
+fn rewind_becomes_a_branch_and_compaction_keeps_history() {
+    let s = load_fixture("claude-code-log_dag_compact_after_rewind.jsonl");
+    let c = contents(&s.messages);
+    let pos = |needle: &str| {
+        c.iter()
+            .position(|m| m.contains(needle))
+            .unwrap_or_else(|| panic!("{needle} missing from {c:#?}"))
+    };
+    let order = [
+        pos("Start"),
+        pos("Ready"),
+        pos("Second attempt"),
+        pos("Second answer"),
+        pos("Keep going"),
+        pos("Kept going"),
+        pos("After compaction"),
+        pos("Final answer"),
+    ];
+    assert!(order.windows(2).all(|w| w[0] < w[1]), "{order:?}");
+    assert!(!c.iter().any(|m| m.contains("First attempt")));
+    assert_eq!(s.branches.len(), 1);
+    let b = &s.branches[0];
+    let bc = contents(&b.messages);
+    assert!(bc.iter().any(|m| m.contains("First attempt")));
+    assert!(bc.iter().any(|m| m.contains("First answer")));
+    assert_eq!(bc.first().map(String::as_str), Some("Start"));
+    assert_eq!(b.fork_point.as_deref(), Some("a1"));
+    assert_eq!(b.leaf.as_deref(), Some("b1a"));
+    assert_eq!(b.name, "branch-b1a");
+    assert!(s
+        .messages
+        .iter()
+        .any(|m| m.kind == MessageKind::CompactionSummary));
+}
+
+#[test]
+fn inline_sidechains_become_subagents() {
+    let s = load_fixture("agentlogs_subagent.jsonl");
+    let side = "doing well, thank you for asking";
+    // The sidechain's records stay out; its answer reaches the parent only as the Task
+    // tool result.
+    assert!(!s
+        .messages
+        .iter()
+        .any(|m| m.role != Role::Tool && m.content.contains(side)));
+    assert!(!s
+        .messages
+        .iter()
+        .any(|m| m.native_id.as_deref() == Some("f716e66b-a7ae-48ca-9fa7-9c987a786cd9")));
+    assert!(!s.subagents.is_empty());
+    let child = s.subagents[0].session.as_ref().expect("child");
+    assert!(child.messages.iter().any(|m| m.content.contains(side)));
+    assert_eq!(
+        s.subagents[0].tool_call_id.as_deref(),
+        Some("toolu_01BuNFczVnbvyf3hBd7oYaqy")
+    );
+    // The Task result is still in the parent.
+    assert!(s.messages.iter().any(|m| m.tool_result.is_some()));
+}
+
+#[test]
+fn every_real_fixture_loads() {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(dir).expect("read_dir").flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|x| x == "jsonl") {
+                out.push(p);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    walk(Path::new(REAL), &mut files);
+    assert!(files.len() >= 15);
+    for f in files {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let dst = tmp.path().join("s.jsonl");
+        std::fs::copy(&f, &dst).expect("copy");
+        let s = load_session(&dst, "s");
+        assert!(!s.messages.is_empty(), "{}", f.display());
+        assert!(s.created_at.is_some() || s.messages.iter().all(|m| m.timestamp.is_none()));
+        for m in &s.messages {
+            assert!(!m.content.contains(";base64,"), "{}", f.display());
+            assert!(
+                m.content.len() < 200_000 || m.role == Role::Tool,
+                "{}",
+                f.display()
+            );
+        }
+    }
+}
+
+#[test]
+fn images_are_placeholders() {
+    let s = load_fixture("agentlogs_images.jsonl");
+    let all: String = s
+        .messages
+        .iter()
+        .map(|m| m.content.as_str())
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(all.contains("[image: image/"), "{all}");
+    assert!(all.len() < 50_000);
+}
+
+#[test]
+fn partial_last_line_is_a_warning() {
+    let s = load_fixture("derived_partial_last_line.jsonl");
+    assert!(
+        s.warnings.iter().any(|w| w.contains("partial last line")),
+        "{:?}",
+        s.warnings
+    );
+    assert!(!s.messages.is_empty());
+}
+
+#[test]
+fn big_real_file_loads_quickly() {
+    let (_tmp, path) = one_file(
+        &format!("spotter/{SPOTTER_DIR}/{SPOTTER_ID}.jsonl"),
+        "big.jsonl",
+    );
+    let t = Instant::now();
+    let s = load_session(&path, "big");
+    let took = t.elapsed();
+    assert!(s.messages.len() > 300);
+    assert!(took < Duration::from_secs(10), "{took:?}");
+}
+
+#[test]
+fn corrupt_inputs_give_warnings_not_panics() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path();
+    let cases: Vec<(&str, Vec<u8>)> = vec![
+        ("garbage", b"not json\n{{{{\n\x00\x01\x02\n".to_vec()),
+        ("empty", Vec::new()),
+        ("utf8", b"{\"type\":\"user\",\"uuid\":\"u\",\"message\":{\"content\":\"a\xff\xfeb\"}}\n\xff\xfe\xfd\n".to_vec()),
+        ("huge", {
+            let mut v = b"{\"type\":\"user\",\"uuid\":\"u\",\"message\":{\"content\":\"".to_vec();
+            v.extend(vec![b'x'; 5 * 1024 * 1024]);
+            v.extend(b"\"}}\n{\"type\":\"assistant\",\"uuid\":\"a\",\"parentUuid\":\"u\",\"message\":{\"content\":[{\"type\":\"text\"");
+            v
+        }),
+        ("shapes", br#"{"type":"user","message":"error"}
+{"type":"assistant","uuid":"x","message":{"content":[null,1,"s",{"type":"tool_use"}]}}
+{"type":"user","uuid":"y","parentUuid":"x","message":{"content":[{"type":"tool_result"}]}}
+{"type":"system","uuid":"z","parentUuid":"z"}
+[1,2]
+42
+"#.to_vec()),
+    ];
+    for (name, bytes) in cases {
+        let p = dir.join(format!("{name}.jsonl"));
+        std::fs::write(&p, &bytes).expect("write");
+        let s = load_session(&p, name);
+        match name {
+            "garbage" | "huge" => assert!(!s.warnings.is_empty(), "{name}"),
+            "utf8" => assert!(s.messages[0].content.contains('\u{fffd}')),
+            _ => {}
+        }
+        if name == "huge" {
+            assert_eq!(s.messages.len(), 1);
+        }
+    }
+    let s = load_session(&dir.join("missing.jsonl"), "missing");
+    assert!(!s.warnings.is_empty());
+}
+
+#[test]
+fn reply_lines_merge_and_usage_counts_once() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let p = tmp.path().join("s.jsonl");
+    write(
+        &p,
+        &[
+            r#"{"type":"user","uuid":"u","message":{"role":"user","content":"go"},"timestamp":"2026-01-01T00:00:00Z"}"#,
+            r#"{"type":"assistant","uuid":"a1","parentUuid":"u","message":{"id":"m","model":"claude-opus-4-6","content":[{"type":"thinking","thinking":"","signature":"sig"}],"usage":{"input_tokens":10,"output_tokens":1}}}"#,
+            r#"{"type":"assistant","uuid":"a2","parentUuid":"a1","message":{"id":"m","model":"claude-opus-4-6","content":[{"type":"text","text":"hello"}],"usage":{"input_tokens":10,"output_tokens":1}}}"#,
+            r#"{"type":"assistant","uuid":"a3","parentUuid":"a2","message":{"id":"m","model":"claude-opus-4-6","content":[{"type":"tool_use","id":"t1","name":"Read","input":{"file_path":"/x"}}],"usage":{"input_tokens":10,"output_tokens":30,"cache_read_input_tokens":5}}}"#,
+            r#"{"type":"user","uuid":"r","parentUuid":"a3","message":{"content":[{"type":"tool_result","tool_use_id":"t1","content":"short","is_error":true}]},"toolUseResult":{"persistedOutputPath":"/elsewhere/tool-results/t1.txt"}}"#,
+            r#"{"type":"system","subtype":"turn_duration","uuid":"d","parentUuid":"r","durationMs":5}"#,
+            r#"{"type":"custom-title","customTitle":"Merged"}"#,
+            r#"{"type":"ai-title","aiTitle":"Ignored"}"#,
+            r#"{"type":"tag","tag":"demo"}"#,
+        ],
+    );
+    let spill = tmp.path().join("s/tool-results");
+    std::fs::create_dir_all(&spill).expect("mkdir");
+    std::fs::write(spill.join("t1.txt"), "the whole output").expect("write");
+    let s = load_session(&p, "s");
+    assert_eq!(s.messages.len(), 3, "{:#?}", s.messages);
+    let a = &s.messages[1];
+    assert_eq!(a.native_id.as_deref(), Some("a1"));
+    assert_eq!(a.content, "hello");
+    assert_eq!(a.thinking.as_deref(), Some(SEALED_THINKING));
+    assert_eq!(a.tool_calls.len(), 1);
+    assert!(a.cost.is_none());
+    let u = a.token_usage.expect("usage");
+    assert_eq!(
+        (u.input_tokens, u.output_tokens, u.cached_tokens),
+        (10, 30, 5)
+    );
+    assert_eq!(s.cost().output_tokens, 30);
+    let r = s.messages[2].tool_result.as_ref().expect("result");
+    assert_eq!(r.output, "the whole output");
+    assert!(r.is_error);
+    assert_eq!(r.tool_name, "Read");
+    assert_eq!(s.title.as_deref(), Some("Merged"));
+    assert_eq!(s.tags, ["demo"]);
+    assert_eq!(s.models(), ["claude-opus-4-6"]);
+}
+
+#[test]
+fn flat_agent_files_are_subagents_not_sessions() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let proj = tmp.path().join("projects/-p");
+    let sid = "11111111-1111-4111-8111-111111111111";
+    write(
+        &proj.join(format!("{sid}.jsonl")),
+        &[
+            &format!(
+                r#"{{"type":"user","uuid":"u","sessionId":"{sid}","message":{{"content":"parent prompt"}},"forkedFrom":{{"sessionId":"other","messageUuid":"q"}}}}"#
+            ),
+            r#"{"type":"assistant","uuid":"a","parentUuid":"u","message":{"id":"m","content":[{"type":"tool_use","id":"tk","name":"Task","input":{"description":"Look around","prompt":"look"}}]}}"#,
+            r#"{"type":"user","uuid":"r","parentUuid":"a","message":{"content":[{"type":"tool_result","tool_use_id":"tk","content":"done"}]},"toolUseResult":{"agentId":"abc123","status":"completed"}}"#,
+        ],
+    );
+    write(
+        &proj.join("agent-abc123.jsonl"),
+        &[&format!(
+            r#"{{"type":"user","uuid":"c1","isSidechain":true,"agentId":"abc123","sessionId":"{sid}","message":{{"content":"look"}}}}"#
+        )],
+    );
+    write(
+        &proj.join("agent-zzz.jsonl"),
+        &[
+            r#"{"type":"user","uuid":"c1","isSidechain":true,"sessionId":"someone-else","message":{"content":"x"}}"#,
+        ],
+    );
+    let st = store(&tmp.path().join("projects"));
+    let listed = st.list();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].sources.len(), 2);
+    let s = st.load(&listed[0]);
+    assert_eq!(s.subagents.len(), 1);
+    let a = &s.subagents[0];
+    assert_eq!(a.name, "agent-abc123");
+    assert_eq!(a.tool_call_id.as_deref(), Some("tk"));
+    assert_eq!(a.description.as_deref(), Some("Look around"));
+    assert_eq!(s.forked_from.as_deref(), Some("claude:other"));
+}
+
+#[test]
+fn hand_written_sample_loads() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    copy_tree(Path::new(SAMPLE), &tmp.path().join("projects"));
+    let st = store(&tmp.path().join("projects"));
+    let listed = st.list();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].sources.len(), 3);
+    let s = st.load(&listed[0]);
+    assert_eq!(s.title.as_deref(), Some("Fix flaky login redirect"));
+    assert_eq!(s.cwd.as_deref(), Some("/home/demo/webapp"));
+    assert!(s.branches.is_empty());
+    let a: Vec<_> = s
+        .messages
+        .iter()
+        .filter(|m| m.role == Role::Assistant)
+        .collect();
+    assert!(a[0].thinking.is_some());
+    assert!(a[0].tool_calls.len() >= 2);
+    assert_eq!(s.subagents.len(), 1);
+    let sub = &s.subagents[0];
+    assert!(sub.description.is_some());
+    assert!(sub.tool_call_id.is_some());
+    let child = sub.session.as_ref().expect("child");
+    assert!(child.messages.iter().any(|m| m.role == Role::Assistant));
+    assert!(s.warnings.is_empty(), "{:?}", s.warnings);
+}
+
+#[test]
+fn summaries_of_other_sessions_do_not_title_this_one() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let p = tmp.path().join("s.jsonl");
+    write(
+        &p,
+        &[
+            r#"{"type":"summary","summary":"Someone else's work","leafUuid":"elsewhere"}"#,
+            r#"{"type":"user","uuid":"u","message":{"content":"<command-name>/review</command-name><command-args>the parser</command-args>"}}"#,
+            r#"{"type":"user","uuid":"v","parentUuid":"u","message":{"content":"then fix it"}}"#,
+        ],
+    );
+    let s = load_session(&p, "s");
+    assert_eq!(s.title.as_deref(), Some("/review the parser"));
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&p)
+        .expect("open");
+    std::io::Write::write_all(
+        &mut f,
+        b"{\"type\":\"summary\",\"summary\":\"Parser review\",\"leafUuid\":\"v\"}\n",
+    )
+    .expect("append");
+    let s = load_session(&p, "s");
+    assert_eq!(s.title.as_deref(), Some("Parser review"));
+}
+
+#[test]
+fn long_session_with_parallel_calls_stays_linear() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let p = tmp.path().join("s.jsonl");
+    let mut lines =
+        vec![r#"{"type":"user","uuid":"u0","message":{"content":"start"}}"#.to_string()];
+    let mut prev = "u0".to_string();
+    let n = 4000;
+    for i in 0..n {
+        // One reply as two lines, each with a call; the first result hangs off line one.
+        lines.push(format!(r#"{{"type":"assistant","uuid":"a{i}","parentUuid":"{prev}","message":{{"id":"m{i}","content":[{{"type":"tool_use","id":"x{i}","name":"Read","input":{{}}}}]}}}}"#));
+        lines.push(format!(r#"{{"type":"assistant","uuid":"b{i}","parentUuid":"a{i}","message":{{"id":"m{i}","content":[{{"type":"tool_use","id":"y{i}","name":"Grep","input":{{}}}}]}}}}"#));
+        lines.push(format!(r#"{{"type":"user","uuid":"rx{i}","parentUuid":"a{i}","message":{{"content":[{{"type":"tool_result","tool_use_id":"x{i}","content":"ok"}}]}}}}"#));
+        lines.push(format!(r#"{{"type":"user","uuid":"ry{i}","parentUuid":"b{i}","message":{{"content":[{{"type":"tool_result","tool_use_id":"y{i}","content":"ok"}}]}}}}"#));
+        prev = format!("ry{i}");
+    }
+    let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
+    write(&p, &refs);
+    let t = Instant::now();
+    let s = load_session(&p, "s");
+    assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+    assert!(s.branches.is_empty());
+    assert_eq!(s.messages.len(), 1 + 3 * n);
+    assert_eq!(
+        s.messages
+            .iter()
+            .filter(|m| m.tool_result.is_some())
+            .count(),
+        2 * n
+    );
+}
