@@ -2,13 +2,14 @@
 
 mod common;
 
-use common::{files_under, stderr, stdout, Home, Mount};
+use common::{stderr, stdout, Home, Mount};
 use sessfs::model::{Message, Role, Session};
 use sessfs::stores::{self, Env};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-const SPINE_AGENTS: [&str; 4] = ["pi", "omp", "indusagi", "claude"];
+const SPINE_AGENTS: &[&str] = &["pi", "omp", "indusagi", "claude"];
+const SEED_AGENTS: &[&str] = &["agentuse", "agsh", "atsf"];
 
 fn load_all(home: &Path) -> Vec<Session> {
     let env = Env {
@@ -27,8 +28,18 @@ fn load_all(home: &Path) -> Vec<Session> {
 #[test]
 fn mount_shows_every_session_with_its_files() {
     let home = Home::spine();
-    let m = Mount::new(&home, &[]);
-    for agent in SPINE_AGENTS {
+    every_session_has_its_files(&home, SPINE_AGENTS);
+}
+
+#[test]
+fn seed_stores_show_every_session_with_its_files() {
+    let home = Home::seeds();
+    every_session_has_its_files(&home, SEED_AGENTS);
+}
+
+fn every_session_has_its_files(home: &Home, agents: &[&str]) {
+    let m = Mount::new(home, &[]);
+    for &agent in agents {
         let dir = m.path().join(agent);
         let sessions: Vec<_> = std::fs::read_dir(&dir)
             .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
@@ -52,8 +63,16 @@ fn mount_shows_every_session_with_its_files() {
 
 #[test]
 fn sizes_agree_between_stat_read_and_mmap_on_first_access() {
-    let home = Home::spine();
-    let m = Mount::new(&home, &[]);
+    sizes_agree(&Home::spine());
+}
+
+#[test]
+fn seed_store_sizes_agree_between_stat_read_and_mmap() {
+    sizes_agree(&Home::seeds());
+}
+
+fn sizes_agree(home: &Home) {
+    let m = Mount::new(home, &[]);
     let script = r#"
 import mmap, os, sys
 bad = 0; n = 0
@@ -140,7 +159,15 @@ fn session_text(s: &Session) -> String {
 
 #[test]
 fn grep_finds_every_message_in_exactly_its_session() {
-    let home = Home::spine();
+    grep_finds_messages(&Home::spine(), SPINE_AGENTS);
+}
+
+#[test]
+fn grep_finds_every_seed_store_message_in_exactly_its_session() {
+    grep_finds_messages(&Home::seeds(), SEED_AGENTS);
+}
+
+fn grep_finds_messages(home: &Home, agents: &[&str]) {
     let sessions = load_all(home.path());
     let texts: Vec<(String, String)> = sessions
         .iter()
@@ -166,13 +193,13 @@ fn grep_finds_every_message_in_exactly_its_session() {
             }
         }
     }
-    for agent in SPINE_AGENTS {
+    for agent in agents {
         assert!(
             owner.values().any(|d| d.starts_with(&format!("{agent}/"))),
             "no unique message text found for {agent}"
         );
     }
-    let m = Mount::new(&home, &[]);
+    let m = Mount::new(home, &[]);
     let pats = tempfile::NamedTempFile::new().unwrap();
     std::fs::write(
         pats.path(),
@@ -222,6 +249,22 @@ fn grep_finds_every_message_in_exactly_its_session() {
         owner.len(),
         &missing[..missing.len().min(5)]
     );
+}
+
+#[test]
+fn seed_stores_stay_byte_identical_and_refuse_writes() {
+    let home = Home::seeds();
+    let before = home.snapshot_stable();
+    let m = Mount::new(&home, &[]);
+    let out = m.sh("grep -r -c . . > /dev/null; cat */*/meta.json > /dev/null");
+    assert!(out.status.success() || out.status.code() == Some(1));
+    for agent in SEED_AGENTS {
+        let s = std::fs::read_dir(m.path().join(agent)).unwrap().flatten().next().unwrap().path();
+        let out = m.sh(&format!("echo x > '{}/meta.json'", s.display()));
+        assert!(stderr(&out).contains("Read-only file system"), "{}", stderr(&out));
+    }
+    drop(m);
+    assert!(before == home.snapshot_stable(), "a native store changed");
 }
 
 #[test]

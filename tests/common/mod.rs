@@ -2,8 +2,10 @@
 //! layouts under a temporary `$HOME`, and a mounted `sessfs` that unmounts on drop.
 #![allow(dead_code)]
 
+pub mod agsh;
 pub mod claude;
 pub mod pi;
+pub mod seeds_json;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -48,6 +50,18 @@ impl Home {
         h
     }
 
+    /// agentuse (JSON tree), agsh and meka (SQLite) and ATSF threads, as their code writes them.
+    pub fn seeds() -> Home {
+        let mut h = Home::empty();
+        let p = h.path().to_path_buf();
+        h.files
+            .extend(seeds_json::write_agentuse(&p).into_iter().map(PathBuf::from));
+        h.files.extend(agsh::write_agsh(&p).into_iter().map(PathBuf::from));
+        h.files
+            .extend(seeds_json::write_atsf(&p).into_iter().map(PathBuf::from));
+        h
+    }
+
     pub fn path(&self) -> &Path {
         self.dir.path()
     }
@@ -57,6 +71,14 @@ impl Home {
         let mut out = BTreeMap::new();
         snapshot_dir(self.path(), &mut out);
         out
+    }
+
+    /// As [`Home::snapshot`], without SQLite's shared-memory index (`-shm`), which every
+    /// reader of a WAL database maps and updates by design; the database and its WAL are kept.
+    pub fn snapshot_stable(&self) -> BTreeMap<PathBuf, Vec<u8>> {
+        let mut s = self.snapshot();
+        s.retain(|p, _| !p.to_string_lossy().ends_with("-shm"));
+        s
     }
 
     /// Run `sessfs` with this home as `$HOME` and a clean environment for agent variables.
@@ -145,6 +167,18 @@ impl Mount {
             String::from_utf8_lossy(&out.stderr)
         );
         Mount { dir }
+    }
+
+    /// agentuse (JSON tree), agsh and meka (SQLite) and ATSF threads, as their code writes them.
+    pub fn seeds() -> Home {
+        let mut h = Home::empty();
+        let p = h.path().to_path_buf();
+        h.files
+            .extend(seeds_json::write_agentuse(&p).into_iter().map(PathBuf::from));
+        h.files.extend(agsh::write_agsh(&p).into_iter().map(PathBuf::from));
+        h.files
+            .extend(seeds_json::write_atsf(&p).into_iter().map(PathBuf::from));
+        h
     }
 
     pub fn path(&self) -> &Path {
