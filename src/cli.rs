@@ -86,6 +86,16 @@ pub enum Command {
         #[command(flatten)]
         stores: StoreArgs,
     },
+    /// Compare two sessions (any agents): unified diff of the transcripts, or with
+    /// `--json` the structural diff of their messages.
+    Diff {
+        a: String,
+        b: String,
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        stores: StoreArgs,
+    },
     /// Write the same tree into a real directory (no FUSE needed).
     Render {
         dir: PathBuf,
@@ -153,6 +163,7 @@ pub fn run(cli: Cli) -> Result<()> {
             list(&stores, &filter, sort, asc, limit, json)
         }
         Command::Show { id, format, stores } => show(&stores, &id, format),
+        Command::Diff { a, b, json, stores } => diff(&stores, &a, &b, json),
         Command::Render { dir, stores } => render_tree(&stores, &dir),
         Command::Doctor { stores } => doctor(&stores),
     }
@@ -388,6 +399,25 @@ fn show(args: &StoreArgs, id: &str, format: ShowFormat) -> Result<()> {
     let mut out = std::io::stdout().lock();
     out.write_all(&bytes)?;
     out.flush()?;
+    Ok(())
+}
+
+fn diff(args: &StoreArgs, a: &str, b: &str, json: bool) -> Result<()> {
+    let fs = open_fs(args, 256, false)?;
+    let load = |id: &str| -> Result<crate::model::Session> {
+        let key = find_session(&fs, id)?;
+        fs.load(&key).map_err(|e| anyhow!("cannot read {id}: {e}"))
+    };
+    let (sa, sb) = (load(a)?, load(b)?);
+    let text = if json {
+        crate::render::diff::structural(&sa, &sb).to_json()
+    } else {
+        crate::render::session_diff(&sa, &sb)
+    };
+    print!("{text}");
+    if !text.ends_with('\n') {
+        println!();
+    }
     Ok(())
 }
 

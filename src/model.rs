@@ -192,6 +192,9 @@ pub struct Message {
     pub model: Option<String>,
     /// Native id of the record(s) this message came from, for fork points and diffs.
     pub native_id: Option<String>,
+    /// Copied from the session this one was forked from: shown, but not counted in cost.
+    #[serde(skip)]
+    pub inherited: bool,
 }
 
 /// Shown in place of reasoning the agent stored only in encrypted or signed-away form.
@@ -383,7 +386,7 @@ impl Session {
     /// is priced from [`crate::pricing`], and the total is then marked `estimated`.
     pub fn cost(&self) -> Cost {
         let mut cost = Cost::default();
-        for m in &self.messages {
+        for m in self.messages.iter().filter(|m| !m.inherited) {
             if let Some(u) = &m.token_usage {
                 cost.input_tokens += u.input_tokens;
                 cost.output_tokens += u.output_tokens;

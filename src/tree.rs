@@ -480,8 +480,16 @@ impl Fs {
         if let Some(b) = self.cache.get(key, version) {
             return Ok((b, version));
         }
-        let session = self.load(key)?;
-        let bundle = match catch_unwind(AssertUnwindSafe(|| render::render_session(&session))) {
+        let mut session = self.load(key)?;
+        let parent = self.fork_parent(key, &mut session);
+        let render = || {
+            let mut b = render::render_session(&session);
+            if let Some(p) = &parent {
+                b.file("parent.diff", render::parent_diff(p, &session));
+            }
+            b
+        };
+        let bundle = match catch_unwind(AssertUnwindSafe(render)) {
             Ok(b) => b,
             Err(p) => {
                 let msg = panic_message(&p);
@@ -498,6 +506,27 @@ impl Fs {
         let bundle = Arc::new(bundle);
         self.cache.insert(key, version, bundle.clone());
         Ok((bundle, version))
+    }
+
+    /// For a fork, load the session it was forked from and mark the messages it copied
+    /// (the common prefix by role and content) as inherited, so cost counts them once: in
+    /// the parent. `parent.diff` is refreshed when the fork itself changes.
+    fn fork_parent(&self, key: &SessionKey, session: &mut Session) -> Option<Session> {
+        let pkey = self.find(session.forked_from.as_deref()?)?;
+        if pkey == *key {
+            return None;
+        }
+        let parent = self.load(&pkey).ok()?;
+        let shared = session
+            .messages
+            .iter()
+            .zip(&parent.messages)
+            .take_while(|(a, b)| a.role == b.role && a.content == b.content)
+            .count();
+        for m in &mut session.messages[..shared] {
+            m.inherited = true;
+        }
+        Some(parent)
     }
 
     fn diff_bundle(&self, a: &SessionKey, b: &SessionKey) -> Result<(Arc<Bundle>, u64)> {
