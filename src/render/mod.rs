@@ -11,12 +11,18 @@
 //!   This is why tool results render at the result message, not at the call, and why the
 //!   cost summary is a running total rather than a header field.
 
+pub mod diff;
 pub mod messages;
 pub mod meta;
+mod text;
 pub mod tools;
 pub mod transcript;
 
+#[cfg(test)]
+mod golden;
+
 use crate::model::Session;
+use serde::Serialize;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -86,12 +92,133 @@ impl Bundle {
 /// Render every file of a session directory.
 pub fn render_session(s: &Session) -> Bundle {
     let mut b = Bundle::default();
-    b.file("meta.json", meta::render(s));
-    b.file("transcript.md", transcript::render(s));
-    b.file("messages.jsonl", messages::render(s));
-    b.dir("tools");
-    for (name, body) in tools::render(s) {
-        b.file(format!("tools/{name}"), body);
-    }
+    render_into(&mut b, "", s, 0);
     b
+}
+
+/// Nested subagents deeper than this are listed in `meta.json` but not rendered, so a
+/// pathological store cannot make one session's bundle unbounded.
+const MAX_NESTING: usize = 8;
+
+/// Render `s` under `prefix` (empty or ending in `/`), `depth` levels of `subagents/<name>/`
+/// below a top-level session directory.
+fn render_into(b: &mut Bundle, prefix: &str, s: &Session, depth: usize) {
+    let active = transcript::render(s);
+    b.file(format!("{prefix}meta.json"), meta::render(s));
+    b.file(format!("{prefix}messages.jsonl"), messages::render(s));
+    b.dir(format!("{prefix}tools"));
+    for (name, body) in tools::render(s) {
+        b.file(format!("{prefix}tools/{name}"), body);
+    }
+
+    for branch in &s.branches {
+        let name = crate::names::escape(&branch.name);
+        let alt = branch_session(s, &branch.messages);
+        let alt_transcript = transcript::render(&alt);
+        let stats = diff::structural(s, &alt).stats;
+        b.file(
+            format!("{prefix}branches/{name}.diff"),
+            text_diff(
+                &stats,
+                &active,
+                &alt_transcript,
+                "a/transcript.md",
+                &format!("b/branches/{name}/transcript.md"),
+            ),
+        );
+        b.file(
+            format!("{prefix}branches/{name}/messages.jsonl"),
+            messages::render(&alt),
+        );
+        b.file(
+            format!("{prefix}branches/{name}/transcript.md"),
+            alt_transcript,
+        );
+    }
+
+    for sub in &s.subagents {
+        let name = crate::names::escape(&sub.name);
+        let path = format!("{prefix}subagents/{name}");
+        if let Some(uid) = &sub.unified_id {
+            // From `<session>/subagents/` (plus two levels per nesting) up to the mount root.
+            let up = "../".repeat(3 + 2 * depth);
+            b.symlink(path, format!("{up}{}", unified_id_path(uid)));
+        } else if let Some(child) = &sub.session {
+            if depth < MAX_NESTING {
+                render_into(b, &format!("{path}/"), child, depth + 1);
+            }
+        }
+    }
+
+    b.file(format!("{prefix}transcript.md"), active);
+}
+
+/// `s` with another message list and no branches or subagents, for rendering a branch.
+fn branch_session(s: &Session, messages: &[crate::model::Message]) -> Session {
+    Session {
+        title: s.title.clone(),
+        created_at: s.created_at,
+        updated_at: s.updated_at,
+        cwd: s.cwd.clone(),
+        tags: s.tags.clone(),
+        messages: messages.to_vec(),
+        forked_from: s.forked_from.clone(),
+        parent: s.parent.clone(),
+        source: s.source.clone(),
+        warnings: s.warnings.clone(),
+        ..Session::new(s.agent, s.id.clone())
+    }
+}
+
+/// `claude:abc/def` -> `claude/abc%2Fdef`: the directory of a unified id, relative to the
+/// mount root.
+fn unified_id_path(uid: &str) -> String {
+    match uid.split_once(':') {
+        Some((agent, native)) => format!("{agent}/{}", crate::names::escape(native)),
+        None => crate::names::escape(uid),
+    }
+}
+
+/// `parent.diff`: the parent's transcript against this fork's.
+pub fn parent_diff(parent: &Session, child: &Session) -> String {
+    session_diff(parent, child)
+}
+
+/// `diff/<agent>/<id>.diff`: unified diff of `a`'s transcript against `b`'s, headed by the
+/// structural stats.
+pub fn session_diff(a: &Session, b: &Session) -> String {
+    let stats = diff::structural(a, b).stats;
+    text_diff(
+        &stats,
+        &transcript::render(a),
+        &transcript::render(b),
+        &format!("a/{}/transcript.md", unified_id_path(&a.unified_id())),
+        &format!("b/{}/transcript.md", unified_id_path(&b.unified_id())),
+    )
+}
+
+/// A unified diff (3 lines of context) preceded by `#` comment lines, which `patch` and
+/// diff viewers skip as leading garbage.
+fn text_diff(stats: &diff::Stats, a: &str, b: &str, name_a: &str, name_b: &str) -> String {
+    let mut out = format!("# sessfs diff: {}\n", stats.summary());
+    let d = similar::TextDiff::from_lines(a, b);
+    out.push_str(
+        &d.unified_diff()
+            .context_radius(3)
+            .header(name_a, name_b)
+            .to_string(),
+    );
+    out
+}
+
+/// Pretty JSON with two-space indent. Serializing sessfs's own types cannot fail (no maps
+/// with non-string keys); should it ever, the file says so instead of panicking.
+fn pretty_json<T: Serialize + ?Sized>(v: &T) -> String {
+    serde_json::to_string_pretty(v)
+        .unwrap_or_else(|e| serde_json::json!({ "error": e.to_string() }).to_string())
+}
+
+fn compact_json<T: Serialize + ?Sized>(v: &T) -> String {
+    serde_json::to_string(v)
+        .unwrap_or_else(|e| serde_json::json!({ "error": e.to_string() }).to_string())
 }
