@@ -114,14 +114,11 @@ fn render_into(b: &mut Bundle, prefix: &str, s: &Session, depth: usize) {
     for branch in &s.branches {
         let name = crate::names::escape(&branch.name);
         let alt = branch_session(s, &branch.messages);
-        let alt_transcript = transcript::render(&alt);
-        let stats = diff::structural(s, &alt).stats;
         b.file(
             format!("{prefix}branches/{name}.diff"),
-            text_diff(
-                &stats,
-                &active,
-                &alt_transcript,
+            diff::transcript_diff(
+                s,
+                &alt,
                 "a/transcript.md",
                 &format!("b/branches/{name}/transcript.md"),
             ),
@@ -132,7 +129,7 @@ fn render_into(b: &mut Bundle, prefix: &str, s: &Session, depth: usize) {
         );
         b.file(
             format!("{prefix}branches/{name}/transcript.md"),
-            alt_transcript,
+            transcript::render(&alt),
         );
     }
 
@@ -187,28 +184,12 @@ pub fn parent_diff(parent: &Session, child: &Session) -> String {
 /// `diff/<agent>/<id>.diff`: unified diff of `a`'s transcript against `b`'s, headed by the
 /// structural stats.
 pub fn session_diff(a: &Session, b: &Session) -> String {
-    let stats = diff::structural(a, b).stats;
-    text_diff(
-        &stats,
-        &transcript::render(a),
-        &transcript::render(b),
+    diff::transcript_diff(
+        a,
+        b,
         &format!("a/{}/transcript.md", unified_id_path(&a.unified_id())),
         &format!("b/{}/transcript.md", unified_id_path(&b.unified_id())),
     )
-}
-
-/// A unified diff (3 lines of context) preceded by `#` comment lines, which `patch` and
-/// diff viewers skip as leading garbage.
-fn text_diff(stats: &diff::Stats, a: &str, b: &str, name_a: &str, name_b: &str) -> String {
-    let mut out = format!("# sessfs diff: {}\n", stats.summary());
-    let d = similar::TextDiff::from_lines(a, b);
-    out.push_str(
-        &d.unified_diff()
-            .context_radius(3)
-            .header(name_a, name_b)
-            .to_string(),
-    );
-    out
 }
 
 /// Pretty JSON with two-space indent. Serializing sessfs's own types cannot fail (no maps

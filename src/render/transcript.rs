@@ -19,16 +19,31 @@ const PREVIEW_LINES: usize = 20;
 const PREVIEW_CHARS: usize = 1500;
 
 pub fn render(s: &Session) -> String {
-    let mut out = header(s);
+    let (mut out, blocks) = blocks(s);
+    for b in blocks {
+        out.push_str(&b);
+    }
+    out
+}
+
+/// The transcript cut where it is built: the header, then one block per message (each
+/// starting with the blank line before its heading). Concatenated they are [`render`]'s
+/// output; the text diff aligns them message by message.
+pub(crate) fn blocks(s: &Session) -> (String, Vec<String>) {
     let idx = tools::index(&s.messages);
     let mut totals = Totals::default();
     // Calls are numbered in message order, so the next call's entry is the next in `idx`.
     let mut next_call = 0;
-    for m in &s.messages {
-        out.push('\n');
-        render_message(&mut out, m, &idx, &mut next_call, &mut totals);
-    }
-    out
+    let blocks = s
+        .messages
+        .iter()
+        .map(|m| {
+            let mut out = String::from("\n");
+            render_message(&mut out, m, &idx, &mut next_call, &mut totals);
+            out
+        })
+        .collect();
+    (header(s), blocks)
 }
 
 fn header(s: &Session) -> String {
