@@ -11,7 +11,7 @@
 //! Speed matters because a FUSE lookup of `diff/<agent>/<id>.diff` waits for it, and the
 //! two sessions may share nothing. Two measures keep it fast and deterministic (no time
 //! limits, which would make the output depend on machine load):
-//! - [`lcs`] drops the items that occur on one side only before running Myers' diff: they
+//! - `lcs` drops the items that occur on one side only before running Myers' diff: they
 //!   can never be in a common subsequence, and for unrelated sessions they are nearly all
 //!   items, so the edit distance Myers' cost depends on collapses.
 //! - the text diff aligns the transcripts message by message along the structural diff and
@@ -276,12 +276,23 @@ impl SessionDiff {
 /// The unified text diff (3 lines of context) of `a`'s transcript against `b`'s, headed by
 /// the structural stats as a `#` comment line, which `patch` and diff viewers skip.
 pub fn transcript_diff(a: &Session, b: &Session, name_a: &str, name_b: &str) -> String {
-    let d = structural(a, b);
-    let (head_a, blocks_a) = super::transcript::blocks(a);
-    let (head_b, blocks_b) = super::transcript::blocks(b);
+    let ta = super::transcript::blocks(a);
+    let tb = super::transcript::blocks(b);
+    diff_blocks(a, b, &ta, &tb, name_a, name_b)
+}
 
-    let (la, sa) = split(&head_a, &blocks_a);
-    let (lb, sb) = split(&head_b, &blocks_b);
+/// [`transcript_diff`] for transcripts already cut by `transcript::blocks`.
+pub(crate) fn diff_blocks(
+    a: &Session,
+    b: &Session,
+    (head_a, blocks_a): &(String, Vec<String>),
+    (head_b, blocks_b): &(String, Vec<String>),
+    name_a: &str,
+    name_b: &str,
+) -> String {
+    let d = structural(a, b);
+    let (la, sa) = split(head_a, blocks_a);
+    let (lb, sb) = split(head_b, blocks_b);
     let block = |starts: &[usize], k: usize| starts[k]..starts[k + 1];
 
     let mut pairs = Vec::new();

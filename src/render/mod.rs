@@ -103,7 +103,9 @@ const MAX_NESTING: usize = 8;
 /// Render `s` under `prefix` (empty or ending in `/`), `depth` levels of `subagents/<name>/`
 /// below a top-level session directory.
 fn render_into(b: &mut Bundle, prefix: &str, s: &Session, depth: usize) {
-    let active = transcript::render(s);
+    // Cut once, used for transcript.md and for every branch diff.
+    let active = transcript::blocks(s);
+    b.file(format!("{prefix}transcript.md"), join_blocks(&active));
     b.file(format!("{prefix}meta.json"), meta::render(s));
     b.file(format!("{prefix}messages.jsonl"), messages::render(s));
     b.dir(format!("{prefix}tools"));
@@ -111,14 +113,18 @@ fn render_into(b: &mut Bundle, prefix: &str, s: &Session, depth: usize) {
         b.file(format!("{prefix}tools/{name}"), body);
     }
 
+    let mut used = std::collections::HashSet::new();
     for branch in &s.branches {
-        let name = crate::names::escape(&branch.name);
+        let name = unique_name(&mut used, &branch.name);
         let alt = branch_session(s, &branch.messages);
+        let alt_blocks = transcript::blocks(&alt);
         b.file(
             format!("{prefix}branches/{name}.diff"),
-            diff::transcript_diff(
+            diff::diff_blocks(
                 s,
                 &alt,
+                &active,
+                &alt_blocks,
                 "a/transcript.md",
                 &format!("b/branches/{name}/transcript.md"),
             ),
@@ -129,12 +135,13 @@ fn render_into(b: &mut Bundle, prefix: &str, s: &Session, depth: usize) {
         );
         b.file(
             format!("{prefix}branches/{name}/transcript.md"),
-            transcript::render(&alt),
+            join_blocks(&alt_blocks),
         );
     }
 
+    let mut used = std::collections::HashSet::new();
     for sub in &s.subagents {
-        let name = crate::names::escape(&sub.name);
+        let name = unique_name(&mut used, &sub.name);
         let path = format!("{prefix}subagents/{name}");
         if let Some(uid) = &sub.unified_id {
             // From `<session>/subagents/` (plus two levels per nesting) up to the mount root.
@@ -146,8 +153,27 @@ fn render_into(b: &mut Bundle, prefix: &str, s: &Session, depth: usize) {
             }
         }
     }
+}
 
-    b.file(format!("{prefix}transcript.md"), active);
+fn join_blocks((header, blocks): &(String, Vec<String>)) -> String {
+    let mut out =
+        String::with_capacity(header.len() + blocks.iter().map(String::len).sum::<usize>());
+    out.push_str(header);
+    blocks.iter().for_each(|b| out.push_str(b));
+    out
+}
+
+/// The escaped `name`, with `~2`, `~3`, ... appended when an earlier sibling took it, so
+/// two branches or subagents with one name both stay visible.
+fn unique_name(used: &mut std::collections::HashSet<String>, name: &str) -> String {
+    let base = crate::names::escape(name);
+    let mut candidate = base.clone();
+    let mut n = 1;
+    while !used.insert(candidate.clone()) {
+        n += 1;
+        candidate = format!("{base}~{n}");
+    }
+    candidate
 }
 
 /// `s` with another message list and no branches or subagents, for rendering a branch.
@@ -202,4 +228,66 @@ fn pretty_json<T: Serialize + ?Sized>(v: &T) -> String {
 fn compact_json<T: Serialize + ?Sized>(v: &T) -> String {
     serde_json::to_string(v)
         .unwrap_or_else(|e| serde_json::json!({ "error": e.to_string() }).to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Agent, Branch, Subagent};
+
+    #[test]
+    fn same_named_siblings_both_appear() {
+        let mut s = Session::new(Agent::Pi, "p");
+        s.branches = vec![
+            Branch {
+                name: "b".into(),
+                ..Default::default()
+            },
+            Branch {
+                name: "b".into(),
+                ..Default::default()
+            },
+        ];
+        s.subagents = vec![
+            Subagent {
+                name: "x/y".into(),
+                unified_id: Some("pi:c1".into()),
+                ..Default::default()
+            },
+            Subagent {
+                name: "x/y".into(),
+                unified_id: Some("pi:c2".into()),
+                ..Default::default()
+            },
+        ];
+        let b = render_session(&s);
+        assert!(b.entries.contains_key("branches/b.diff"));
+        assert!(b.entries.contains_key("branches/b~2/transcript.md"));
+        assert_eq!(
+            b.entries.get("subagents/x%2Fy~2"),
+            Some(&Node::Symlink("../../../pi/c2".into()))
+        );
+    }
+
+    #[test]
+    fn nested_subagent_links_climb_to_the_mount_root() {
+        let mut inner = Session::new(Agent::Claude, "child");
+        inner.subagents = vec![Subagent {
+            name: "g".into(),
+            unified_id: Some("claude:grandchild".into()),
+            ..Default::default()
+        }];
+        let mut s = Session::new(Agent::Claude, "p");
+        s.subagents = vec![Subagent {
+            name: "c".into(),
+            session: Some(Box::new(inner)),
+            ..Default::default()
+        }];
+        let b = render_session(&s);
+        assert_eq!(
+            b.entries.get("subagents/c/subagents/g"),
+            Some(&Node::Symlink("../../../../../claude/grandchild".into()))
+        );
+        assert!(b.entries.contains_key("subagents/c/transcript.md"));
+    }
 }

@@ -7,7 +7,7 @@
 //!   the result message is, and the cost summary is a running total after each assistant
 //!   message instead of a footer. Appending to the native store then only appends bytes.
 //! - Greppable: message text is kept line for line; only `<`, `>` and `&` are escaped (see
-//!   [`markdown_text`]), so `grep -F` of any line without those characters finds it.
+//!   `text::markdown_text`), so `grep -F` of any line without those characters finds it.
 //! - Bounded: a tool result shows a preview here and the full output in `tools/`.
 
 use super::text::{cell, code_span, fence, human_time, markdown_text, thousands, usd};
@@ -165,7 +165,7 @@ fn render_message(
         out.push('\n');
         out.push_str(&format!(
             "**Result:** {} · {}{}\n",
-            code_span(name),
+            tool_label(name),
             if r.is_error { "error" } else { "ok" },
             link(file)
         ));
@@ -176,6 +176,14 @@ fn render_message(
     if m.role == Role::Assistant && (m.token_usage.is_some() || m.cost.is_some()) {
         out.push('\n');
         out.push_str(&t.line(m));
+    }
+}
+
+fn tool_label(name: &str) -> String {
+    if name.is_empty() {
+        "*unnamed tool*".to_string()
+    } else {
+        code_span(name)
     }
 }
 
@@ -192,7 +200,7 @@ fn render_call(out: &mut String, m: &Message, call: &ToolCall, file: Option<&str
         out.push('\n');
         out.push_str(&format!(
             "**Tool call:** {}{}\n\n",
-            code_span(&call.tool_name),
+            tool_label(&call.tool_name),
             link(file)
         ));
         out.push_str(&fence(&super::pretty_json(&call.input), "json"));
@@ -206,7 +214,7 @@ fn render_call(out: &mut String, m: &Message, call: &ToolCall, file: Option<&str
         let label = if m.kind == MessageKind::Execution {
             "**Output:**".to_string()
         } else {
-            format!("**Result:** {} ·", code_span(&call.tool_name))
+            format!("**Result:** {} ·", tool_label(&call.tool_name))
         };
         out.push('\n');
         out.push_str(&format!("{label} {status}{}\n", link(file)));
