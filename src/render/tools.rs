@@ -9,7 +9,7 @@
 //! fills in when the result message arrives.
 
 use super::text::{code_span, fence, human_time};
-use crate::model::{Message, Role, Session, ToolCall, ToolResult};
+use crate::model::{Message, Session, ToolCall, ToolResult};
 use std::collections::HashMap;
 
 /// `0007-Bash.md`: 1-based call number, four digits, sanitised tool name.
@@ -81,7 +81,6 @@ fn find_result<'a>(messages: &'a [Message], from: usize, id: &str) -> Option<&'a
     messages
         .iter()
         .skip(from + 1)
-        .filter(|m| m.role == Role::Tool)
         .filter_map(|m| m.tool_result.as_ref())
         .find(|r| r.tool_call_id == id)
 }

@@ -134,7 +134,7 @@ fn render_message(
         _ => {}
     }
 
-    let result = m.tool_result.as_ref().filter(|_| m.role == Role::Tool);
+    let result = m.tool_result.as_ref();
     // A result message whose text is its output shows it once, in the preview.
     let content_is_output = result.is_some_and(|r| r.output.trim() == m.content.trim());
     if !m.content.trim().is_empty() && !content_is_output {
