@@ -1,6 +1,152 @@
-//! TODO
-use crate::model::Session;
+//! `messages.jsonl`: the session for programs, one compact JSON object per line.
+//!
+//! Each message line has the agent-mux `SessionMessage` shape (`role`, `content`,
+//! `timestamp`, `toolCalls`, `toolResult`, `tokenUsage`, `cost`, `thinking`, `model`), so
+//! tools written for that spec read it unchanged; sessfs adds `kind` for the special
+//! messages (compaction summaries, branch summaries, executions, events).
+//!
+//! The file is prefix-stable: appending a message to the native store only appends a line.
+//! That is why the header line (line 1) holds only what is fixed when the session starts
+//! (agent, ids, creation time, cwd, source format). Everything that moves as the session
+//! grows (title, `updatedAt`, cost, counts) lives in `meta.json` instead.
+
+use super::text::iso_opt;
+use crate::model::{Message, MessageKind, Session, TokenUsage, ToolCall, ToolResult};
+use serde::Serialize;
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Header<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    agent: &'static str,
+    session_id: &'a str,
+    unified_id: String,
+    created_at: Option<String>,
+    cwd: Option<&'a str>,
+    source: HeaderSource<'a>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct HeaderSource<'a> {
+    format: &'a str,
+    format_version: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Line<'a> {
+    role: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    kind: Option<MessageKind>,
+    content: &'a str,
+    timestamp: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tool_calls: Vec<Call<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_result: Option<&'a ToolResult>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    token_usage: Option<&'a TokenUsage>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cost: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    thinking: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    model: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Call<'a> {
+    tool_call_id: &'a str,
+    tool_name: &'a str,
+    input: &'a serde_json::Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    output: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    is_error: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    duration_ms: Option<u64>,
+}
+
+impl<'a> Call<'a> {
+    fn new(c: &'a ToolCall) -> Self {
+        Call {
+            tool_call_id: &c.tool_call_id,
+            tool_name: &c.tool_name,
+            input: &c.input,
+            output: c.output.as_deref(),
+            is_error: c.is_error,
+            duration_ms: c.duration_ms,
+        }
+    }
+}
+
+impl<'a> Line<'a> {
+    fn new(m: &'a Message) -> Self {
+        Line {
+            role: m.role.as_str(),
+            kind: (m.kind != MessageKind::Normal).then_some(m.kind),
+            content: &m.content,
+            timestamp: iso_opt(m.timestamp.as_ref()),
+            tool_calls: m.tool_calls.iter().map(Call::new).collect(),
+            tool_result: m.tool_result.as_ref(),
+            token_usage: m.token_usage.as_ref(),
+            cost: m.cost,
+            thinking: m.thinking.as_deref(),
+            model: m.model.as_deref(),
+        }
+    }
+}
+
 pub fn render(s: &Session) -> String {
-    let _ = s;
-    String::new()
+    let header = Header {
+        kind: "session",
+        agent: s.agent.name(),
+        session_id: &s.id,
+        unified_id: s.unified_id(),
+        created_at: iso_opt(s.created_at.as_ref()),
+        cwd: s.cwd.as_deref(),
+        source: HeaderSource {
+            format: &s.source.format,
+            format_version: s.source.format_version.as_deref(),
+        },
+    };
+    let mut out = super::compact_json(&header);
+    out.push('\n');
+    for m in &s.messages {
+        out.push_str(&super::compact_json(&Line::new(m)));
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn appending_a_message_only_appends_a_line() {
+        let full = crate::render::golden::sample();
+        for n in 0..full.messages.len() {
+            let mut a = full.clone();
+            a.messages.truncate(n);
+            let mut b = full.clone();
+            b.messages.truncate(n + 1);
+            let (ra, rb) = (render(&a), render(&b));
+            assert!(rb.starts_with(&ra), "not a prefix after message {n}");
+            assert_eq!(rb[ra.len()..].matches('\n').count(), 1);
+        }
+    }
+
+    #[test]
+    fn every_line_is_json() {
+        for line in render(&crate::render::golden::sample()).lines() {
+            assert!(
+                serde_json::from_str::<serde_json::Value>(line).is_ok(),
+                "{line}"
+            );
+        }
+    }
 }

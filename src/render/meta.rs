@@ -1,6 +1,97 @@
-//! TODO
-use crate::model::Session;
+//! `meta.json`: everything known about a session at a glance, for `jq` and scripts.
+//!
+//! The key order is fixed by the struct below (not by a map), so the file is byte-stable and
+//! a `diff` of two `meta.json` files lines up. This is where the fields that change as a
+//! session grows (title, `updatedAt`, counts, cost) live; `transcript.md` and
+//! `messages.jsonl` keep them out of their headers to stay prefix-stable.
+
+use super::text::iso_opt;
+use crate::model::{Cost, Session, Subagent};
+use serde::Serialize;
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Meta<'a> {
+    agent: &'static str,
+    session_id: &'a str,
+    unified_id: String,
+    title: Option<&'a str>,
+    created_at: Option<String>,
+    updated_at: Option<String>,
+    turn_count: usize,
+    message_count: usize,
+    model: Option<String>,
+    models: Vec<String>,
+    cost: Cost,
+    tags: &'a [String],
+    cwd: Option<&'a str>,
+    forked_from: Option<&'a str>,
+    parent: Option<&'a str>,
+    subagents: &'a [Subagent],
+    branches: Vec<BranchMeta<'a>>,
+    source: SourceMeta<'a>,
+    warnings: &'a [String],
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct BranchMeta<'a> {
+    name: &'a str,
+    fork_point: Option<&'a str>,
+    leaf: Option<&'a str>,
+    message_count: usize,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SourceMeta<'a> {
+    /// Lossy UTF-8: a path that is not valid UTF-8 still shows, with U+FFFD in place.
+    paths: Vec<String>,
+    format: &'a str,
+    format_version: Option<&'a str>,
+}
+
 pub fn render(s: &Session) -> String {
-    let _ = s;
-    String::from("{}\n")
+    let meta = Meta {
+        agent: s.agent.name(),
+        session_id: &s.id,
+        unified_id: s.unified_id(),
+        title: s.title.as_deref(),
+        created_at: iso_opt(s.created_at.as_ref()),
+        updated_at: iso_opt(s.updated_at.as_ref()),
+        turn_count: s.turn_count(),
+        message_count: s.messages.len(),
+        model: s.primary_model(),
+        models: s.models(),
+        cost: s.cost(),
+        tags: &s.tags,
+        cwd: s.cwd.as_deref(),
+        forked_from: s.forked_from.as_deref(),
+        parent: s.parent.as_deref(),
+        subagents: &s.subagents,
+        branches: s
+            .branches
+            .iter()
+            .map(|b| BranchMeta {
+                name: &b.name,
+                fork_point: b.fork_point.as_deref(),
+                leaf: b.leaf.as_deref(),
+                message_count: b.messages.len(),
+            })
+            .collect(),
+        source: SourceMeta {
+            paths: s
+                .source
+                .paths
+                .iter()
+                .map(|p| p.to_string_lossy().into_owned())
+                .collect(),
+            format: &s.source.format,
+            format_version: s.source.format_version.as_deref(),
+        },
+        warnings: &s.warnings,
+    };
+    let mut out = super::pretty_json(&meta);
+    out.push('\n');
+    out
 }

@@ -11,12 +11,18 @@
 //!   This is why tool results render at the result message, not at the call, and why the
 //!   cost summary is a running total rather than a header field.
 
+pub mod diff;
 pub mod messages;
 pub mod meta;
+mod text;
 pub mod tools;
 pub mod transcript;
 
+#[cfg(test)]
+mod golden;
+
 use crate::model::Session;
+use serde::Serialize;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -86,21 +92,205 @@ impl Bundle {
 /// Render every file of a session directory.
 pub fn render_session(s: &Session) -> Bundle {
     let mut b = Bundle::default();
-    b.file("meta.json", meta::render(s));
-    b.file("transcript.md", transcript::render(s));
-    b.file("messages.jsonl", messages::render(s));
-    b.dir("tools");
-    for (name, body) in tools::render(s) {
-        b.file(format!("tools/{name}"), body);
-    }
-    for (path, body) in &s.extra_files {
-        b.file(path.clone(), body.clone());
-    }
+    render_into(&mut b, "", s, 0);
     b
 }
 
-/// Unified diff of session `a`'s transcript to session `b`'s, headed by structural stats.
+/// Nested subagents deeper than this are listed in `meta.json` but not rendered, so a
+/// pathological store cannot make one session's bundle unbounded.
+const MAX_NESTING: usize = 8;
+
+/// Render `s` under `prefix` (empty or ending in `/`), `depth` levels of `subagents/<name>/`
+/// below a top-level session directory.
+fn render_into(b: &mut Bundle, prefix: &str, s: &Session, depth: usize) {
+    // Cut once, used for transcript.md and for every branch diff.
+    let active = transcript::blocks(s);
+    b.file(format!("{prefix}transcript.md"), join_blocks(&active));
+    b.file(format!("{prefix}meta.json"), meta::render(s));
+    b.file(format!("{prefix}messages.jsonl"), messages::render(s));
+    b.dir(format!("{prefix}tools"));
+    for (name, body) in tools::render(s) {
+        b.file(format!("{prefix}tools/{name}"), body);
+    }
+    for (path, body) in &s.extra_files {
+        b.file(format!("{prefix}{path}"), body.clone());
+    }
+
+    let mut used = std::collections::HashSet::new();
+    for branch in &s.branches {
+        let name = unique_name(&mut used, &branch.name);
+        let alt = branch_session(s, &branch.messages);
+        let alt_blocks = transcript::blocks(&alt);
+        b.file(
+            format!("{prefix}branches/{name}.diff"),
+            diff::diff_blocks(
+                s,
+                &alt,
+                &active,
+                &alt_blocks,
+                "a/transcript.md",
+                &format!("b/branches/{name}/transcript.md"),
+            ),
+        );
+        b.file(
+            format!("{prefix}branches/{name}/messages.jsonl"),
+            messages::render(&alt),
+        );
+        b.file(
+            format!("{prefix}branches/{name}/transcript.md"),
+            join_blocks(&alt_blocks),
+        );
+    }
+
+    let mut used = std::collections::HashSet::new();
+    for sub in &s.subagents {
+        let name = unique_name(&mut used, &sub.name);
+        let path = format!("{prefix}subagents/{name}");
+        if let Some(uid) = &sub.unified_id {
+            // From `<session>/subagents/` (plus two levels per nesting) up to the mount root.
+            let up = "../".repeat(3 + 2 * depth);
+            b.symlink(path, format!("{up}{}", unified_id_path(uid)));
+        } else if let Some(child) = &sub.session {
+            if depth < MAX_NESTING {
+                render_into(b, &format!("{path}/"), child, depth + 1);
+            }
+        }
+    }
+}
+
+fn join_blocks((header, blocks): &(String, Vec<String>)) -> String {
+    let mut out =
+        String::with_capacity(header.len() + blocks.iter().map(String::len).sum::<usize>());
+    out.push_str(header);
+    blocks.iter().for_each(|b| out.push_str(b));
+    out
+}
+
+/// The escaped `name`, with `~2`, `~3`, ... appended when an earlier sibling took it, so
+/// two branches or subagents with one name both stay visible.
+fn unique_name(used: &mut std::collections::HashSet<String>, name: &str) -> String {
+    let base = crate::names::escape(name);
+    let mut candidate = base.clone();
+    let mut n = 1;
+    while !used.insert(candidate.clone()) {
+        n += 1;
+        candidate = format!("{base}~{n}");
+    }
+    candidate
+}
+
+/// `s` with another message list and no branches or subagents, for rendering a branch.
+fn branch_session(s: &Session, messages: &[crate::model::Message]) -> Session {
+    Session {
+        title: s.title.clone(),
+        created_at: s.created_at,
+        updated_at: s.updated_at,
+        cwd: s.cwd.clone(),
+        tags: s.tags.clone(),
+        messages: messages.to_vec(),
+        forked_from: s.forked_from.clone(),
+        parent: s.parent.clone(),
+        source: s.source.clone(),
+        warnings: s.warnings.clone(),
+        ..Session::new(s.agent, s.id.clone())
+    }
+}
+
+/// `claude:abc/def` -> `claude/abc%2Fdef`: the directory of a unified id, relative to the
+/// mount root.
+fn unified_id_path(uid: &str) -> String {
+    match uid.split_once(':') {
+        Some((agent, native)) => format!("{agent}/{}", crate::names::escape(native)),
+        None => crate::names::escape(uid),
+    }
+}
+
+/// `parent.diff`: the parent's transcript against this fork's.
+pub fn parent_diff(parent: &Session, child: &Session) -> String {
+    session_diff(parent, child)
+}
+
+/// `diff/<agent>/<id>.diff`: unified diff of `a`'s transcript against `b`'s, headed by the
+/// structural stats.
 pub fn session_diff(a: &Session, b: &Session) -> String {
-    let _ = (a, b);
-    String::new()
+    diff::transcript_diff(
+        a,
+        b,
+        &format!("a/{}/transcript.md", unified_id_path(&a.unified_id())),
+        &format!("b/{}/transcript.md", unified_id_path(&b.unified_id())),
+    )
+}
+
+/// Pretty JSON with two-space indent. Serializing sessfs's own types cannot fail (no maps
+/// with non-string keys); should it ever, the file says so instead of panicking.
+fn pretty_json<T: Serialize + ?Sized>(v: &T) -> String {
+    serde_json::to_string_pretty(v)
+        .unwrap_or_else(|e| serde_json::json!({ "error": e.to_string() }).to_string())
+}
+
+fn compact_json<T: Serialize + ?Sized>(v: &T) -> String {
+    serde_json::to_string(v)
+        .unwrap_or_else(|e| serde_json::json!({ "error": e.to_string() }).to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Agent, Branch, Subagent};
+
+    #[test]
+    fn same_named_siblings_both_appear() {
+        let mut s = Session::new(Agent::Pi, "p");
+        s.branches = vec![
+            Branch {
+                name: "b".into(),
+                ..Default::default()
+            },
+            Branch {
+                name: "b".into(),
+                ..Default::default()
+            },
+        ];
+        s.subagents = vec![
+            Subagent {
+                name: "x/y".into(),
+                unified_id: Some("pi:c1".into()),
+                ..Default::default()
+            },
+            Subagent {
+                name: "x/y".into(),
+                unified_id: Some("pi:c2".into()),
+                ..Default::default()
+            },
+        ];
+        let b = render_session(&s);
+        assert!(b.entries.contains_key("branches/b.diff"));
+        assert!(b.entries.contains_key("branches/b~2/transcript.md"));
+        assert_eq!(
+            b.entries.get("subagents/x%2Fy~2"),
+            Some(&Node::Symlink("../../../pi/c2".into()))
+        );
+    }
+
+    #[test]
+    fn nested_subagent_links_climb_to_the_mount_root() {
+        let mut inner = Session::new(Agent::Claude, "child");
+        inner.subagents = vec![Subagent {
+            name: "g".into(),
+            unified_id: Some("claude:grandchild".into()),
+            ..Default::default()
+        }];
+        let mut s = Session::new(Agent::Claude, "p");
+        s.subagents = vec![Subagent {
+            name: "c".into(),
+            session: Some(Box::new(inner)),
+            ..Default::default()
+        }];
+        let b = render_session(&s);
+        assert_eq!(
+            b.entries.get("subagents/c/subagents/g"),
+            Some(&Node::Symlink("../../../../../claude/grandchild".into()))
+        );
+        assert!(b.entries.contains_key("subagents/c/transcript.md"));
+    }
 }

@@ -1,6 +1,355 @@
-//! TODO
-use crate::model::Session;
+//! `transcript.md`: the conversation for humans, as Markdown that reads well on GitHub and in
+//! Obsidian and greps well in a terminal.
+//!
+//! Decisions and why:
+//! - Prefix-stable: message *i* renders from messages `0..=i` only. The header holds only
+//!   what is fixed at session start (no updated time, no cost), tool results render where
+//!   the result message is, and the cost summary is a running total after each assistant
+//!   message instead of a footer. Appending to the native store then only appends bytes.
+//! - Greppable: message text is kept line for line; only `<`, `>` and `&` are escaped (see
+//!   `text::markdown_text`), so `grep -F` of any line without those characters finds it.
+//! - Bounded: a tool result shows a preview here and the full output in `tools/`.
+
+use super::text::{cell, code_span, fence, human_time, markdown_text, thousands, usd};
+use super::tools::{self, ToolIndex};
+use crate::model::{Message, MessageKind, Role, Session, ToolCall, SEALED_THINKING};
+
+/// A result preview stops after this many lines or characters, whichever comes first.
+const PREVIEW_LINES: usize = 20;
+const PREVIEW_CHARS: usize = 1500;
+
 pub fn render(s: &Session) -> String {
-    let _ = s;
-    String::new()
+    let (mut out, blocks) = blocks(s);
+    for b in blocks {
+        out.push_str(&b);
+    }
+    out
+}
+
+/// The transcript cut where it is built: the header, then one block per message (each
+/// starting with the blank line before its heading). Concatenated they are [`render`]'s
+/// output; the text diff aligns them message by message.
+pub(crate) fn blocks(s: &Session) -> (String, Vec<String>) {
+    let idx = tools::index(&s.messages);
+    let mut totals = Totals::default();
+    // Calls are numbered in message order, so the next call's entry is the next in `idx`.
+    let mut next_call = 0;
+    let blocks = s
+        .messages
+        .iter()
+        .map(|m| {
+            let mut out = String::from("\n");
+            render_message(&mut out, m, &idx, &mut next_call, &mut totals);
+            out
+        })
+        .collect();
+    (header(s), blocks)
+}
+
+fn header(s: &Session) -> String {
+    let title = match &s.title {
+        Some(t) if !t.trim().is_empty() => t.clone(),
+        _ => format!("{} session {}", s.agent.name(), s.id),
+    };
+    // The first assistant model, not the primary one: the primary can change as messages
+    // are appended, the first cannot once it is known.
+    let model = s
+        .messages
+        .iter()
+        .filter(|m| m.role == Role::Assistant)
+        .find_map(|m| m.model.as_deref())
+        .map(cell)
+        .unwrap_or_else(|| "unknown".into());
+    let started = s
+        .created_at
+        .as_ref()
+        .map(human_time)
+        .unwrap_or_else(|| "unknown".into());
+    let cwd = s
+        .cwd
+        .as_deref()
+        .map(cell)
+        .unwrap_or_else(|| "unknown".into());
+    format!(
+        "# {}\n\n| Agent | {} |\n|---|---|\n| Session | {} |\n| Model | {model} |\n\
+         | Started | {started} |\n| CWD | {cwd} |\n",
+        cell(&title),
+        s.agent.name(),
+        code_span(&s.unified_id()),
+    )
+}
+
+fn heading(m: &Message) -> String {
+    let mut h = String::from("### ");
+    h.push_str(match m.role {
+        Role::User => "User",
+        Role::Assistant => "Assistant",
+        Role::System => "System",
+        Role::Tool => "Tool",
+    });
+    if let Some(t) = &m.timestamp {
+        h.push_str(" · ");
+        h.push_str(&human_time(t));
+    }
+    if m.role == Role::Assistant {
+        if let Some(model) = &m.model {
+            h.push_str(" · ");
+            h.push_str(&cell(model));
+        }
+    }
+    let marker = match m.kind {
+        MessageKind::Normal => None,
+        MessageKind::CompactionSummary => Some("compaction summary"),
+        MessageKind::BranchSummary => Some("branch summary"),
+        MessageKind::Execution => Some("execution"),
+        MessageKind::Event => Some("event"),
+    };
+    if let Some(marker) = marker {
+        h.push_str(" · ");
+        h.push_str(marker);
+    }
+    h.push('\n');
+    h
+}
+
+fn render_message(
+    out: &mut String,
+    m: &Message,
+    idx: &ToolIndex<'_>,
+    next_call: &mut usize,
+    t: &mut Totals,
+) {
+    out.push_str(&heading(m));
+    match m.thinking.as_deref() {
+        Some(th) if th == SEALED_THINKING => {
+            out.push('\n');
+            out.push_str(th);
+            out.push('\n');
+        }
+        Some(th) if !th.trim().is_empty() => {
+            out.push_str("\n<details><summary>Thinking</summary>\n\n");
+            out.push_str(&markdown_text(th));
+            out.push_str("\n</details>\n");
+        }
+        _ => {}
+    }
+
+    let result = m.tool_result.as_ref();
+    // A result message whose text is its output shows it once, in the preview.
+    let content_is_output = result.is_some_and(|r| r.output.trim() == m.content.trim());
+    if !m.content.trim().is_empty() && !content_is_output {
+        out.push('\n');
+        if m.kind == MessageKind::Execution {
+            out.push_str("**Command:**\n\n");
+            out.push_str(&fence(&m.content, ""));
+        } else {
+            out.push_str(&markdown_text(&m.content));
+        }
+    }
+
+    for call in &m.tool_calls {
+        let file = idx.calls.get(*next_call).map(|c| c.file.as_str());
+        *next_call += 1;
+        render_call(out, m, call, file);
+    }
+
+    if let Some(r) = result {
+        let file = idx.file_for(&r.tool_call_id);
+        let name = if r.tool_name.is_empty() {
+            idx.get(&r.tool_call_id)
+                .map(|c| c.call.tool_name.as_str())
+                .unwrap_or("")
+        } else {
+            &r.tool_name
+        };
+        out.push('\n');
+        out.push_str(&format!(
+            "**Result:** {} · {}{}\n",
+            tool_label(name),
+            if r.is_error { "error" } else { "ok" },
+            link(file)
+        ));
+        preview(out, &r.output, file);
+    }
+
+    t.add(m);
+    if m.role == Role::Assistant && (m.token_usage.is_some() || m.cost.is_some()) {
+        out.push('\n');
+        out.push_str(&t.line(m));
+    }
+}
+
+fn tool_label(name: &str) -> String {
+    if name.is_empty() {
+        "*unnamed tool*".to_string()
+    } else {
+        code_span(name)
+    }
+}
+
+fn link(file: Option<&str>) -> String {
+    match file {
+        Some(f) => format!(" · [tools/{f}](tools/{f})"),
+        None => String::new(),
+    }
+}
+
+fn render_call(out: &mut String, m: &Message, call: &ToolCall, file: Option<&str>) {
+    // An execution's command is its content; the call only carries the output.
+    if m.kind != MessageKind::Execution {
+        out.push('\n');
+        out.push_str(&format!(
+            "**Tool call:** {}{}\n\n",
+            tool_label(&call.tool_name),
+            link(file)
+        ));
+        out.push_str(&fence(&super::pretty_json(&call.input), "json"));
+    }
+    if let Some(output) = &call.output {
+        let status = if call.is_error == Some(true) {
+            "error"
+        } else {
+            "ok"
+        };
+        let label = if m.kind == MessageKind::Execution {
+            "**Output:**".to_string()
+        } else {
+            format!("**Result:** {} ·", tool_label(&call.tool_name))
+        };
+        out.push('\n');
+        out.push_str(&format!("{label} {status}{}\n", link(file)));
+        preview(out, output, file);
+    }
+}
+
+/// The first lines of a tool output in a fence, pointing to the full file when cut. An
+/// output with no tool file (a result whose call is unknown) is shown whole.
+fn preview(out: &mut String, output: &str, file: Option<&str>) {
+    out.push('\n');
+    if output.trim().is_empty() {
+        out.push_str("*Empty output.*\n");
+        return;
+    }
+    let Some(file) = file else {
+        out.push_str(&fence(output, ""));
+        return;
+    };
+    let mut end = 0;
+    for (n, line) in output.split_inclusive('\n').enumerate() {
+        if n == PREVIEW_LINES {
+            break;
+        }
+        if end + line.len() > PREVIEW_CHARS {
+            if n == 0 {
+                // A single huge first line: cut it at a character boundary.
+                end = PREVIEW_CHARS;
+                while !output.is_char_boundary(end) {
+                    end -= 1;
+                }
+            }
+            break;
+        }
+        end += line.len();
+    }
+    out.push_str(&fence(&output[..end], ""));
+    let rest = &output[end..];
+    if !rest.is_empty() {
+        let more = rest.lines().count().max(1);
+        out.push_str(&format!(
+            "… ({more} more line{} in tools/{file})\n",
+            if more == 1 { "" } else { "s" }
+        ));
+    }
+}
+
+/// Tokens and reported cost so far, for the running total after each assistant message.
+#[derive(Default)]
+struct Totals {
+    input: u64,
+    output: u64,
+    cached: u64,
+    cost: Option<f64>,
+}
+
+impl Totals {
+    fn add(&mut self, m: &Message) {
+        if let Some(u) = &m.token_usage {
+            self.input += u.input_tokens;
+            self.output += u.output_tokens;
+            self.cached += u.cached_tokens;
+        }
+        if let Some(c) = m.cost {
+            self.cost = Some(self.cost.unwrap_or(0.0) + c);
+        }
+    }
+
+    /// `*Tokens: 1,234 in · 56 out · 7,890 cached · $0.0123 — session so far: ...*`
+    fn line(&self, m: &Message) -> String {
+        let mut here = Vec::new();
+        if let Some(u) = &m.token_usage {
+            here.push(format!("{} in", thousands(u.input_tokens)));
+            here.push(format!("{} out", thousands(u.output_tokens)));
+            if u.cached_tokens > 0 {
+                here.push(format!("{} cached", thousands(u.cached_tokens)));
+            }
+        }
+        if let Some(c) = m.cost {
+            here.push(usd(c));
+        }
+        let mut so_far = vec![
+            format!("{} in", thousands(self.input)),
+            format!("{} out", thousands(self.output)),
+        ];
+        if self.cached > 0 {
+            so_far.push(format!("{} cached", thousands(self.cached)));
+        }
+        if let Some(c) = self.cost {
+            so_far.push(usd(c));
+        }
+        format!(
+            "*{}: {} — session so far: {}*\n",
+            if m.token_usage.is_some() {
+                "Tokens"
+            } else {
+                "Cost"
+            },
+            here.join(" · "),
+            so_far.join(" · ")
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Appending a message only appends bytes, from the first assistant model on (before it,
+    /// the header's Model row still reads `unknown`).
+    #[test]
+    fn appending_a_message_only_appends() {
+        let full = crate::render::golden::sample();
+        for n in 2..full.messages.len() {
+            let mut a = full.clone();
+            a.messages.truncate(n);
+            let mut b = full.clone();
+            b.messages.truncate(n + 1);
+            let (ra, rb) = (render(&a), render(&b));
+            assert!(rb.starts_with(&ra), "not a prefix after message {n}");
+            assert!(rb.len() > ra.len());
+        }
+    }
+
+    #[test]
+    fn long_output_is_previewed_with_a_pointer() {
+        let t = render(&crate::render::golden::sample());
+        assert!(t.contains("line 20 of parser.rs\n```"));
+        assert!(!t.contains("line 21 of parser.rs"));
+        assert!(t.contains("… (10 more lines in tools/0001-Read.md)"));
+    }
+
+    #[test]
+    fn untitled_session_is_named_after_agent_and_id() {
+        let s = Session::new(crate::model::Agent::Pi, "abc");
+        assert!(render(&s).starts_with("# pi session abc\n"));
+    }
 }

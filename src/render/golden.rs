@@ -1,0 +1,276 @@
+//! Golden files for the rendered session directory.
+//!
+//! One hand-built session exercises every rendering rule (title, thinking, sealed thinking,
+//! tool calls and results, a failed tool, HTML and backticks in text, a compaction summary,
+//! an execution, an image placeholder, usage and cost, a branch, a nested and a linked
+//! subagent). Review the `.snap` files as Markdown: they are what users will read.
+
+use super::{render_session, Node};
+use crate::model::*;
+use chrono::{TimeZone, Utc};
+use serde_json::json;
+
+fn at(sec: u32) -> Option<chrono::DateTime<Utc>> {
+    Utc.with_ymd_and_hms(2026, 2, 3, 22, 3, sec).single()
+}
+
+fn user(sec: u32, text: &str) -> Message {
+    Message {
+        role: Role::User,
+        content: text.into(),
+        timestamp: at(sec),
+        ..Default::default()
+    }
+}
+
+fn assistant(sec: u32, model: &str, text: &str) -> Message {
+    Message {
+        role: Role::Assistant,
+        content: text.into(),
+        timestamp: at(sec),
+        model: Some(model.into()),
+        ..Default::default()
+    }
+}
+
+fn call(id: &str, name: &str, input: serde_json::Value) -> ToolCall {
+    ToolCall {
+        tool_call_id: id.into(),
+        tool_name: name.into(),
+        input,
+        ..Default::default()
+    }
+}
+
+fn result(sec: u32, id: &str, name: &str, output: &str, is_error: bool) -> Message {
+    Message {
+        role: Role::Tool,
+        content: output.into(),
+        timestamp: at(sec),
+        tool_result: Some(ToolResult {
+            tool_call_id: id.into(),
+            tool_name: name.into(),
+            output: output.into(),
+            is_error,
+        }),
+        ..Default::default()
+    }
+}
+
+fn usage(input: u64, output: u64, cached: u64) -> Option<TokenUsage> {
+    Some(TokenUsage {
+        input_tokens: input,
+        output_tokens: output,
+        cached_tokens: cached,
+        ..Default::default()
+    })
+}
+
+/// The sample session the golden files and the prefix-stability tests render.
+pub(super) fn sample() -> Session {
+    let mut s = Session::new(Agent::Claude, "5f1c-demo");
+    s.title = Some("Fix the <parser> & its tests".into());
+    s.created_at = at(0);
+    s.updated_at = at(40);
+    s.cwd = Some("/home/ana/proj".into());
+    s.tags = vec!["demo".into()];
+    s.source = Source {
+        paths: vec!["/home/ana/.claude/projects/-home-ana-proj/5f1c-demo.jsonl".into()],
+        format: "claude-jsonl".into(),
+        format_version: Some("1.0.40".into()),
+    };
+
+    let file: String = (1..=30)
+        .map(|i| format!("line {i} of parser.rs\n"))
+        .collect();
+    let mut m1 = assistant(10, "claude-sonnet-4-5", "I'll read the file first.");
+    m1.thinking = Some("The bug is probably in **parser.rs**.\nCheck `<u8>` handling.".into());
+    m1.tool_calls = vec![call(
+        "toolu_01",
+        "Read",
+        json!({"file_path": "src/parser.rs"}),
+    )];
+    m1.token_usage = usage(1234, 56, 7890);
+    m1.cost = Some(0.0123);
+
+    let mut m3 = assistant(
+        13,
+        "claude-sonnet-4-5",
+        "Here is the fix:\n```rust\nfn parse(s: &str) -> Vec<u8> { s.bytes().collect() }\n```\nRunning the tests now.",
+    );
+    m3.thinking = Some(SEALED_THINKING.into());
+    m3.tool_calls = vec![call(
+        "toolu_02",
+        "Bash",
+        json!({"command": "cargo test", "description": "Run tests"}),
+    )];
+    m3.token_usage = usage(2000, 120, 0);
+    m3.cost = Some(0.02);
+
+    let compaction = Message {
+        role: Role::System,
+        kind: MessageKind::CompactionSummary,
+        content: "Summary: the user asked to fix the parser; the first test run failed.".into(),
+        timestamp: at(20),
+        ..Default::default()
+    };
+
+    let mut exec = user(21, "ls src");
+    exec.kind = MessageKind::Execution;
+    exec.tool_calls = vec![ToolCall {
+        output: Some("main.rs\nparser.rs\n".into()),
+        is_error: Some(false),
+        ..call("", "bash", json!({"command": "ls src"}))
+    }];
+
+    let mut m7 = assistant(
+        30,
+        "claude-opus-4-1",
+        "A fence in text: ```` ``` ```` and a block:\n````\n```\nnested\n```\n````\nI'll ask a subagent to review.",
+    );
+    m7.tool_calls = vec![ToolCall {
+        output: Some("Review done: looks good.".into()),
+        is_error: Some(false),
+        duration_ms: Some(4200),
+        ..call(
+            "toolu_03",
+            "Task",
+            json!({"description": "Review the fix", "prompt": "Review src/parser.rs"}),
+        )
+    }];
+    m7.token_usage = usage(300, 40, 1000);
+
+    s.messages = vec![
+        user(
+            5,
+            "Please fix the parser.\nIt fails on `Vec<u8>` input & <div> tags.\n[image: image/png, 12.3 KB]",
+        ),
+        m1,
+        result(11, "toolu_01", "Read", &file, false),
+        m3,
+        result(
+            14,
+            "toolu_02",
+            "Bash",
+            "error[E0308]: mismatched types\n  --> src/parser.rs:3:5",
+            true,
+        ),
+        compaction,
+        exec,
+        m7,
+        assistant(40, "claude-opus-4-1", "All done. <b>Tests pass.</b>"),
+    ];
+
+    let mut alt = s.messages[..3].to_vec();
+    alt.push(assistant(
+        12,
+        "claude-sonnet-4-5",
+        "I'll rewrite the parser from scratch.",
+    ));
+    s.branches = vec![Branch {
+        name: "branch-a1b2".into(),
+        fork_point: Some("uuid-2".into()),
+        leaf: Some("uuid-a1b2".into()),
+        messages: alt,
+    }];
+
+    let mut child = Session::new(Agent::Claude, "agent-a881341");
+    child.parent = Some(s.unified_id());
+    child.messages = vec![
+        user(31, "Review src/parser.rs"),
+        assistant(35, "claude-haiku-4-5", "Looks good."),
+    ];
+    s.subagents = vec![
+        Subagent {
+            name: "agent-a881341".into(),
+            unified_id: None,
+            description: Some("Review the fix".into()),
+            tool_call_id: Some("toolu_03".into()),
+            session: Some(Box::new(child)),
+        },
+        Subagent {
+            name: "review".into(),
+            unified_id: Some("claude:9e2d/child".into()),
+            description: None,
+            tool_call_id: None,
+            session: None,
+        },
+    ];
+    s.warnings = vec!["line 42: unknown record type \"x-future\"".into()];
+    s
+}
+
+fn file(path: &str) -> String {
+    let b = render_session(&sample());
+    match b.entries.get(path) {
+        Some(Node::File(bytes)) => String::from_utf8_lossy(bytes).into_owned(),
+        other => panic!("{path}: {other:?}"),
+    }
+}
+
+#[test]
+fn golden_transcript() {
+    insta::assert_snapshot!(file("transcript.md"));
+}
+
+#[test]
+fn golden_messages() {
+    insta::assert_snapshot!(file("messages.jsonl"));
+}
+
+#[test]
+fn golden_meta() {
+    insta::assert_snapshot!(file("meta.json"));
+}
+
+#[test]
+fn golden_tool_read() {
+    insta::assert_snapshot!(file("tools/0001-Read.md"));
+}
+
+#[test]
+fn golden_tool_failed() {
+    insta::assert_snapshot!(file("tools/0002-Bash.md"));
+}
+
+#[test]
+fn golden_branch_diff() {
+    insta::assert_snapshot!(file("branches/branch-a1b2.diff"));
+}
+
+#[test]
+fn golden_tree() {
+    let b = render_session(&sample());
+    let listing: String = b
+        .entries
+        .iter()
+        .map(|(path, node)| match node {
+            Node::Dir => format!("{path}/\n"),
+            Node::File(bytes) => format!("{path} ({} bytes)\n", bytes.len()),
+            Node::Symlink(t) => format!("{path} -> {t}\n"),
+        })
+        .collect();
+    insta::assert_snapshot!(listing);
+}
+
+#[test]
+fn rendering_is_deterministic() {
+    assert_eq!(render_session(&sample()), render_session(&sample()));
+}
+
+/// Every message line survives `grep -F` unless it holds a character that must be escaped.
+#[test]
+fn message_lines_are_greppable() {
+    let s = sample();
+    let t = file("transcript.md");
+    for m in &s.messages {
+        if m.role == Role::Tool {
+            continue; // shown as a preview; the full text is in tools/
+        }
+        for line in m.content.lines() {
+            if !line.contains(['<', '>', '&']) {
+                assert!(t.contains(line), "missing: {line}");
+            }
+        }
+    }
+}

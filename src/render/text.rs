@@ -1,0 +1,283 @@
+//! Small text helpers shared by the renderers: times, numbers, fences and Markdown escaping.
+//!
+//! They live in one place so that every file spells a time, a token count or a fence the same
+//! way; a reader comparing `transcript.md` with `tools/` or a `.diff` sees one format.
+
+use chrono::{DateTime, Utc};
+
+/// `2026-02-03 22:03:08 UTC`: what a human reads in headings and tables.
+pub fn human_time(t: &DateTime<Utc>) -> String {
+    t.format("%Y-%m-%d %H:%M:%S UTC").to_string()
+}
+
+/// `2026-02-03T22:03:08.123Z`: what programs read in `meta.json` and `messages.jsonl`.
+pub fn iso_time(t: &DateTime<Utc>) -> String {
+    t.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
+}
+
+pub fn iso_opt(t: Option<&DateTime<Utc>>) -> Option<String> {
+    t.map(iso_time)
+}
+
+/// `1234567` -> `1,234,567`.
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// `$0.0123`. Costs are small per message, so four decimals; non-finite values show as `$?`.
+pub fn usd(v: f64) -> String {
+    if v.is_finite() {
+        format!("${v:.4}")
+    } else {
+        "$?".to_string()
+    }
+}
+
+fn longest_backtick_run(s: &str) -> usize {
+    let mut best = 0;
+    let mut run = 0;
+    for c in s.chars() {
+        if c == '`' {
+            run += 1;
+            best = best.max(run);
+        } else {
+            run = 0;
+        }
+    }
+    best
+}
+
+/// A fenced code block whose backtick fence is longer than any backtick run in `body`
+/// (at least three), so no content can close it early. Ends with a newline.
+pub fn fence(body: &str, lang: &str) -> String {
+    let ticks = "`".repeat((longest_backtick_run(body) + 1).max(3));
+    let mut out = String::with_capacity(body.len() + 2 * ticks.len() + lang.len() + 4);
+    out.push_str(&ticks);
+    out.push_str(lang);
+    out.push('\n');
+    out.push_str(body);
+    if !body.is_empty() && !body.ends_with('\n') {
+        out.push('\n');
+    }
+    out.push_str(&ticks);
+    out.push('\n');
+    out
+}
+
+/// An inline code span that survives backticks in `s` and `|` in a table cell.
+pub fn code_span(s: &str) -> String {
+    let ticks = "`".repeat(longest_backtick_run(s) + 1);
+    let s = one_line(s).replace('|', "\\|");
+    if s.starts_with('`') || s.ends_with('`') {
+        format!("{ticks} {s} {ticks}")
+    } else {
+        format!("{ticks}{s}{ticks}")
+    }
+}
+
+/// Text for one table cell or heading: one line, HTML escaped, `|` escaped.
+pub fn cell(s: &str) -> String {
+    escape_html(&one_line(s)).replace('|', "\\|")
+}
+
+fn one_line(s: &str) -> String {
+    s.split(['\r', '\n'])
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// `<` `>` `&` as entities.
+pub fn escape_html(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Message text as Markdown that cannot break the document around it.
+///
+/// The text is kept line for line, so `grep -F` finds every line that holds no `<`, `>` or
+/// `&`. Raw HTML is neutralised by escaping those three characters, except where Markdown
+/// already shows them literally: inside the message's own fenced code blocks and inside
+/// inline code spans that open and close on one line (escaping there would print `&lt;`).
+/// A fence the message opens but never closes is closed after it, so it cannot swallow the
+/// rest of the transcript. The result ends with a newline unless `text` is empty.
+pub fn markdown_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut open: Option<(char, usize)> = None;
+    let mut para: Vec<&str> = Vec::new();
+    for line in text.lines() {
+        match open {
+            Some((ch, len)) => {
+                out.push_str(line);
+                out.push('\n');
+                if closes_fence(line, ch, len) {
+                    open = None;
+                }
+            }
+            None => {
+                if let Some(f) = opens_fence(line) {
+                    flush_paragraph(&mut para, &mut out);
+                    out.push_str(line);
+                    out.push('\n');
+                    open = Some(f);
+                } else if line.trim().is_empty() || starts_block(line) {
+                    flush_paragraph(&mut para, &mut out);
+                    para.push(line);
+                } else {
+                    para.push(line);
+                }
+            }
+        }
+    }
+    flush_paragraph(&mut para, &mut out);
+    if let Some((ch, len)) = open {
+        out.push_str(&ch.to_string().repeat(len));
+        out.push('\n');
+    }
+    out
+}
+
+/// `(fence char, length)` when `line` opens a fenced code block.
+fn opens_fence(line: &str) -> Option<(char, usize)> {
+    let indent = line.len() - line.trim_start_matches(' ').len();
+    if indent > 3 {
+        return None;
+    }
+    let rest = &line[indent..];
+    let ch = rest.chars().next().filter(|c| *c == '`' || *c == '~')?;
+    let len = rest.chars().take_while(|c| *c == ch).count();
+    if len < 3 || (ch == '`' && rest[len..].contains('`')) {
+        return None;
+    }
+    Some((ch, len))
+}
+
+fn closes_fence(line: &str, ch: char, len: usize) -> bool {
+    let t = line.trim_start_matches(' ');
+    if line.len() - t.len() > 3 {
+        return false;
+    }
+    let n = t.chars().take_while(|c| *c == ch).count();
+    n >= len && t[n..].trim().is_empty()
+}
+
+/// Lines that may start a new Markdown block, so a code span never pairs across them.
+fn starts_block(line: &str) -> bool {
+    let t = line.trim_start();
+    t.starts_with(['#', '>', '-', '*', '+', '|', '='])
+        || t.chars().next().is_some_and(|c| c.is_ascii_digit())
+        || line.len() - t.len() >= 4
+}
+
+/// Escape one paragraph, leaving single-line code spans alone (CommonMark pairing: an
+/// opening backtick run closes at the next run of the same length, else it is literal).
+fn flush_paragraph(para: &mut Vec<&str>, out: &mut String) {
+    if para.is_empty() {
+        return;
+    }
+    let text = para.join("\n");
+    para.clear();
+    let b = text.as_bytes();
+    let mut i = 0;
+    let mut plain_from = 0;
+    while i < b.len() {
+        if b[i] == b'\\' && b.get(i + 1) == Some(&b'`') {
+            i += 2;
+            continue;
+        }
+        if b[i] != b'`' {
+            i += 1;
+            continue;
+        }
+        let run = b[i..].iter().take_while(|c| **c == b'`').count();
+        let body_start = i + run;
+        let mut j = body_start;
+        let mut close = None;
+        while j < b.len() {
+            if b[j] == b'`' {
+                let r = b[j..].iter().take_while(|c| **c == b'`').count();
+                if r == run {
+                    close = Some(j);
+                    break;
+                }
+                j += r;
+            } else {
+                j += 1;
+            }
+        }
+        match close {
+            Some(j) if !text[i..j].contains('\n') => {
+                out.push_str(&escape_html(&text[plain_from..i]));
+                out.push_str(&text[i..j + run]);
+                i = j + run;
+                plain_from = i;
+            }
+            // A span across lines is still code, but escape it: a block boundary sessfs
+            // does not model could make it plain text.
+            Some(j) => i = j + run,
+            None => i = body_start,
+        }
+    }
+    out.push_str(&escape_html(&text[plain_from..]));
+    out.push('\n');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thousands_groups_digits() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1000), "1,000");
+        assert_eq!(thousands(1234567), "1,234,567");
+    }
+
+    #[test]
+    fn fence_outgrows_backticks_inside() {
+        assert_eq!(fence("a", "json"), "```json\na\n```\n");
+        assert_eq!(fence("x ```` y\n", ""), "`````\nx ```` y\n`````\n");
+    }
+
+    #[test]
+    fn html_is_escaped_outside_code() {
+        assert_eq!(
+            markdown_text("a <b> & `Vec<u8>` c"),
+            "a &lt;b&gt; &amp; `Vec<u8>` c\n"
+        );
+        assert_eq!(markdown_text("x ` <y>"), "x ` &lt;y&gt;\n");
+        assert_eq!(markdown_text("\\`<a>`"), "\\`&lt;a&gt;`\n");
+    }
+
+    #[test]
+    fn own_fences_stay_verbatim_and_are_closed() {
+        let t = "see\n```rust\nlet v: Vec<u8> = x & y;\n```\n<div>\n";
+        assert_eq!(
+            markdown_text(t),
+            "see\n```rust\nlet v: Vec<u8> = x & y;\n```\n&lt;div&gt;\n"
+        );
+        assert_eq!(markdown_text("```\n<open"), "```\n<open\n```\n");
+    }
+
+    #[test]
+    fn code_span_across_lines_is_escaped() {
+        assert_eq!(markdown_text("a `b\nc <d>` e"), "a `b\nc &lt;d&gt;` e\n");
+    }
+}
