@@ -32,7 +32,11 @@ const TABLE: &[(&str, f64, f64, f64, f64)] = &[
 
 /// Estimated USD for one message's usage, if the model is in the table.
 pub fn estimate(model: &str, usage: &crate::model::TokenUsage) -> Option<f64> {
-    let name = model.rsplit('/').next().unwrap_or(model).to_ascii_lowercase();
+    let name = model
+        .rsplit('/')
+        .next()
+        .unwrap_or(model)
+        .to_ascii_lowercase();
     let (_, inp, out, cr, cw) = TABLE
         .iter()
         .filter(|(prefix, ..)| name.starts_with(prefix))

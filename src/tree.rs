@@ -863,7 +863,13 @@ mod tests {
             fs.release(fh);
         }
         let again = fs.lookup(sessions[0].1.ino, "meta.json").unwrap();
-        assert_eq!(Some(again.ino), files.iter().find(|(n, _)| n == "meta.json").map(|(_, a)| a.ino));
+        assert_eq!(
+            Some(again.ino),
+            files
+                .iter()
+                .find(|(n, _)| n == "meta.json")
+                .map(|(_, a)| a.ino)
+        );
     }
 
     #[test]

@@ -20,7 +20,10 @@ fn list_json_and_show_agree() {
     let list: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
     assert!(!list.is_empty());
     for agent in ["pi", "omp", "indusagi", "claude"] {
-        assert!(list.iter().any(|m| m["agent"] == agent), "no {agent} in list");
+        assert!(
+            list.iter().any(|m| m["agent"] == agent),
+            "no {agent} in list"
+        );
     }
     let id = list[0]["unifiedId"].as_str().unwrap();
     let md = home.sessfs(&["show", id]);
@@ -44,10 +47,16 @@ fn list_json_and_show_agree() {
 #[test]
 fn user_mistakes_get_one_clear_line() {
     let home = Home::spine();
-    one_line_error(&home.sessfs(&["show", "pi:no-such-session"]), "no session with id");
+    one_line_error(
+        &home.sessfs(&["show", "pi:no-such-session"]),
+        "no session with id",
+    );
     one_line_error(&home.sessfs(&["show", "nonsense"]), "not a session id");
     one_line_error(&home.sessfs(&["list", "vim"]), "unknown agent 'vim'");
-    one_line_error(&home.sessfs(&["mount", "/nonexistent/sessfs-mnt"]), "does not exist");
+    one_line_error(
+        &home.sessfs(&["mount", "/nonexistent/sessfs-mnt"]),
+        "does not exist",
+    );
     let file = tempfile::NamedTempFile::new().unwrap();
     one_line_error(
         &home.sessfs(&["mount", file.path().to_str().unwrap()]),
@@ -64,7 +73,10 @@ fn user_mistakes_get_one_clear_line() {
         &home.sessfs(&["umount", empty.path().to_str().unwrap()]),
         "not a sessfs mount",
     );
-    one_line_error(&home.sessfs(&["list", "--since", "yesterday"]), "cannot read date");
+    one_line_error(
+        &home.sessfs(&["list", "--since", "yesterday"]),
+        "cannot read date",
+    );
     one_line_error(&home.sessfs(&["list", "--store", "claude"]), "AGENT=PATH");
 }
 

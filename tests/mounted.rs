@@ -153,6 +153,10 @@ fn session_text(s: &Session) -> String {
             add(&c.messages);
         }
     }
+    for sub in &s.subagents {
+        t.push_str(sub.description.as_deref().unwrap_or(""));
+        t.push('\n');
+    }
     t.push_str(s.title.as_deref().unwrap_or(""));
     t
 }
@@ -167,6 +171,8 @@ fn grep_finds_every_seed_store_message_in_exactly_its_session() {
     grep_finds_messages(&Home::seeds(), SEED_AGENTS);
 }
 
+/// Diff files (`parent.diff`, `branches/*.diff`) quote the other side of the comparison by
+/// design, so the "exactly its session" rule is checked on the conversation files.
 fn grep_finds_messages(home: &Home, agents: &[&str]) {
     let sessions = load_all(home.path());
     let texts: Vec<(String, String)> = sessions
@@ -207,7 +213,7 @@ fn grep_finds_messages(home: &Home, agents: &[&str]) {
     )
     .unwrap();
     let out = m.sh(&format!(
-        "grep -rZoF -f {} . | tr '\\0' '\\t'",
+        "grep -rZoF --exclude='*.diff' -f {} . | tr '\\0' '\\t'",
         pats.path().display()
     ));
     let mut found: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
@@ -259,12 +265,33 @@ fn seed_stores_stay_byte_identical_and_refuse_writes() {
     let out = m.sh("grep -r -c . . > /dev/null; cat */*/meta.json > /dev/null");
     assert!(out.status.success() || out.status.code() == Some(1));
     for agent in SEED_AGENTS {
-        let s = std::fs::read_dir(m.path().join(agent)).unwrap().flatten().next().unwrap().path();
+        let s = std::fs::read_dir(m.path().join(agent))
+            .unwrap()
+            .flatten()
+            .next()
+            .unwrap()
+            .path();
         let out = m.sh(&format!("echo x > '{}/meta.json'", s.display()));
-        assert!(stderr(&out).contains("Read-only file system"), "{}", stderr(&out));
+        assert!(
+            stderr(&out).contains("Read-only file system"),
+            "{}",
+            stderr(&out)
+        );
     }
     drop(m);
-    assert!(before == home.snapshot_stable(), "a native store changed");
+    assert_same(&before, &home.snapshot_stable());
+}
+
+fn assert_same(
+    before: &BTreeMap<std::path::PathBuf, Vec<u8>>,
+    after: &BTreeMap<std::path::PathBuf, Vec<u8>>,
+) {
+    let changed: Vec<_> = before
+        .keys()
+        .chain(after.keys())
+        .filter(|k| before.get(*k) != after.get(*k))
+        .collect();
+    assert!(changed.is_empty(), "native files changed: {changed:?}");
 }
 
 #[test]
@@ -299,7 +326,12 @@ fn real_tools_work_and_stores_stay_byte_identical() {
         session.display(),
         copy.path().display()
     ));
-    assert!(out.status.success(), "cp/diff: {}{}", stdout(&out), stderr(&out));
+    assert!(
+        out.status.success(),
+        "cp/diff: {}{}",
+        stdout(&out),
+        stderr(&out)
+    );
     // diff of two transcripts across agents
     let claude = std::fs::read_dir(m.path().join("claude"))
         .unwrap()
@@ -385,7 +417,9 @@ fn corrupt_stores_mount_list_every_session_and_warn() {
         ("utf8", {
             let mut v = header("11111111-0000-4000-8000-000000000005", 3).into_bytes();
             v.extend_from_slice(
-                &user("aaaaaaa5", "null", "bad byte here ZZ").replace("ZZ", "\u{1}").into_bytes(),
+                &user("aaaaaaa5", "null", "bad byte here ZZ")
+                    .replace("ZZ", "\u{1}")
+                    .into_bytes(),
             );
             v.extend_from_slice(b"{\"type\":\"message\",\"id\":\"c\xff\xfe\"}\n");
             v
@@ -417,7 +451,11 @@ fn corrupt_stores_mount_list_every_session_and_warn() {
         b"not json at all\n{\"type\":\"user\",\"uuid\":\"u1\",\"parentUuid\":null,\"timestamp\":\"2026-01-01T00:00:00Z\",\"cwd\":\"/tmp\",\"message\":{\"role\":\"user\",\"content\":\"claude survivor\"}}\n{\"type\":\"assis",
     )
     .unwrap();
-    std::fs::write(claude.join("22222222-0000-4000-8000-000000000002.jsonl"), b"").unwrap();
+    std::fs::write(
+        claude.join("22222222-0000-4000-8000-000000000002.jsonl"),
+        b"",
+    )
+    .unwrap();
 
     let m = Mount::new(&home, &[]);
     let pi_sessions: Vec<_> = std::fs::read_dir(m.path().join("pi"))
@@ -442,7 +480,10 @@ fn corrupt_stores_mount_list_every_session_and_warn() {
     // The huge and clean-but-tiny sessions may have nothing to warn about; the rest must.
     assert!(warned >= 5, "only {warned} sessions carry warnings");
     let out = m.sh("grep -rl 'garbage survivor' pi");
-    assert!(out.status.success(), "parsable lines of a corrupt file still render");
+    assert!(
+        out.status.success(),
+        "parsable lines of a corrupt file still render"
+    );
 }
 
 #[test]
@@ -461,7 +502,12 @@ fn appends_show_up_within_a_second_and_keep_the_prefix() {
         format!("{{\"type\":\"message\",\"id\":\"{id}\",\"parentId\":{parent},\"timestamp\":\"2026-01-01T00:00:01.000Z\",\"message\":{{\"role\":\"{role}\",\"content\":{content},\"timestamp\":1767225601000}}}}\n")
     };
     text.push_str(&msg("a0000001", "null", "user", "first question"));
-    text.push_str(&msg("a0000002", "\"a0000001\"", "assistant", "first answer"));
+    text.push_str(&msg(
+        "a0000002",
+        "\"a0000001\"",
+        "assistant",
+        "first answer",
+    ));
     std::fs::write(&file, &text).unwrap();
     let m = Mount::new(&home, &[]);
     let t = m
@@ -470,7 +516,10 @@ fn appends_show_up_within_a_second_and_keep_the_prefix() {
     let jl = t.with_file_name("messages.jsonl");
     let before_t = std::fs::read(&t).unwrap();
     let before_j = std::fs::read(&jl).unwrap();
-    let mut f = std::fs::OpenOptions::new().append(true).open(&file).unwrap();
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&file)
+        .unwrap();
     use std::io::Write;
     f.write_all(msg("a0000003", "\"a0000002\"", "user", "second question").as_bytes())
         .unwrap();
@@ -487,10 +536,16 @@ fn appends_show_up_within_a_second_and_keep_the_prefix() {
         );
         std::thread::sleep(std::time::Duration::from_millis(50));
     };
-    assert!(after_t.starts_with(&before_t), "transcript.md is not prefix-stable");
+    assert!(
+        after_t.starts_with(&before_t),
+        "transcript.md is not prefix-stable"
+    );
     assert!(String::from_utf8_lossy(&after_t).contains("second question"));
     let after_j = std::fs::read(&jl).unwrap();
-    assert!(after_j.starts_with(&before_j), "messages.jsonl is not prefix-stable");
+    assert!(
+        after_j.starts_with(&before_j),
+        "messages.jsonl is not prefix-stable"
+    );
     assert_eq!(
         std::fs::metadata(&t).unwrap().len() as usize,
         after_t.len(),

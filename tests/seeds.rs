@@ -23,8 +23,7 @@ fn corrupt_seed_stores_list_their_sessions_with_warnings() {
     std::fs::write(&part, b"{ not json").unwrap();
     let msg = walk(&sessions)
         .into_iter()
-        .filter(|f| f.ends_with("message.json"))
-        .last()
+        .rfind(|f| f.ends_with("message.json"))
         .expect("an agentuse message.json");
     std::fs::remove_file(&msg).unwrap();
     // ATSF: a truncated messages.jsonl and an unknown block type.
@@ -72,7 +71,10 @@ fn corrupt_seed_stores_list_their_sessions_with_warnings() {
                 .as_array()
                 .is_some_and(|w| !w.is_empty())
             {
-                warned.push(format!("{agent}/{}", d.file_name().unwrap().to_string_lossy()));
+                warned.push(format!(
+                    "{agent}/{}",
+                    d.file_name().unwrap().to_string_lossy()
+                ));
             }
         }
     }
@@ -96,7 +98,9 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
-        let Ok(rd) = std::fs::read_dir(&d) else { continue };
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
         for e in rd.flatten() {
             if e.file_type().unwrap().is_dir() {
                 stack.push(e.path());
@@ -163,11 +167,17 @@ for i in range(100):
         }
         assert!(start.elapsed() < Duration::from_secs(60), "writer hangs");
     };
-    assert!(status.success(), "the writer failed while sessfs was reading");
+    assert!(
+        status.success(),
+        "the writer failed while sessfs was reading"
+    );
     assert!(passes > 5, "only {passes} read passes");
     std::thread::sleep(Duration::from_millis(1200));
     let t = std::fs::read_to_string(session.join("transcript.md")).unwrap();
-    assert!(t.contains("writer message 99 ends here"), "the last write is visible");
+    assert!(
+        t.contains("writer message 99 ends here"),
+        "the last write is visible"
+    );
 }
 
 #[test]
@@ -188,7 +198,10 @@ fn list_show_and_doctor_cover_the_seed_stores() {
     }
     let text = stdout(&home.sessfs(&["doctor"]));
     for needle in ["agentuse", "sessions.db", "meka.db", ".agent/threads"] {
-        assert!(text.contains(needle), "doctor does not name {needle}: {text}");
+        assert!(
+            text.contains(needle),
+            "doctor does not name {needle}: {text}"
+        );
     }
     assert!(
         !String::from_utf8_lossy(&home.sessfs(&["render", "/dev/null/x"]).stdout)

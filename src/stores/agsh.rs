@@ -197,6 +197,14 @@ impl AgshStore {
         access: Access,
         mut f: impl FnMut(&Connection) -> rusqlite::Result<T>,
     ) -> Result<(T, Option<String>), String> {
+        if access == Access::InPlace && wal_file_missing(db) {
+            // Opening a WAL database whose `-wal` file is absent would create that file
+            // (and `-shm`) in the agent's directory. With no WAL there is nothing
+            // uncommitted, so a private copy is exact and leaves the directory untouched.
+            let copy = self.private_copy(db)?;
+            let conn = open_read_only(&copy.db).map_err(|e| describe(&e))?;
+            return f(&conn).map(|v| (v, None)).map_err(|e| describe(&e));
+        }
         if access == Access::InPlace {
             match open_read_only(db).and_then(|c| f(&c)) {
                 Ok(v) => return Ok((v, None)),
@@ -317,6 +325,21 @@ fn list_ids(conn: &Connection) -> rusqlite::Result<Vec<String>> {
 
 // ---------------------------------------------------------------------------------------
 // Opening
+
+/// A database in WAL mode (file format bytes 18–19 are 2) whose `-wal` file does not exist.
+fn wal_file_missing(db: &Path) -> bool {
+    use std::io::Read;
+    let mut header = [0u8; 20];
+    let is_wal = std::fs::File::open(db)
+        .and_then(|mut f| f.read_exact(&mut header))
+        .is_ok()
+        && header.starts_with(b"SQLite format 3\0")
+        && header[18] == 2
+        && header[19] == 2;
+    let mut wal = db.as_os_str().to_owned();
+    wal.push("-wal");
+    is_wal && !Path::new(&wal).exists()
+}
 
 fn open_read_only(path: &Path) -> rusqlite::Result<Connection> {
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
@@ -875,11 +898,7 @@ fn result_text(v: Option<&Value>) -> String {
     match v {
         None | Some(Value::Null) => String::new(),
         Some(Value::String(s)) => s.clone(),
-        Some(Value::Array(items)) => items
-            .iter()
-            .map(part_text)
-            .collect::<Vec<_>>()
-            .join("\n"),
+        Some(Value::Array(items)) => items.iter().map(part_text).collect::<Vec<_>>().join("\n"),
         Some(other) => part_text(other),
     }
 }

@@ -17,8 +17,8 @@
 //! Discovery reads the environment through [`Env`] rather than `std::env`, so tests can lay
 //! out a fake `$HOME` without touching the process environment.
 
-pub mod agsh;
 pub mod agentuse;
+pub mod agsh;
 pub mod atsf;
 pub mod claude;
 pub mod jsonl;

@@ -72,17 +72,35 @@ pub fn write_agsh(home: &Path) -> Vec<String> {
         {"type": "tool_use", "id": "toolu_agsh_01", "name": "read_file",
          "input": {"path": "src/config.rs"}}
     ]);
-    insert(&conn, AGSH_TOOLS, "assistant", &call.to_string(), "2025-04-02T14:00:04Z");
+    insert(
+        &conn,
+        AGSH_TOOLS,
+        "assistant",
+        &call.to_string(),
+        "2025-04-02T14:00:04Z",
+    );
     let result = serde_json::json!([
         {"type": "tool_result", "tool_use_id": "toolu_agsh_01",
          "content": [{"type": "text", "text": "pub fn load_config() -> Config { todo!() }"}],
          "is_error": false}
     ]);
-    insert(&conn, AGSH_TOOLS, "tool_results", &result.to_string(), "2025-04-02T14:00:05Z");
+    insert(
+        &conn,
+        AGSH_TOOLS,
+        "tool_results",
+        &result.to_string(),
+        "2025-04-02T14:00:05Z",
+    );
     let done = serde_json::json!([
         {"type": "text", "text": "agsh fixture: renamed load_config to load_settings."}
     ]);
-    insert(&conn, AGSH_TOOLS, "assistant", &done.to_string(), "2025-04-02T14:03:10Z");
+    insert(
+        &conn,
+        AGSH_TOOLS,
+        "assistant",
+        &done.to_string(),
+        "2025-04-02T14:03:10Z",
+    );
     conn.execute(
         "INSERT INTO tool_outputs (session_id, name, content, created_at) VALUES (?1, 'plan', ?2, '2025-04-02T14:01:00Z')",
         params![AGSH_TOOLS, "agsh fixture scratchpad: 1. find loader 2. rename 3. build"],
@@ -94,7 +112,13 @@ pub fn write_agsh(home: &Path) -> Vec<String> {
         [AGSH_COMPACTED],
     )
     .expect("session");
-    insert(&conn, AGSH_COMPACTED, "user", "agsh fixture: explain the build cache", "2025-04-03T09:00:00Z");
+    insert(
+        &conn,
+        AGSH_COMPACTED,
+        "user",
+        "agsh fixture: explain the build cache",
+        "2025-04-03T09:00:00Z",
+    );
     insert(
         &conn,
         AGSH_COMPACTED,
@@ -108,8 +132,20 @@ pub fn write_agsh(home: &Path) -> Vec<String> {
         "replaced_count": 2,
         "loaded_tools_snapshot": []
     }});
-    insert(&conn, AGSH_COMPACTED, "compact_boundary", &boundary.to_string(), "2025-04-03T09:10:00Z");
-    insert(&conn, AGSH_COMPACTED, "user", "agsh fixture: and how do I clear it?", "2025-04-03T09:20:00Z");
+    insert(
+        &conn,
+        AGSH_COMPACTED,
+        "compact_boundary",
+        &boundary.to_string(),
+        "2025-04-03T09:10:00Z",
+    );
+    insert(
+        &conn,
+        AGSH_COMPACTED,
+        "user",
+        "agsh fixture: and how do I clear it?",
+        "2025-04-03T09:20:00Z",
+    );
 
     conn.execute(
         "INSERT INTO oauth_tokens (provider, access_token, refresh_token, updated_at) VALUES ('anthropic', ?1, ?1, 'x')",
@@ -124,7 +160,8 @@ pub fn write_agsh(home: &Path) -> Vec<String> {
     drop(conn);
 
     let conn = open_new(&meka_db_path(home));
-    conn.pragma_update(None, "journal_mode", "WAL").expect("wal");
+    conn.pragma_update(None, "journal_mode", "WAL")
+        .expect("wal");
     conn.execute_batch(MEKA_DDL).expect("meka DDL");
     // Later ledger steps the agent applies in code.
     conn.execute_batch(
@@ -150,21 +187,52 @@ pub fn write_agsh(home: &Path) -> Vec<String> {
         params![MEKA_CHILD, MEKA_PARENT],
     )
     .expect("child");
-    insert(&conn, MEKA_PARENT, "user", "meka fixture: make the test suite faster", "2025-06-10T08:00:00Z");
+    insert(
+        &conn,
+        MEKA_PARENT,
+        "user",
+        "meka fixture: make the test suite faster",
+        "2025-06-10T08:00:00Z",
+    );
     let spawn = serde_json::json!([
         {"type": "text", "text": "meka fixture: delegating a survey."},
         {"type": "tool_use", "id": "toolu_meka_01", "name": "spawn_agent",
          "input": {"task": "survey the tests"}}
     ]);
-    insert(&conn, MEKA_PARENT, "assistant", &spawn.to_string(), "2025-06-10T08:00:30Z");
+    insert(
+        &conn,
+        MEKA_PARENT,
+        "assistant",
+        &spawn.to_string(),
+        "2025-06-10T08:00:30Z",
+    );
     let result = serde_json::json!([
         {"type": "tool_result", "tool_use_id": "toolu_meka_01",
          "content": "meka fixture: 3 slow tests found", "is_error": false}
     ]);
-    insert(&conn, MEKA_PARENT, "tool_results", &result.to_string(), "2025-06-10T08:04:00Z");
-    insert(&conn, MEKA_CHILD, "user", "meka fixture: survey the tests", "2025-06-10T08:01:00Z");
-    let child = serde_json::json!([{"type": "text", "text": "meka fixture child: 3 slow tests found"}]);
-    insert(&conn, MEKA_CHILD, "assistant", &child.to_string(), "2025-06-10T08:02:00Z");
+    insert(
+        &conn,
+        MEKA_PARENT,
+        "tool_results",
+        &result.to_string(),
+        "2025-06-10T08:04:00Z",
+    );
+    insert(
+        &conn,
+        MEKA_CHILD,
+        "user",
+        "meka fixture: survey the tests",
+        "2025-06-10T08:01:00Z",
+    );
+    let child =
+        serde_json::json!([{"type": "text", "text": "meka fixture child: 3 slow tests found"}]);
+    insert(
+        &conn,
+        MEKA_CHILD,
+        "assistant",
+        &child.to_string(),
+        "2025-06-10T08:02:00Z",
+    );
     conn.execute(
         "INSERT INTO provider_credentials VALUES ('default', ?1, 'x')",
         [AGSH_SECRET],
@@ -185,7 +253,8 @@ pub fn write_agsh(home: &Path) -> Vec<String> {
 /// read-write connection that waits for locks like the agent's own.
 pub fn append_agsh_message(db: &Path, session_id: &str, text: &str) {
     let conn = Connection::open(db).expect("open database for writing");
-    conn.busy_timeout(Duration::from_secs(5)).expect("busy timeout");
+    conn.busy_timeout(Duration::from_secs(5))
+        .expect("busy timeout");
     let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
     let body = serde_json::json!([{"type": "text", "text": text}]).to_string();
     conn.execute_batch("BEGIN IMMEDIATE").expect("begin");

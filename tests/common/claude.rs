@@ -62,7 +62,11 @@ pub fn write_stores(home: &Path) -> Vec<String> {
     top.sort();
     for f in top {
         let name = f.file_name().expect("fixture name");
-        copy_file(&f, &projects.join("-tmp-sessfs-fixtures").join(name), &mut out);
+        copy_file(
+            &f,
+            &projects.join("-tmp-sessfs-fixtures").join(name),
+            &mut out,
+        );
     }
     for name in ["short.jsonl", "tool_heavy.jsonl", "subagent.jsonl"] {
         copy_file(

@@ -44,7 +44,8 @@ impl Home {
     pub fn spine() -> Home {
         let mut h = Home::empty();
         let p = h.path().to_path_buf();
-        h.files.extend(pi::write_stores(&p).into_iter().map(PathBuf::from));
+        h.files
+            .extend(pi::write_stores(&p).into_iter().map(PathBuf::from));
         h.files
             .extend(claude::write_stores(&p).into_iter().map(PathBuf::from));
         h
@@ -54,9 +55,13 @@ impl Home {
     pub fn seeds() -> Home {
         let mut h = Home::empty();
         let p = h.path().to_path_buf();
+        h.files.extend(
+            seeds_json::write_agentuse(&p)
+                .into_iter()
+                .map(PathBuf::from),
+        );
         h.files
-            .extend(seeds_json::write_agentuse(&p).into_iter().map(PathBuf::from));
-        h.files.extend(agsh::write_agsh(&p).into_iter().map(PathBuf::from));
+            .extend(agsh::write_agsh(&p).into_iter().map(PathBuf::from));
         h.files
             .extend(seeds_json::write_atsf(&p).into_iter().map(PathBuf::from));
         h
@@ -88,7 +93,9 @@ impl Home {
 
     pub fn command(&self, args: &[&str]) -> Command {
         let mut c = Command::new(bin());
-        c.args(args).env("HOME", self.path()).env("RUST_LOG", "warn");
+        c.args(args)
+            .env("HOME", self.path())
+            .env("RUST_LOG", "warn");
         for v in AGENT_VARS {
             c.env_remove(v);
         }
@@ -173,9 +180,13 @@ impl Mount {
     pub fn seeds() -> Home {
         let mut h = Home::empty();
         let p = h.path().to_path_buf();
+        h.files.extend(
+            seeds_json::write_agentuse(&p)
+                .into_iter()
+                .map(PathBuf::from),
+        );
         h.files
-            .extend(seeds_json::write_agentuse(&p).into_iter().map(PathBuf::from));
-        h.files.extend(agsh::write_agsh(&p).into_iter().map(PathBuf::from));
+            .extend(agsh::write_agsh(&p).into_iter().map(PathBuf::from));
         h.files
             .extend(seeds_json::write_atsf(&p).into_iter().map(PathBuf::from));
         h

@@ -141,10 +141,10 @@ fn u64_field(v: &Value, key: &str) -> u64 {
 
 impl FileMeta {
     fn note_time(&mut self, t: DateTime<Utc>) {
-        if self.first_ts.map_or(true, |f| t < f) {
+        if self.first_ts.is_none_or(|f| t < f) {
             self.first_ts = Some(t);
         }
-        if self.last_ts.map_or(true, |l| t > l) {
+        if self.last_ts.is_none_or(|l| t > l) {
             self.last_ts = Some(t);
         }
     }

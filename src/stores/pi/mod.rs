@@ -294,10 +294,7 @@ fn scan(dir: &Path) -> (Vec<PathBuf>, Vec<PathBuf>) {
         }
     };
     for ent in rd.flatten() {
-        let hidden = ent
-            .file_name()
-            .to_str()
-            .map_or(true, |n| n.starts_with('.'));
+        let hidden = ent.file_name().to_str().is_none_or(|n| n.starts_with('.'));
         if hidden {
             continue;
         }
