@@ -201,12 +201,15 @@ pub fn sample_home() -> PathBuf {
 pub fn open_fs(args: &StoreArgs, cache_mb: usize, announce: bool) -> Result<Fs> {
     let env = Env::from_process();
     let mut stores = open_stores(args, &env)?;
-    if stores.is_empty() {
+    let nothing = args.stores.is_empty()
+        && args.threads_roots.is_empty()
+        && stores.iter().all(|s| s.list().is_empty());
+    if nothing {
         let home = sample_home();
         if home.is_dir() {
             if announce {
                 eprintln!(
-                    "sessfs: no agent stores found under {}; showing the bundled samples from {}",
+                    "sessfs: no agent sessions found under {}; showing the bundled samples from {}",
                     env.home.display(),
                     home.display()
                 );
@@ -501,7 +504,13 @@ fn doctor(args: &StoreArgs) -> Result<()> {
                     println!("            problem: {p}");
                 }
             }
-            None if mine.is_empty() => println!("  {agent:<9} not supported yet"),
+            None if !stores::SUPPORTED.contains(&agent) => {
+                println!("  {agent:<9} not supported yet")
+            }
+            None if mine.is_empty() => println!(
+                "  {agent:<9} none found (scanned {} for .agent/threads)",
+                env.home.display()
+            ),
             None => {
                 println!("  {agent:<9} none found; looked in:");
                 for r in mine {

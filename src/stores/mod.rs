@@ -141,6 +141,18 @@ pub trait Store: Send + Sync {
     }
 }
 
+/// Agents with a store module, in mount order.
+pub const SUPPORTED: &[Agent] = &[
+    Agent::Claude,
+    Agent::Pi,
+    Agent::Omp,
+    Agent::Openclaw,
+    Agent::Agentuse,
+    Agent::Agsh,
+    Agent::Indusagi,
+    Agent::Atsf,
+];
+
 /// Every root each agent might use, existing or not, in priority order. `doctor` prints these.
 pub fn candidates(env: &Env) -> Vec<Root> {
     let mut out = Vec::new();
