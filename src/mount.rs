@@ -190,7 +190,9 @@ fn unescape_mountinfo(s: &str) -> String {
 }
 
 fn check_fuse() -> Result<()> {
-    if !Path::new("/dev/fuse").exists() {
+    // The device path can be overridden so the missing-FUSE message can be tested.
+    let dev = std::env::var_os("SESSFS_FUSE_DEVICE").unwrap_or_else(|| "/dev/fuse".into());
+    if !Path::new(&dev).exists() {
         bail!("FUSE is not available (/dev/fuse is missing); load the fuse kernel module or install fuse3 (apt-get install fuse3)");
     }
     if which("fusermount3").is_none() && which("fusermount").is_none() {

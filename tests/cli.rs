@@ -124,3 +124,85 @@ fn doctor_names_roots_and_fuse() {
     let text = stdout(&empty.sessfs(&["doctor"]));
     assert!(text.contains("none found; looked in"), "{text}");
 }
+
+fn mounted(dir: &std::path::Path) -> bool {
+    std::fs::read_to_string("/proc/self/mountinfo")
+        .unwrap()
+        .contains(dir.to_str().unwrap())
+}
+
+fn wait_for(mut f: impl FnMut() -> bool) -> bool {
+    let start = std::time::Instant::now();
+    while start.elapsed() < std::time::Duration::from_secs(10) {
+        if f() {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    false
+}
+
+#[test]
+fn foreground_mount_unmounts_cleanly_on_sigint_and_sigterm() {
+    common::require_fuse();
+    let home = Home::spine();
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut child = home
+            .command(&["mount", dir.path().to_str().unwrap(), "--foreground"])
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        assert!(wait_for(|| mounted(dir.path())), "mount did not come up");
+        assert!(std::fs::read_dir(dir.path().join("pi")).is_ok());
+        // SAFETY: signalling our own child process.
+        unsafe { libc::kill(child.id() as i32, sig) };
+        let status = child.wait().unwrap();
+        assert!(status.success(), "exit after signal {sig}: {status}");
+        assert!(!mounted(dir.path()), "still mounted after signal {sig}");
+    }
+}
+
+#[test]
+fn foreground_mount_exits_when_unmounted_from_outside() {
+    common::require_fuse();
+    let home = Home::spine();
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = home
+        .command(&["mount", dir.path().to_str().unwrap(), "--foreground"])
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    assert!(wait_for(|| mounted(dir.path())));
+    let out = home.sessfs(&["umount", dir.path().to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let mut done = None;
+    assert!(wait_for(|| {
+        done = child.try_wait().unwrap();
+        done.is_some()
+    }));
+    assert!(done.unwrap().success());
+}
+
+#[test]
+fn a_stale_mount_is_named_and_umount_clears_it() {
+    common::require_fuse();
+    let home = Home::spine();
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = home
+        .command(&["mount", dir.path().to_str().unwrap(), "--foreground"])
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    assert!(wait_for(|| mounted(dir.path())));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let again = home.sessfs(&["mount", dir.path().to_str().unwrap()]);
+    one_line_error(&again, "stale mount");
+    assert!(stderr(&again).contains("sessfs umount"));
+    let out = home.sessfs(&["umount", dir.path().to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!mounted(dir.path()));
+    let m = Mount::new(&home, &[]);
+    assert!(m.path().join("pi").is_dir());
+}
