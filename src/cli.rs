@@ -9,6 +9,7 @@ use chrono::{DateTime, NaiveDate, Utc};
 use clap::{Parser, Subcommand, ValueEnum};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -198,7 +199,7 @@ pub fn sample_home() -> PathBuf {
 }
 
 /// Open the stores, falling back to the bundled samples when nothing was found.
-pub fn open_fs(args: &StoreArgs, cache_mb: usize, announce: bool) -> Result<Fs> {
+pub fn open_fs(args: &StoreArgs, cache_mb: usize, announce: bool) -> Result<Arc<Fs>> {
     let env = Env::from_process();
     let mut stores = open_stores(args, &env)?;
     let nothing = args.stores.is_empty()
@@ -221,12 +222,14 @@ pub fn open_fs(args: &StoreArgs, cache_mb: usize, announce: bool) -> Result<Fs> 
             stores = stores::open_all(&sample, &[]);
         }
     }
-    Ok(Fs::new(
+    let fs = Arc::new(Fs::new(
         stores,
         Options {
             cache_bytes: cache_mb << 20,
         },
-    ))
+    ));
+    fs.start_prefetch(1);
+    Ok(fs)
 }
 
 pub fn parse_agent(s: &str) -> Result<Agent> {

@@ -4,24 +4,26 @@
 //! Choices (measured; see `docs/SEMANTICS.md` and `docs/BENCHMARKS.md`):
 //! - exact sizes, cached mode, never `direct_io`: every tool, `mmap` included, sees a normal
 //!   file;
-//! - `FOPEN_KEEP_CACHE` when the version being opened is the one the kernel last saw, so a
-//!   warm `grep -r` is served from the page cache; otherwise the kernel drops its pages;
-//! - `FUSE_AUTO_INVAL_DATA`, so a changed mtime or size in a refreshed attribute drops stale
-//!   pages even for readers that never reopen;
+//! - no-open mode: `open` and `opendir` answer `ENOSYS`, so the kernel stops sending
+//!   OPEN/RELEASE/OPENDIR/RELEASEDIR, keeps file pages (`KEEP_CACHE`) and directory
+//!   listings (`CACHE_DIR`) across opens, and a warm `grep -r` costs no request at all.
+//!   That is sound because rendering is deterministic and prefix-stable: a read returns bytes
+//!   of the file's current version, and every version change moves the file's mtime or size;
+//! - `FUSE_AUTO_INVAL_DATA`, so a changed mtime or size in a refreshed attribute (at most
+//!   [`TTL`] old) drops the stale pages and cached listings;
 //! - `FUSE_DO_READDIRPLUS`, so a directory walk learns every child's attributes in one reply;
 //! - negative lookups are cached for [`TTL`] (ripgrep probes `.gitignore` & co. everywhere);
 //! - a panic inside a request becomes EIO and a log line; the mount lives on.
 
 use crate::tree::{Attr, Fs, FsError, Kind, TTL};
 use fuser::{
-    Errno, FileAttr, FileHandle, FileType, Filesystem, FopenFlags, Generation, INodeNo, InitFlags,
+    Errno, FileAttr, FileHandle, FileType, Filesystem, Generation, INodeNo, InitFlags,
     KernelConfig, LockOwner, OpenFlags, ReplyAttr, ReplyData, ReplyDirectory, ReplyDirectoryPlus,
     ReplyEmpty, ReplyEntry, ReplyOpen, Request,
 };
 use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
@@ -56,9 +58,9 @@ pub struct SessFs {
     fs: Arc<Fs>,
     uid: u32,
     gid: u32,
-    /// Directory listings snapshotted at `opendir`, so offsets stay stable while reading.
+    /// Directory listings taken when a listing starts (offset 0), so later offsets of the
+    /// same pass index the same entries.
     dirs: Mutex<HashMap<u64, DirSnapshot>>,
-    next_dir: AtomicU64,
 }
 
 impl SessFs {
@@ -70,7 +72,6 @@ impl SessFs {
             uid,
             gid,
             dirs: Mutex::new(HashMap::new()),
-            next_dir: AtomicU64::new(1),
         }
     }
 
@@ -99,17 +100,27 @@ impl SessFs {
         }
     }
 
-    fn dir_snapshot(&self, fh: FileHandle, ino: u64) -> Result<DirSnapshot, FsError> {
-        if let Some(v) = self
-            .dirs
+    /// Drop the listing of a directory whose last entries have been sent.
+    fn forget_snapshot(&self, ino: u64) {
+        self.dirs
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .get(&fh.0)
-        {
-            return Ok(v.clone());
+            .remove(&ino);
+    }
+
+    /// The listing of `ino` for a readdir at `offset`: taken afresh at offset 0, reused after.
+    fn dir_snapshot(&self, ino: u64, offset: u64) -> Result<DirSnapshot, FsError> {
+        let mut dirs = self.dirs.lock().unwrap_or_else(|e| e.into_inner());
+        if offset > 0 {
+            if let Some(v) = dirs.get(&ino) {
+                return Ok(v.clone());
+            }
         }
-        // No handle (opendir was skipped): list afresh.
-        Ok(Arc::new(self.fs.readdir(ino)?))
+        drop(dirs);
+        let snap = Arc::new(self.fs.readdir(ino)?);
+        dirs = self.dirs.lock().unwrap_or_else(|e| e.into_inner());
+        dirs.insert(ino, snap.clone());
+        Ok(snap)
     }
 }
 
@@ -169,27 +180,15 @@ impl Filesystem for SessFs {
         }
     }
 
-    fn open(&self, _req: &Request, ino: INodeNo, flags: OpenFlags, reply: ReplyOpen) {
-        if flags.0 & libc::O_ACCMODE != libc::O_RDONLY {
-            return reply.error(Errno::EROFS);
-        }
-        match guarded("open", || self.fs.open(ino.0)) {
-            Ok((fh, keep)) => {
-                let f = if keep {
-                    FopenFlags::FOPEN_KEEP_CACHE
-                } else {
-                    FopenFlags::empty()
-                };
-                reply.opened(FileHandle(fh), f)
-            }
-            Err(e) => reply.error(errno(&e)),
-        }
+    fn open(&self, _req: &Request, _ino: INodeNo, _flags: OpenFlags, reply: ReplyOpen) {
+        // No-open mode (see the module doc); writes never get here on an `ro` mount.
+        reply.error(Errno::ENOSYS);
     }
 
     fn read(
         &self,
         _req: &Request,
-        _ino: INodeNo,
+        ino: INodeNo,
         fh: FileHandle,
         offset: u64,
         size: u32,
@@ -197,38 +196,15 @@ impl Filesystem for SessFs {
         _lock_owner: Option<LockOwner>,
         reply: ReplyData,
     ) {
-        match guarded("read", || self.fs.read(fh.0, offset, size)) {
+        let _ = fh;
+        match guarded("read", || self.fs.read_ino(ino.0, offset, size)) {
             Ok(d) => reply.data(&d),
             Err(e) => reply.error(errno(&e)),
         }
     }
 
-    fn release(
-        &self,
-        _req: &Request,
-        _ino: INodeNo,
-        fh: FileHandle,
-        _flags: OpenFlags,
-        _lock_owner: Option<LockOwner>,
-        _flush: bool,
-        reply: ReplyEmpty,
-    ) {
-        self.fs.release(fh.0);
-        reply.ok();
-    }
-
-    fn opendir(&self, _req: &Request, ino: INodeNo, _flags: OpenFlags, reply: ReplyOpen) {
-        match guarded("opendir", || self.fs.readdir(ino.0)) {
-            Ok(entries) => {
-                let fh = self.next_dir.fetch_add(1, Ordering::Relaxed);
-                self.dirs
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .insert(fh, Arc::new(entries));
-                reply.opened(FileHandle(fh), FopenFlags::empty())
-            }
-            Err(e) => reply.error(errno(&e)),
-        }
+    fn opendir(&self, _req: &Request, _ino: INodeNo, _flags: OpenFlags, reply: ReplyOpen) {
+        reply.error(Errno::ENOSYS);
     }
 
     fn readdir(
@@ -239,7 +215,8 @@ impl Filesystem for SessFs {
         offset: u64,
         mut reply: ReplyDirectory,
     ) {
-        let entries = match guarded("readdir", || self.dir_snapshot(fh, ino.0)) {
+        let _ = fh;
+        let entries = match guarded("readdir", || self.dir_snapshot(ino.0, offset)) {
             Ok(e) => e,
             Err(e) => return reply.error(errno(&e)),
         };
@@ -252,10 +229,15 @@ impl Filesystem for SessFs {
                 .iter()
                 .map(|(n, a)| (n.as_str(), a.ino, kind_type(a.kind))),
         );
+        let mut full = false;
         for (i, (name, ino, kind)) in all.enumerate().skip(offset as usize) {
             if reply.add(INodeNo(ino), (i + 1) as u64, kind, name) {
+                full = true;
                 break;
             }
+        }
+        if !full {
+            self.forget_snapshot(ino.0);
         }
         reply.ok();
     }
@@ -268,7 +250,8 @@ impl Filesystem for SessFs {
         offset: u64,
         mut reply: ReplyDirectoryPlus,
     ) {
-        let entries = match guarded("readdirplus", || self.dir_snapshot(fh, ino.0)) {
+        let _ = fh;
+        let entries = match guarded("readdirplus", || self.dir_snapshot(ino.0, offset)) {
             Ok(e) => e,
             Err(e) => return reply.error(errno(&e)),
         };
@@ -280,6 +263,7 @@ impl Filesystem for SessFs {
         let all = dots
             .into_iter()
             .chain(entries.iter().map(|(n, a)| (n.as_str(), *a)));
+        let mut full = false;
         for (i, (name, a)) in all.enumerate().skip(offset as usize) {
             if reply.add(
                 INodeNo(a.ino),
@@ -289,24 +273,13 @@ impl Filesystem for SessFs {
                 &self.file_attr(&a),
                 Generation(0),
             ) {
+                full = true;
                 break;
             }
         }
-        reply.ok();
-    }
-
-    fn releasedir(
-        &self,
-        _req: &Request,
-        _ino: INodeNo,
-        fh: FileHandle,
-        _flags: OpenFlags,
-        reply: ReplyEmpty,
-    ) {
-        self.dirs
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&fh.0);
+        if !full {
+            self.forget_snapshot(ino.0);
+        }
         reply.ok();
     }
 

@@ -9,7 +9,6 @@
 use crate::cli::{open_fs, StoreArgs};
 use anyhow::{anyhow, bail, Result};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 pub struct MountArgs {
@@ -24,7 +23,7 @@ pub fn mount(args: MountArgs) -> Result<()> {
     check_fuse()?;
     check_mountpoint(&args.dir)?;
     if args.foreground {
-        let fs = Arc::new(open_fs(&args.stores, args.cache_mb, true)?);
+        let fs = open_fs(&args.stores, args.cache_mb, true)?;
         let dir = args.dir.clone();
         let ready = || {
             if let Some(fd) = std::env::var_os("SESSFS_QUIET_READY") {

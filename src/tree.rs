@@ -112,6 +112,9 @@ struct AgentState {
     store: usize,
     sessions: BTreeMap<String, SessionSlot>,
     listed: Option<Instant>,
+    /// When the set of session names last changed: the agent directory's mtime, which
+    /// tells the kernel to drop its cached listing.
+    changed: SystemTime,
 }
 
 struct State {
@@ -150,7 +153,12 @@ pub struct Fs {
     next_fh: AtomicU64,
     started: SystemTime,
     renders: AtomicU64,
+    /// Queue of sessions to render ahead of a directory walk (see [`Fs::start_prefetch`]).
+    prefetch: Mutex<Option<std::sync::mpsc::SyncSender<SessionKey>>>,
 }
+
+/// Sessions rendered ahead of the one a reader just asked for.
+const PREFETCH_AHEAD: usize = 2;
 
 impl Fs {
     pub fn new(stores: Vec<Box<dyn Store>>, opts: Options) -> Fs {
@@ -160,6 +168,7 @@ impl Fs {
                 store: i,
                 sessions: BTreeMap::new(),
                 listed: None,
+                changed: SystemTime::now(),
             });
         }
         let mut state = State {
@@ -179,6 +188,7 @@ impl Fs {
             next_fh: AtomicU64::new(1),
             started: SystemTime::now(),
             renders: AtomicU64::new(0),
+            prefetch: Mutex::new(None),
         }
     }
 
@@ -385,6 +395,27 @@ impl Fs {
         Ok(h.bytes[start..end].to_vec())
     }
 
+    /// Read a file at its current version without an open handle (the FUSE adapter runs
+    /// in no-open mode). Each call returns bytes of one rendered version.
+    pub fn read_ino(&self, ino: u64, offset: u64, size: u32) -> Result<Vec<u8>> {
+        let bytes = match self.kind_of(ino)? {
+            NodeKind::Inner(key, path) => match self.bundle(&key)?.0.entries.get(&path) {
+                Some(Node::File(b)) => b.clone(),
+                Some(Node::Dir) => return Err(FsError::IsDir),
+                _ => return Err(FsError::NotFound),
+            },
+            NodeKind::DiffFile(a, b) => match self.diff_bundle(&a, &b)?.0.entries.get("diff") {
+                Some(Node::File(b)) => b.clone(),
+                _ => return Err(FsError::NotFound),
+            },
+            _ => return Err(FsError::IsDir),
+        };
+        let len = bytes.len() as u64;
+        let start = offset.min(len) as usize;
+        let end = offset.saturating_add(size as u64).min(len) as usize;
+        Ok(bytes[start..end].to_vec())
+    }
+
     pub fn release(&self, fh: u64) {
         self.handles
             .lock()
@@ -470,15 +501,79 @@ impl Fs {
         Ok(session)
     }
 
+    /// Render ahead: `grep -r`, `find` and `cp -r` walk sessions in directory order, so when
+    /// a reader makes sessfs render one session, the next [`PREFETCH_AHEAD`] sessions of that
+    /// agent are rendered on `threads` background threads while the reader works through
+    /// this one. Like kernel readahead it only moves work earlier: a walk still renders each
+    /// session once, and the byte budget still holds.
+    pub fn start_prefetch(self: &Arc<Self>, threads: usize) {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<SessionKey>(4 * PREFETCH_AHEAD);
+        let rx = Arc::new(Mutex::new(rx));
+        for i in 0..threads {
+            let fs = Arc::downgrade(self);
+            let rx = rx.clone();
+            let spawned = std::thread::Builder::new()
+                .name(format!("sessfs-prefetch-{i}"))
+                .spawn(move || loop {
+                    let next = rx.lock().unwrap_or_else(|e| e.into_inner()).recv();
+                    let (Ok(key), Some(fs)) = (next, fs.upgrade()) else {
+                        return;
+                    };
+                    if let Err(p) = catch_unwind(AssertUnwindSafe(|| fs.render_bundle(&key))) {
+                        log::error!("panic while prefetching: {}", panic_message(&p));
+                    }
+                });
+            if let Err(e) = spawned {
+                log::warn!("no prefetch thread: {e}");
+            }
+        }
+        *self.prefetch.lock().unwrap_or_else(|e| e.into_inner()) = Some(tx);
+    }
+
+    fn prefetch_after(&self, key: &SessionKey) {
+        let guard = self.prefetch.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(tx) = guard.as_ref() else { return };
+        let next: Vec<SessionKey> = {
+            let st = self.state();
+            let Some(a) = st.agents.get(&key.agent) else {
+                return;
+            };
+            a.sessions
+                .range::<String, _>((
+                    std::ops::Bound::Excluded(&key.name),
+                    std::ops::Bound::Unbounded,
+                ))
+                .take(PREFETCH_AHEAD)
+                .map(|(name, _)| SessionKey {
+                    agent: key.agent,
+                    name: name.clone(),
+                })
+                .collect()
+        };
+        for k in next {
+            // A full queue means the prefetcher is behind; the reader will render itself.
+            let _ = tx.try_send(k);
+        }
+    }
+
     /// The rendered bundle of a session at its current version.
     pub fn bundle(&self, key: &SessionKey) -> Result<(Arc<Bundle>, u64)> {
+        let (bundle, version, rendered) = self.render_bundle(key)?;
+        if rendered {
+            self.prefetch_after(key);
+        }
+        Ok((bundle, version))
+    }
+
+    /// As [`Fs::bundle`]; also says whether this call rendered (a cache miss).
+    fn render_bundle(&self, key: &SessionKey) -> Result<(Arc<Bundle>, u64, bool)> {
         let (version, lock) = self.check_session(key)?;
         if let Some(b) = self.cache.get(key, version) {
-            return Ok((b, version));
+            return Ok((b, version, false));
         }
         let _guard = lock.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(b) = self.cache.get(key, version) {
-            return Ok((b, version));
+            return Ok((b, version, false));
         }
         let mut session = self.load(key)?;
         let parent = self.fork_parent(key, &mut session);
@@ -505,7 +600,7 @@ impl Fs {
         log::debug!("rendered {}/{} version {version:016x}", key.agent, key.name);
         let bundle = Arc::new(bundle);
         self.cache.insert(key, version, bundle.clone());
-        Ok((bundle, version))
+        Ok((bundle, version, true))
     }
 
     /// For a fork, load the session it was forked from and mark the messages it copied
@@ -616,6 +711,7 @@ impl Fs {
             return;
         };
         let mut old = std::mem::take(&mut a.sessions);
+        let before = old.len();
         for (name, native_id, listed) in named {
             let slot = match old.remove(&name) {
                 Some(mut s) => {
@@ -641,6 +737,9 @@ impl Fs {
             a.sessions.insert(name, slot);
         }
         a.listed = Some(Instant::now());
+        if !old.is_empty() || a.sessions.len() != before {
+            a.changed = SystemTime::now();
+        }
         drop(st);
         for name in old.into_keys() {
             self.cache.forget(&SessionKey { agent, name });
@@ -695,7 +794,14 @@ impl Fs {
             mtime,
         };
         match kind {
-            NodeKind::Root | NodeKind::Agent(_) => Ok(dir(self.started)),
+            NodeKind::Root => Ok(dir(self.started)),
+            NodeKind::Agent(agent) => {
+                let st = self.state();
+                Ok(dir(st
+                    .agents
+                    .get(agent)
+                    .map_or(self.started, |a| a.changed)))
+            }
             NodeKind::Session(key) | NodeKind::DiffRoot(key) | NodeKind::DiffAgent(key, _) => {
                 self.check_session(key)?;
                 Ok(dir(self.session_mtime(key)?))

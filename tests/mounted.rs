@@ -552,3 +552,51 @@ fn appends_show_up_within_a_second_and_keep_the_prefix() {
         "size follows the content"
     );
 }
+
+#[test]
+fn new_and_removed_sessions_show_in_listings_within_a_second() {
+    let home = Home::spine();
+    let m = Mount::new(&home, &[]);
+    let ls = |agent: &str| -> BTreeSet<String> {
+        std::fs::read_dir(m.path().join(agent))
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect()
+    };
+    let before = ls("pi");
+    // Warm the kernel's cached listing, then add a session.
+    let _ = ls("pi");
+    let dir = home.path().join(".pi/agent/sessions/--tmp-new--");
+    std::fs::create_dir_all(&dir).unwrap();
+    let id = "44444444-0000-4000-8000-000000000001";
+    let file = dir.join(format!("2026-02-01T00-00-00-000Z_{id}.jsonl"));
+    std::fs::write(
+        &file,
+        format!(
+            "{{\"type\":\"session\",\"version\":3,\"id\":\"{id}\",\"timestamp\":\"2026-02-01T00:00:00.000Z\",\"cwd\":\"/tmp/new\"}}\n\
+             {{\"type\":\"message\",\"id\":\"b0000001\",\"parentId\":null,\"timestamp\":\"2026-02-01T00:00:01.000Z\",\"message\":{{\"role\":\"user\",\"content\":\"a brand new session appears\",\"timestamp\":1769904001000}}}}\n"
+        ),
+    )
+    .unwrap();
+    let start = std::time::Instant::now();
+    while !ls("pi").contains(id) {
+        assert!(
+            start.elapsed().as_secs() < 3,
+            "new session not listed after 3 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let t = std::fs::read_to_string(m.path().join("pi").join(id).join("transcript.md")).unwrap();
+    assert!(t.contains("a brand new session appears"));
+    std::fs::remove_file(&file).unwrap();
+    let start = std::time::Instant::now();
+    while ls("pi").contains(id) {
+        assert!(
+            start.elapsed().as_secs() < 3,
+            "removed session still listed after 3 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert_eq!(ls("pi"), before);
+}
