@@ -1,19 +1,24 @@
-//! The byte-bounded LRU of rendered sessions and the small size index beside it.
+//! The byte-bounded LRU of rendered files and the small size index beside it.
 //!
-//! A session directory is rendered as a whole ([`Bundle`]): a `grep -r` reads every file of
-//! one session before it moves to the next, so one render serves the whole directory, and
-//! every file of it comes from the same source version.
+//! A session directory is rendered as a whole: a `grep -r` reads every file of one session
+//! before it moves to the next, so one render serves the whole directory, and every file of
+//! it comes from the same source version. The rendered files are then cached one by one, so
+//! a session bigger than the whole budget still keeps the file being read (and the ones a
+//! walk reads next) instead of being re-rendered for every `read`.
 //!
 //! Bytes are bounded by `--cache-mb`. Sizes are not: `ls -l`, `stat` and readdirplus need the
 //! exact size of every file, and re-rendering an evicted session just to answer `stat` would
 //! make a cold `ls -lR` render everything twice. So each render also leaves a [`Shape`] (names,
-//! kinds and sizes only, a few hundred bytes) in the size index, which survives eviction and
-//! is replaced only when the source version changes.
+//! kinds, sizes and symlink targets, a few hundred bytes) in the size index, which survives
+//! eviction and is replaced only when the source version changes.
 
 use crate::render::{Bundle, Node};
 use lru::LruCache;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
+
+/// The bytes of one rendered file, shared by the cache and its readers.
+pub type Bytes = Arc<Vec<u8>>;
 
 /// A session as the tree names it: agent directory and session directory name.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -22,7 +27,7 @@ pub struct SessionKey {
     pub name: String,
 }
 
-/// What kind of entry a path in a bundle is, with its size.
+/// What kind of entry a path in a bundle is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EntryKind {
     Dir,
@@ -30,27 +35,29 @@ pub enum EntryKind {
     Symlink,
 }
 
-/// Names, kinds and sizes of one rendered bundle: everything `stat` and `readdir` need.
+/// Names, kinds, sizes and link targets of one rendered bundle: all `stat`, `readdir` and
+/// `readlink` need.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Shape {
     pub entries: BTreeMap<String, (EntryKind, u64)>,
+    pub links: BTreeMap<String, String>,
 }
 
 impl Shape {
     pub fn of(bundle: &Bundle) -> Shape {
-        let entries = bundle
-            .entries
-            .iter()
-            .map(|(path, node)| {
-                let v = match node {
-                    Node::Dir => (EntryKind::Dir, 0),
-                    Node::File(b) => (EntryKind::File, b.len() as u64),
-                    Node::Symlink(t) => (EntryKind::Symlink, t.len() as u64),
-                };
-                (path.clone(), v)
-            })
-            .collect();
-        Shape { entries }
+        let mut shape = Shape::default();
+        for (path, node) in &bundle.entries {
+            let v = match node {
+                Node::Dir => (EntryKind::Dir, 0),
+                Node::File(b) => (EntryKind::File, b.len() as u64),
+                Node::Symlink(t) => {
+                    shape.links.insert(path.clone(), t.clone());
+                    (EntryKind::Symlink, t.len() as u64)
+                }
+            };
+            shape.entries.insert(path.clone(), v);
+        }
+        shape
     }
 
     /// Direct children of `dir` ("" for the session directory itself), in name order.
@@ -72,6 +79,13 @@ impl Shape {
                 (!rest.is_empty() && !rest.contains('/')).then_some((rest, *k, *s))
             })
     }
+
+    fn files(&self) -> impl Iterator<Item = &str> {
+        self.entries
+            .iter()
+            .filter(|(_, (k, _))| *k == EntryKind::File)
+            .map(|(p, _)| p.as_str())
+    }
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -83,14 +97,28 @@ pub struct Stats {
     pub entries: usize,
 }
 
+type FileKey = (SessionKey, u64, String);
+
 struct Inner {
-    lru: LruCache<(SessionKey, u64), Arc<Bundle>>,
+    lru: LruCache<FileKey, Bytes>,
     bytes: usize,
     sizes: HashMap<SessionKey, (u64, Arc<Shape>)>,
     stats: Stats,
 }
 
-/// Rendered bundles keyed by session and source version (a fingerprint).
+impl Inner {
+    fn pop(&mut self, k: &FileKey) {
+        if let Some(b) = self.lru.pop(k) {
+            self.bytes -= cost(k, &b);
+        }
+    }
+}
+
+fn cost(k: &FileKey, b: &Bytes) -> usize {
+    b.len() + k.2.len() + 64
+}
+
+/// Rendered files keyed by session, source version (a fingerprint) and path.
 pub struct Cache {
     budget: usize,
     inner: Mutex<Inner>,
@@ -114,9 +142,9 @@ impl Cache {
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    pub fn get(&self, key: &SessionKey, version: u64) -> Option<Arc<Bundle>> {
+    pub fn file(&self, key: &SessionKey, version: u64, path: &str) -> Option<Bytes> {
         let mut g = self.lock();
-        let k = (key.clone(), version);
+        let k = (key.clone(), version, path.to_string());
         match g.lru.get(&k).cloned() {
             Some(b) => {
                 g.stats.hits += 1;
@@ -129,34 +157,66 @@ impl Cache {
         }
     }
 
-    /// Insert a freshly rendered bundle and record its shape. Older versions of the same
-    /// session are dropped; then least recently used bundles go until the budget holds. A
-    /// bundle larger than the whole budget is not kept (its readers hold it while open).
-    pub fn insert(&self, key: &SessionKey, version: u64, bundle: Arc<Bundle>) -> Arc<Shape> {
+    /// Is this file of this version cached? (Does not count as a use.)
+    pub fn contains(&self, key: &SessionKey, version: u64, path: &str) -> bool {
+        let g = self.lock();
+        g.lru.contains(&(key.clone(), version, path.to_string()))
+    }
+
+    /// Insert a freshly rendered bundle and record its shape. Files of older versions of
+    /// the same session are dropped. Files are inserted so that the ones a directory walk
+    /// reads next stay longest: `prefer` (the file a reader asked for) and the paths after
+    /// it are the most recently used. Least recently used files go until the budget holds;
+    /// a file larger than the whole budget is not kept (its reader has its bytes).
+    pub fn insert(
+        &self,
+        key: &SessionKey,
+        version: u64,
+        bundle: Bundle,
+        prefer: Option<&str>,
+    ) -> Arc<Shape> {
         let shape = Arc::new(Shape::of(&bundle));
-        let size = bundle.byte_size();
+        let mut files: Vec<(String, Bytes)> = bundle
+            .entries
+            .into_iter()
+            .filter_map(|(p, n)| match n {
+                Node::File(b) => Some((p, b)),
+                _ => None,
+            })
+            .collect();
+        // Walk order is path order; insert the already-walked part first, then the rest
+        // from the far end back to `prefer`, so `prefer` ends up most recent.
+        let split = prefer.map_or(0, |p| files.partition_point(|(q, _)| q.as_str() < p));
+        let mut ordered = files.split_off(split);
+        ordered.reverse();
+        files.extend(ordered);
+
         let mut g = self.lock();
-        if let Some((old_version, _)) = g.sizes.get(key).cloned() {
+        if let Some((old_version, old_shape)) = g.sizes.get(key).cloned() {
             if old_version != version {
-                if let Some(old) = g.lru.pop(&(key.clone(), old_version)) {
-                    g.bytes -= old.byte_size();
+                for p in old_shape.files() {
+                    g.pop(&(key.clone(), old_version, p.to_string()));
                 }
             }
         }
         g.sizes.insert(key.clone(), (version, shape.clone()));
-        if size <= self.budget {
-            if let Some(prev) = g.lru.put((key.clone(), version), bundle) {
-                g.bytes -= prev.byte_size();
+        for (path, bytes) in files {
+            let k = (key.clone(), version, path);
+            let c = cost(&k, &bytes);
+            if c > self.budget {
+                continue;
             }
-            g.bytes += size;
-            while g.bytes > self.budget {
-                match g.lru.pop_lru() {
-                    Some((_, b)) => {
-                        g.bytes -= b.byte_size();
-                        g.stats.evictions += 1;
-                    }
-                    None => break,
+            g.pop(&k);
+            g.bytes += c;
+            g.lru.put(k, bytes);
+        }
+        while g.bytes > self.budget {
+            match g.lru.pop_lru() {
+                Some((k, b)) => {
+                    g.bytes -= cost(&k, &b);
+                    g.stats.evictions += 1;
                 }
+                None => break,
             }
         }
         shape
@@ -174,9 +234,9 @@ impl Cache {
     /// Forget a session that disappeared from its store.
     pub fn forget(&self, key: &SessionKey) {
         let mut g = self.lock();
-        if let Some((v, _)) = g.sizes.remove(key) {
-            if let Some(old) = g.lru.pop(&(key.clone(), v)) {
-                g.bytes -= old.byte_size();
+        if let Some((v, shape)) = g.sizes.remove(key) {
+            for p in shape.files() {
+                g.pop(&(key.clone(), v, p.to_string()));
             }
         }
     }
@@ -196,11 +256,11 @@ mod tests {
     use super::*;
     use crate::model::Agent;
 
-    fn bundle(n: usize) -> Arc<Bundle> {
+    fn bundle(n: usize) -> Bundle {
         let mut b = Bundle::default();
         b.file("meta.json", vec![b'x'; n]);
         b.dir("tools");
-        Arc::new(b)
+        b
     }
 
     fn key(name: &str) -> SessionKey {
@@ -212,25 +272,43 @@ mod tests {
 
     #[test]
     fn stays_within_budget_and_keeps_sizes_after_eviction() {
-        let c = Cache::new(250);
+        let c = Cache::new(450);
         for i in 0..10 {
-            c.insert(&key(&i.to_string()), 1, bundle(100));
-            assert!(c.stats().bytes <= 250);
+            c.insert(&key(&i.to_string()), 1, bundle(100), None);
+            assert!(c.stats().bytes <= 450);
         }
-        assert!(c.get(&key("0"), 1).is_none());
+        assert!(c.file(&key("0"), 1, "meta.json").is_none());
         let shape = c.shape(&key("0"), 1).expect("size survives eviction");
         assert_eq!(shape.entries["meta.json"], (EntryKind::File, 100));
-        assert!(c.get(&key("9"), 1).is_some());
+        assert!(c.file(&key("9"), 1, "meta.json").is_some());
     }
 
     #[test]
     fn new_version_replaces_old() {
         let c = Cache::new(10_000);
-        c.insert(&key("a"), 1, bundle(100));
-        c.insert(&key("a"), 2, bundle(200));
-        assert!(c.get(&key("a"), 1).is_none());
+        c.insert(&key("a"), 1, bundle(100), None);
+        c.insert(&key("a"), 2, bundle(200), None);
+        assert!(c.file(&key("a"), 1, "meta.json").is_none());
         assert!(c.shape(&key("a"), 1).is_none());
         assert_eq!(c.stats().entries, 1);
+    }
+
+    #[test]
+    fn a_session_bigger_than_the_budget_keeps_the_file_being_read() {
+        let mut b = Bundle::default();
+        for i in 0..10 {
+            b.file(format!("tools/{i:04}.md"), vec![b'x'; 1000]);
+        }
+        let c = Cache::new(3500);
+        c.insert(&key("big"), 1, b, Some("tools/0004.md"));
+        for i in 4..7 {
+            assert!(
+                c.contains(&key("big"), 1, &format!("tools/{i:04}.md")),
+                "{i}"
+            );
+        }
+        assert!(!c.contains(&key("big"), 1, "tools/0003.md"));
+        assert!(c.stats().bytes <= 3500);
     }
 
     #[test]
@@ -239,10 +317,12 @@ mod tests {
         b.file("meta.json", "{}");
         b.file("tools/0001-bash.md", "x");
         b.file("branches/b1/transcript.md", "y");
+        b.symlink("subagents/x", "../../../pi/x");
         let s = Shape::of(&b);
         let top: Vec<_> = s.children("").map(|(n, _, _)| n).collect();
-        assert_eq!(top, ["branches", "meta.json", "tools"]);
+        assert_eq!(top, ["branches", "meta.json", "subagents", "tools"]);
         let tools: Vec<_> = s.children("tools").map(|(n, _, _)| n).collect();
         assert_eq!(tools, ["0001-bash.md"]);
+        assert_eq!(s.links["subagents/x"], "../../../pi/x");
     }
 }

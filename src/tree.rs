@@ -15,7 +15,7 @@
 //! Inodes are allocated from `(parent inode, name)` and never reused while mounted, so an
 //! inode number names the same path for the life of the mount.
 
-use crate::cache::{Cache, EntryKind, SessionKey, Shape};
+use crate::cache::{Bytes, Cache, EntryKind, SessionKey, Shape};
 use crate::model::{Agent, Session};
 use crate::names;
 use crate::render::{self, Bundle, Node};
@@ -128,7 +128,7 @@ struct State {
 
 /// A reader's view of one file: the bytes of one rendered version.
 struct Handle {
-    bytes: Arc<[u8]>,
+    bytes: Bytes,
 }
 
 /// Options that shape the tree.
@@ -343,11 +343,11 @@ impl Fs {
         let NodeKind::Inner(key, path) = self.kind_of(ino)? else {
             return Err(FsError::NotSymlink);
         };
-        let (bundle, _) = self.bundle(&key)?;
-        match bundle.entries.get(&path) {
-            Some(Node::Symlink(t)) => Ok(t.clone()),
-            Some(_) => Err(FsError::NotSymlink),
-            None => Err(FsError::NotFound),
+        let shape = self.shape(&key)?;
+        match (shape.links.get(&path), shape.entries.get(&path)) {
+            (Some(t), _) => Ok(t.clone()),
+            (None, Some(_)) => Err(FsError::NotSymlink),
+            (None, None) => Err(FsError::NotFound),
         }
     }
 
@@ -356,22 +356,8 @@ impl Fs {
     pub fn open(&self, ino: u64) -> Result<(u64, bool)> {
         let kind = self.kind_of(ino)?;
         let (bytes, version) = match &kind {
-            NodeKind::Inner(key, path) => {
-                let (bundle, version) = self.bundle(key)?;
-                match bundle.entries.get(path) {
-                    Some(Node::File(b)) => (b.clone(), version),
-                    Some(Node::Dir) => return Err(FsError::IsDir),
-                    Some(Node::Symlink(_)) => return Err(FsError::NotFound),
-                    None => return Err(FsError::NotFound),
-                }
-            }
-            NodeKind::DiffFile(a, b) => {
-                let (bundle, version) = self.diff_bundle(a, b)?;
-                match bundle.entries.get("diff") {
-                    Some(Node::File(b)) => (b.clone(), version),
-                    _ => return Err(FsError::NotFound),
-                }
-            }
+            NodeKind::Inner(key, path) => self.file(key, path)?,
+            NodeKind::DiffFile(a, b) => self.diff_file(a, b)?,
             _ => return Err(FsError::IsDir),
         };
         let keep = {
@@ -398,16 +384,9 @@ impl Fs {
     /// Read a file at its current version without an open handle (the FUSE adapter runs
     /// in no-open mode). Each call returns bytes of one rendered version.
     pub fn read_ino(&self, ino: u64, offset: u64, size: u32) -> Result<Vec<u8>> {
-        let bytes = match self.kind_of(ino)? {
-            NodeKind::Inner(key, path) => match self.bundle(&key)?.0.entries.get(&path) {
-                Some(Node::File(b)) => b.clone(),
-                Some(Node::Dir) => return Err(FsError::IsDir),
-                _ => return Err(FsError::NotFound),
-            },
-            NodeKind::DiffFile(a, b) => match self.diff_bundle(&a, &b)?.0.entries.get("diff") {
-                Some(Node::File(b)) => b.clone(),
-                _ => return Err(FsError::NotFound),
-            },
+        let (bytes, _) = match self.kind_of(ino)? {
+            NodeKind::Inner(key, path) => self.file(&key, &path)?,
+            NodeKind::DiffFile(a, b) => self.diff_file(&a, &b)?,
             _ => return Err(FsError::IsDir),
         };
         let len = bytes.len() as u64;
@@ -519,7 +498,7 @@ impl Fs {
                     let (Ok(key), Some(fs)) = (next, fs.upgrade()) else {
                         return;
                     };
-                    if let Err(p) = catch_unwind(AssertUnwindSafe(|| fs.render_bundle(&key))) {
+                    if let Err(p) = catch_unwind(AssertUnwindSafe(|| fs.prefetch_one(&key))) {
                         log::error!("panic while prefetching: {}", panic_message(&p));
                     }
                 });
@@ -556,25 +535,60 @@ impl Fs {
         }
     }
 
-    /// The rendered bundle of a session at its current version.
-    pub fn bundle(&self, key: &SessionKey) -> Result<(Arc<Bundle>, u64)> {
-        let (bundle, version, rendered) = self.render_bundle(key)?;
-        if rendered {
-            self.prefetch_after(key);
-        }
-        Ok((bundle, version))
-    }
-
-    /// As [`Fs::bundle`]; also says whether this call rendered (a cache miss).
-    fn render_bundle(&self, key: &SessionKey) -> Result<(Arc<Bundle>, u64, bool)> {
+    /// One file of a session at the session's current version.
+    pub fn file(&self, key: &SessionKey, path: &str) -> Result<(Bytes, u64)> {
         let (version, lock) = self.check_session(key)?;
-        if let Some(b) = self.cache.get(key, version) {
-            return Ok((b, version, false));
+        if let Some(b) = self.cache.file(key, version, path) {
+            return Ok((b, version));
         }
         let _guard = lock.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(b) = self.cache.get(key, version) {
-            return Ok((b, version, false));
+        if let Some(b) = self.cache.file(key, version, path) {
+            return Ok((b, version));
         }
+        let bundle = self.render(key)?;
+        let bytes = match bundle.entries.get(path) {
+            Some(Node::File(b)) => Ok(b.clone()),
+            Some(Node::Dir) => Err(FsError::IsDir),
+            _ => Err(FsError::NotFound),
+        };
+        self.cache.insert(key, version, bundle, Some(path));
+        self.prefetch_after(key);
+        Ok((bytes?, version))
+    }
+
+    /// Names, kinds and sizes of a session's files at its current version.
+    fn shape(&self, key: &SessionKey) -> Result<Arc<Shape>> {
+        let (version, lock) = self.check_session(key)?;
+        if let Some(s) = self.cache.shape(key, version) {
+            return Ok(s);
+        }
+        let _guard = lock.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(s) = self.cache.shape(key, version) {
+            return Ok(s);
+        }
+        let bundle = self.render(key)?;
+        let shape = self.cache.insert(key, version, bundle, None);
+        self.prefetch_after(key);
+        Ok(shape)
+    }
+
+    /// Render a session unless its files are already cached at the current version.
+    fn prefetch_one(&self, key: &SessionKey) {
+        let Ok((version, lock)) = self.check_session(key) else {
+            return;
+        };
+        let _guard = lock.lock().unwrap_or_else(|e| e.into_inner());
+        if self.cache.contains(key, version, "meta.json") {
+            return;
+        }
+        if let Ok(bundle) = self.render(key) {
+            self.cache.insert(key, version, bundle, None);
+        }
+    }
+
+    /// Parse and render a session. The caller holds the session's render lock.
+    fn render(&self, key: &SessionKey) -> Result<Bundle> {
+        let version = self.check_session(key)?.0;
         let mut session = self.load(key)?;
         let parent = self.fork_parent(key, &mut session);
         let render = || {
@@ -598,9 +612,7 @@ impl Fs {
         drop(session);
         self.renders.fetch_add(1, Ordering::Relaxed);
         log::debug!("rendered {}/{} version {version:016x}", key.agent, key.name);
-        let bundle = Arc::new(bundle);
-        self.cache.insert(key, version, bundle.clone());
-        Ok((bundle, version, true))
+        Ok(bundle)
     }
 
     /// For a fork, load the session it was forked from and mark the messages it copied
@@ -624,7 +636,7 @@ impl Fs {
         Some(parent)
     }
 
-    fn diff_bundle(&self, a: &SessionKey, b: &SessionKey) -> Result<(Arc<Bundle>, u64)> {
+    fn diff_file(&self, a: &SessionKey, b: &SessionKey) -> Result<(Bytes, u64)> {
         let (va, _) = self.check_session(a)?;
         let (vb, _) = self.check_session(b)?;
         let key = SessionKey {
@@ -632,30 +644,20 @@ impl Fs {
             name: format!("{}\u{0}diff\u{0}{}\u{0}{}", a.name, b.agent, b.name),
         };
         let version = va.rotate_left(1) ^ vb;
-        if let Some(bundle) = self.cache.get(&key, version) {
-            return Ok((bundle, version));
+        if let Some(bytes) = self.cache.file(&key, version, "diff") {
+            return Ok((bytes, version));
         }
         let sa = self.load(a)?;
         let sb = self.load(b)?;
         let text = catch_unwind(AssertUnwindSafe(|| render::session_diff(&sa, &sb)))
             .map_err(|p| FsError::Internal(panic_message(&p)))?;
+        let bytes: Bytes = Arc::new(text.into_bytes());
         let mut bundle = Bundle::default();
-        bundle.file("diff", text);
-        let bundle = Arc::new(bundle);
-        self.cache.insert(&key, version, bundle.clone());
-        Ok((bundle, version))
-    }
-
-    fn shape(&self, key: &SessionKey) -> Result<Arc<Shape>> {
-        let (version, _) = self.check_session(key)?;
-        if let Some(s) = self.cache.shape(key, version) {
-            return Ok(s);
-        }
-        let (bundle, version) = self.bundle(key)?;
-        Ok(self
-            .cache
-            .shape(key, version)
-            .unwrap_or_else(|| Arc::new(Shape::of(&bundle))))
+        bundle
+            .entries
+            .insert("diff".into(), Node::File(bytes.clone()));
+        self.cache.insert(&key, version, bundle, None);
+        Ok((bytes, version))
     }
 
     fn session_exists(&self, key: &SessionKey) -> bool {
@@ -817,11 +819,7 @@ impl Fs {
                 })
             }
             NodeKind::DiffFile(a, b) => {
-                let (bundle, _) = self.diff_bundle(a, b)?;
-                let size = match bundle.entries.get("diff") {
-                    Some(Node::File(b)) => b.len() as u64,
-                    _ => 0,
-                };
+                let size = self.diff_file(a, b)?.0.len() as u64;
                 let mtime = self.session_mtime(a)?.max(self.session_mtime(b)?);
                 Ok(Attr {
                     ino,

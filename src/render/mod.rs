@@ -30,7 +30,7 @@ use std::sync::Arc;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Node {
     Dir,
-    File(Arc<[u8]>),
+    File(Arc<Vec<u8>>),
     /// A relative symlink target.
     Symlink(String),
 }
@@ -47,7 +47,7 @@ impl Bundle {
         let path = path.into();
         self.parents(&path);
         let v: Vec<u8> = bytes.into();
-        self.entries.insert(path, Node::File(Arc::from(v)));
+        self.entries.insert(path, Node::File(Arc::new(v)));
     }
 
     pub fn dir(&mut self, path: impl Into<String>) {
