@@ -13,9 +13,7 @@
 //!   linking to `subagents/<name>/transcript.md`, so a reader can step into the child
 //!   where it starts.
 
-use super::text::{
-    cell, code_span, escape_html, fence, human_time, markdown_text, thousands, usd,
-};
+use super::text::{cell, code_span, escape_html, fence, human_time, markdown_text, thousands, usd};
 use super::tools::{self, ToolIndex};
 use crate::model::{Message, MessageKind, Role, Session, ToolCall, SEALED_THINKING};
 use std::collections::HashMap;
@@ -179,7 +177,11 @@ fn render_message(
         let file = idx.calls.get(*next_call).map(|c| c.file.as_str());
         *next_call += 1;
         render_call(out, m, call, file);
-        for (name, description) in spawned.get(call.tool_call_id.as_str()).into_iter().flatten() {
+        for (name, description) in spawned
+            .get(call.tool_call_id.as_str())
+            .into_iter()
+            .flatten()
+        {
             subagent_line(out, name, *description);
         }
     }
