@@ -766,6 +766,26 @@ fn lineage_is_unified_ids_and_child_links_resolve() {
     let cdiff = read(&cf.join("parent.diff"));
     assert!(changed_lines(&cdiff).1.contains(&"Fork prompt"), "{cdiff}");
 
+    // diff/ lists nothing and renders any session against this one on lookup, across
+    // agents, the same text `sessfs diff` prints.
+    let crud = mnt.join("pi").join(PI_CRUD_ID);
+    assert!(names(&crud.join("diff")).is_empty());
+    let looked_up = read(&crud.join("diff/pi").join(format!("{PI_FORK_ID}.diff")));
+    let cli = home.sessfs(&[
+        "diff",
+        &format!("pi:{PI_CRUD_ID}"),
+        &format!("pi:{PI_FORK_ID}"),
+    ]);
+    assert!(cli.status.success(), "{}", stderr(&cli));
+    assert_eq!(looked_up, stdout(&cli));
+    let across = read(
+        &crud
+            .join("diff/claude")
+            .join(format!("{CLAUDE_DAG_ID}.diff")),
+    );
+    assert!(across.starts_with("# sessfs diff: "), "{across}");
+    assert!(across.contains(&format!("\n+++ b/claude/{CLAUDE_DAG_ID}/transcript.md\n")));
+
     // Every top-level forkedFrom / parent names a session of the mount by unified id.
     let mut lineage = 0;
     for s in &sessions {

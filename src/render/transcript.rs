@@ -404,6 +404,38 @@ mod tests {
     }
 
     #[test]
+    fn a_spawned_subagent_is_named_under_its_call_only_when_it_has_an_entry() {
+        use crate::model::{Agent, Subagent};
+        let mut s = Session::new(Agent::Claude, "p");
+        s.messages.push(Message {
+            role: Role::Assistant,
+            tool_calls: vec![ToolCall {
+                tool_call_id: "t1".into(),
+                tool_name: "Task".into(),
+                ..Default::default()
+            }],
+            ..Default::default()
+        });
+        let sub = |name: &str, uid: Option<&str>| Subagent {
+            name: name.into(),
+            unified_id: uid.map(str::to_string),
+            tool_call_id: Some("t1".into()),
+            ..Default::default()
+        };
+        s.subagents = vec![
+            sub("my agent", Some("claude:c")),
+            sub("gone", None),
+            sub("my agent", Some("claude:d")),
+        ];
+        let t = render(&s);
+        assert!(
+            t.contains("**Subagent:** [subagents/my agent/](subagents/my%20agent/transcript.md)\n")
+        );
+        assert!(t.contains("(subagents/my%20agent~2/transcript.md)"));
+        assert!(!t.contains("gone"), "no entry under subagents/, no link");
+    }
+
+    #[test]
     fn untitled_session_is_named_after_agent_and_id() {
         let s = Session::new(crate::model::Agent::Pi, "abc");
         assert!(render(&s).starts_with("# pi session abc\n"));
