@@ -142,9 +142,7 @@ fn render_into(b: &mut Bundle, prefix: &str, s: &Session, depth: usize) {
         );
     }
 
-    let mut used = std::collections::HashSet::new();
-    for sub in &s.subagents {
-        let name = unique_name(&mut used, &sub.name);
+    for (sub, name) in s.subagents.iter().zip(subagent_names(s)) {
         let path = format!("{prefix}subagents/{name}");
         if let Some(uid) = &sub.unified_id {
             // From `<session>/subagents/` (plus two levels per nesting) up to the mount root.
@@ -177,6 +175,16 @@ fn unique_name(used: &mut std::collections::HashSet<String>, name: &str) -> Stri
         candidate = format!("{base}~{n}");
     }
     candidate
+}
+
+/// The entry name of each subagent under `subagents/`, in `s.subagents` order: the one
+/// place these names are made, so the transcript's links and the directory agree.
+pub(crate) fn subagent_names(s: &Session) -> Vec<String> {
+    let mut used = std::collections::HashSet::new();
+    s.subagents
+        .iter()
+        .map(|sub| unique_name(&mut used, &sub.name))
+        .collect()
 }
 
 /// `s` with another message list and no branches or subagents, for rendering a branch.

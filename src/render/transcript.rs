@@ -9,10 +9,17 @@
 //! - Greppable: message text is kept line for line; only `<`, `>` and `&` are escaped (see
 //!   `text::markdown_text`), so `grep -F` of any line without those characters finds it.
 //! - Bounded: a tool result shows a preview here and the full output in `tools/`.
+//! - Linked: a tool call that spawned a subagent is followed by a `**Subagent:**` line
+//!   linking to `subagents/<name>/transcript.md`, so a reader can step into the child
+//!   where it starts.
 
-use super::text::{cell, code_span, fence, human_time, markdown_text, thousands, usd};
+use super::text::{cell, code_span, escape_html, fence, human_time, markdown_text, thousands, usd};
 use super::tools::{self, ToolIndex};
 use crate::model::{Message, MessageKind, Role, Session, ToolCall, SEALED_THINKING};
+use std::collections::HashMap;
+
+/// Subagents by the id of the tool call that spawned them: `(entry name, description)`.
+type Spawned<'a> = HashMap<&'a str, Vec<(String, Option<&'a str>)>>;
 
 /// A result preview stops after this many lines or characters, whichever comes first.
 const PREVIEW_LINES: usize = 20;
@@ -31,6 +38,7 @@ pub fn render(s: &Session) -> String {
 /// output; the text diff aligns them message by message.
 pub(crate) fn blocks(s: &Session) -> (String, Vec<String>) {
     let idx = tools::index(&s.messages);
+    let spawned = spawned(s);
     let mut totals = Totals::default();
     // Calls are numbered in message order, so the next call's entry is the next in `idx`.
     let mut next_call = 0;
@@ -39,11 +47,28 @@ pub(crate) fn blocks(s: &Session) -> (String, Vec<String>) {
         .iter()
         .map(|m| {
             let mut out = String::from("\n");
-            render_message(&mut out, m, &idx, &mut next_call, &mut totals);
+            render_message(&mut out, m, &idx, &spawned, &mut next_call, &mut totals);
             out
         })
         .collect();
     (header(s), blocks)
+}
+
+/// The subagents that have an entry under `subagents/` and a known spawning call.
+fn spawned(s: &Session) -> Spawned<'_> {
+    let mut out: Spawned<'_> = HashMap::new();
+    for (sub, name) in s.subagents.iter().zip(super::subagent_names(s)) {
+        let Some(call) = sub.tool_call_id.as_deref().filter(|c| !c.is_empty()) else {
+            continue;
+        };
+        if sub.unified_id.is_none() && sub.session.is_none() {
+            continue;
+        }
+        out.entry(call)
+            .or_default()
+            .push((name, sub.description.as_deref()));
+    }
+    out
 }
 
 fn header(s: &Session) -> String {
@@ -116,6 +141,7 @@ fn render_message(
     out: &mut String,
     m: &Message,
     idx: &ToolIndex<'_>,
+    spawned: &Spawned<'_>,
     next_call: &mut usize,
     t: &mut Totals,
 ) {
@@ -151,6 +177,13 @@ fn render_message(
         let file = idx.calls.get(*next_call).map(|c| c.file.as_str());
         *next_call += 1;
         render_call(out, m, call, file);
+        for (name, description) in spawned
+            .get(call.tool_call_id.as_str())
+            .into_iter()
+            .flatten()
+        {
+            subagent_line(out, name, *description);
+        }
     }
 
     if let Some(r) = result {
@@ -192,6 +225,29 @@ fn link(file: Option<&str>) -> String {
         Some(f) => format!(" · [tools/{f}](tools/{f})"),
         None => String::new(),
     }
+}
+
+/// `**Subagent:** [subagents/<name>/](subagents/<name>/transcript.md) · <description>`
+fn subagent_line(out: &mut String, name: &str, description: Option<&str>) {
+    // Entry names are already escaped for the filesystem; in the link target, characters
+    // a Markdown viewer would decode or stop at are percent-encoded as well.
+    let mut target = String::with_capacity(name.len());
+    for ch in name.chars() {
+        match ch {
+            '%' | ' ' | '(' | ')' | '<' | '>' => target.push_str(&format!("%{:02X}", ch as u32)),
+            _ => target.push(ch),
+        }
+    }
+    out.push('\n');
+    out.push_str(&format!(
+        "**Subagent:** [subagents/{}/](subagents/{target}/transcript.md)",
+        escape_html(name)
+    ));
+    if let Some(d) = description.map(str::trim).filter(|d| !d.is_empty()) {
+        out.push_str(" · ");
+        out.push_str(&cell(&d.chars().take(200).collect::<String>()));
+    }
+    out.push('\n');
 }
 
 fn render_call(out: &mut String, m: &Message, call: &ToolCall, file: Option<&str>) {
@@ -345,6 +401,38 @@ mod tests {
         assert!(t.contains("line 20 of parser.rs\n```"));
         assert!(!t.contains("line 21 of parser.rs"));
         assert!(t.contains("… (10 more lines in tools/0001-Read.md)"));
+    }
+
+    #[test]
+    fn a_spawned_subagent_is_named_under_its_call_only_when_it_has_an_entry() {
+        use crate::model::{Agent, Subagent};
+        let mut s = Session::new(Agent::Claude, "p");
+        s.messages.push(Message {
+            role: Role::Assistant,
+            tool_calls: vec![ToolCall {
+                tool_call_id: "t1".into(),
+                tool_name: "Task".into(),
+                ..Default::default()
+            }],
+            ..Default::default()
+        });
+        let sub = |name: &str, uid: Option<&str>| Subagent {
+            name: name.into(),
+            unified_id: uid.map(str::to_string),
+            tool_call_id: Some("t1".into()),
+            ..Default::default()
+        };
+        s.subagents = vec![
+            sub("my agent", Some("claude:c")),
+            sub("gone", None),
+            sub("my agent", Some("claude:d")),
+        ];
+        let t = render(&s);
+        assert!(
+            t.contains("**Subagent:** [subagents/my agent/](subagents/my%20agent/transcript.md)\n")
+        );
+        assert!(t.contains("(subagents/my%20agent~2/transcript.md)"));
+        assert!(!t.contains("gone"), "no entry under subagents/, no link");
     }
 
     #[test]
