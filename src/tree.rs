@@ -104,6 +104,9 @@ struct SessionSlot {
     version: u64,
     mtime: SystemTime,
     checked: Instant,
+    /// Sources of other sessions this one's files depend on (a fork's parent, for
+    /// `parent.diff`), learned at the first render.
+    extra: Vec<PathBuf>,
     /// Serialises renders of one session so concurrent readers wait for one render.
     render_lock: Arc<Mutex<()>>,
 }
@@ -545,7 +548,7 @@ impl Fs {
         if let Some(b) = self.cache.file(key, version, path) {
             return Ok((b, version));
         }
-        let bundle = self.render(key)?;
+        let (bundle, version) = self.render(key)?;
         let bytes = match bundle.entries.get(path) {
             Some(Node::File(b)) => Ok(b.clone()),
             Some(Node::Dir) => Err(FsError::IsDir),
@@ -566,7 +569,7 @@ impl Fs {
         if let Some(s) = self.cache.shape(key, version) {
             return Ok(s);
         }
-        let bundle = self.render(key)?;
+        let (bundle, version) = self.render(key)?;
         let shape = self.cache.insert(key, version, bundle, None);
         self.prefetch_after(key);
         Ok(shape)
@@ -581,16 +584,22 @@ impl Fs {
         if self.cache.contains(key, version, "meta.json") {
             return;
         }
-        if let Ok(bundle) = self.render(key) {
+        if let Ok((bundle, version)) = self.render(key) {
             self.cache.insert(key, version, bundle, None);
         }
     }
 
     /// Parse and render a session. The caller holds the session's render lock.
-    fn render(&self, key: &SessionKey) -> Result<Bundle> {
-        let version = self.check_session(key)?.0;
+    /// Returns the bundle and the version to file it under (a fork's first render adds its
+    /// parent's sources to the version).
+    fn render(&self, key: &SessionKey) -> Result<(Bundle, u64)> {
+        let mut version = self.check_session(key)?.0;
         let mut session = self.load(key)?;
         let parent = self.fork_parent(key, &mut session);
+        if let Some((_, sources)) = &parent {
+            version = self.depend_on(key, sources).unwrap_or(version);
+        }
+        let parent = parent.map(|(p, _)| p);
         let render = || {
             let mut b = render::render_session(&session);
             if let Some(p) = &parent {
@@ -612,18 +621,49 @@ impl Fs {
         drop(session);
         self.renders.fetch_add(1, Ordering::Relaxed);
         log::debug!("rendered {}/{} version {version:016x}", key.agent, key.name);
-        Ok(bundle)
+        Ok((bundle, version))
+    }
+
+    /// Make `key`'s version depend on `sources` too; returns the new version if it changed.
+    fn depend_on(&self, key: &SessionKey, sources: &[PathBuf]) -> Option<u64> {
+        let mut st = self.state();
+        let s = st.agents.get_mut(&key.agent)?.sessions.get_mut(&key.name)?;
+        if s.extra == sources {
+            return None;
+        }
+        s.extra = sources.to_vec();
+        let mut all = s.listed.sources.clone();
+        all.extend(s.extra.iter().cloned());
+        let (version, mtime) = fingerprint(&all);
+        s.version = version;
+        s.mtime = mtime;
+        s.checked = Instant::now();
+        Some(version)
     }
 
     /// For a fork, load the session it was forked from and mark the messages it copied
     /// (the common prefix by role and content) as inherited, so cost counts them once: in
-    /// the parent. `parent.diff` is refreshed when the fork itself changes.
-    fn fork_parent(&self, key: &SessionKey, session: &mut Session) -> Option<Session> {
+    /// the parent. Also returns the parent's sources: `parent.diff` changes with them.
+    fn fork_parent(
+        &self,
+        key: &SessionKey,
+        session: &mut Session,
+    ) -> Option<(Session, Vec<PathBuf>)> {
         let pkey = self.find(session.forked_from.as_deref()?)?;
         if pkey == *key {
             return None;
         }
         let parent = self.load(&pkey).ok()?;
+        let sources = {
+            let st = self.state();
+            st.agents
+                .get(&pkey.agent)?
+                .sessions
+                .get(&pkey.name)?
+                .listed
+                .sources
+                .clone()
+        };
         let shared = session
             .messages
             .iter()
@@ -633,7 +673,7 @@ impl Fs {
         for m in &mut session.messages[..shared] {
             m.inherited = true;
         }
-        Some(parent)
+        Some((parent, sources))
     }
 
     fn diff_file(&self, a: &SessionKey, b: &SessionKey) -> Result<(Bytes, u64)> {
@@ -676,7 +716,9 @@ impl Fs {
             if s.checked.elapsed() < TTL {
                 return Ok((s.version, s.render_lock.clone()));
             }
-            s.listed.sources.clone()
+            let mut sources = s.listed.sources.clone();
+            sources.extend(s.extra.iter().cloned());
+            sources
         };
         let (version, mtime) = fingerprint(&sources);
         let mut st = self.state();
@@ -732,6 +774,7 @@ impl Fs {
                         version,
                         mtime,
                         checked: Instant::now(),
+                        extra: Vec::new(),
                         render_lock: Arc::new(Mutex::new(())),
                     }
                 }

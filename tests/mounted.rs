@@ -600,3 +600,59 @@ fn new_and_removed_sessions_show_in_listings_within_a_second() {
     }
     assert_eq!(ls("pi"), before);
 }
+
+#[test]
+fn a_forks_parent_diff_follows_changes_to_the_parent() {
+    let home = Home::empty();
+    let dir = home.path().join(".pi/agent/sessions/--tmp-fork--");
+    std::fs::create_dir_all(&dir).unwrap();
+    let (pid, fid) = (
+        "66666666-0000-4000-8000-000000000001",
+        "66666666-0000-4000-8000-000000000002",
+    );
+    let parent = dir.join(format!("2026-02-01T00-00-00-000Z_{pid}.jsonl"));
+    let fork = dir.join(format!("2026-02-01T00-10-00-000Z_{fid}.jsonl"));
+    let entry = |id: &str, parent: &str, text: &str| {
+        format!("{{\"type\":\"message\",\"id\":\"{id}\",\"parentId\":{parent},\"timestamp\":\"2026-02-01T00:00:01.000Z\",\"message\":{{\"role\":\"user\",\"content\":\"{text}\",\"timestamp\":1769904001000}}}}\n")
+    };
+    let header = |id: &str, extra: &str| {
+        format!("{{\"type\":\"session\",\"version\":3,\"id\":\"{id}\",\"timestamp\":\"2026-02-01T00:00:00.000Z\",\"cwd\":\"/tmp/fork\"{extra}}}\n")
+    };
+    std::fs::write(
+        &parent,
+        header(pid, "") + &entry("c0000001", "null", "shared opening question"),
+    )
+    .unwrap();
+    std::fs::write(
+        &fork,
+        header(fid, &format!(",\"parentSession\":\"{}\"", parent.display()))
+            + &entry("c0000001", "null", "shared opening question")
+            + &entry("c0000002", "\"c0000001\"", "only in the fork"),
+    )
+    .unwrap();
+    let m = Mount::new(&home, &[]);
+    let pd = m.path().join("pi").join(fid).join("parent.diff");
+    let before = std::fs::read_to_string(&pd).expect("a fork has parent.diff");
+    assert!(before.contains("+only in the fork"), "{before}");
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&parent)
+        .unwrap();
+    use std::io::Write;
+    f.write_all(entry("c0000003", "\"c0000001\"", "later only in the parent").as_bytes())
+        .unwrap();
+    drop(f);
+    let start = std::time::Instant::now();
+    loop {
+        let now = std::fs::read_to_string(&pd).unwrap();
+        if now.contains("later only in the parent") {
+            assert_eq!(std::fs::metadata(&pd).unwrap().len() as usize, now.len());
+            break;
+        }
+        assert!(
+            start.elapsed().as_secs() < 3,
+            "parent.diff did not follow the parent"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
