@@ -189,8 +189,10 @@ fn user_messages(r: &Rec, ctx: &Ctx, out: &mut Vec<Message>, warnings: &mut Vec<
         match c.special {
             Special::SlashCommand => (Role::User, MessageKind::Event, c.text),
             Special::CommandOutput => (Role::System, MessageKind::Event, c.text),
-            Special::ShellInput => (Role::User, MessageKind::Execution, c.text),
-            Special::ShellOutput => (Role::System, MessageKind::Execution, c.text),
+            Special::ShellInput | Special::ShellOutput => {
+                shell_message(r, c, out);
+                return;
+            }
         }
     } else if text::is_interruption(&r.text) {
         (Role::User, MessageKind::Event, r.text.trim().to_string())
@@ -202,6 +204,53 @@ fn user_messages(r: &Rec, ctx: &Ctx, out: &mut Vec<Message>, warnings: &mut Vec<
         kind,
         content,
         timestamp: r.timestamp,
+        native_id: r.uuid.clone(),
+        ..Message::default()
+    });
+}
+
+/// A `!` shell command and its output, which Claude Code writes as two user records at once
+/// (`<bash-input>`, then `<bash-stdout>`/`<bash-stderr>`): one execution message whose text
+/// is the command and whose one call holds the output, the shape every store gives a
+/// command the user ran. Output with no command before it stands alone as a system
+/// execution.
+fn shell_message(r: &Rec, c: text::Cleaned, out: &mut Vec<Message>) {
+    if c.special == Special::ShellOutput {
+        let pending = out
+            .last_mut()
+            .filter(|m| m.kind == MessageKind::Execution && m.role == Role::User)
+            .and_then(|m| m.tool_calls.first_mut())
+            .filter(|call| call.output.is_none());
+        if let Some(call) = pending {
+            call.output = Some(c.text);
+            return;
+        }
+    }
+    let (role, content, input, output) = match c.special {
+        Special::ShellInput => (
+            Role::User,
+            c.text.clone(),
+            serde_json::json!({ "command": c.text }),
+            c.output,
+        ),
+        _ => (
+            Role::System,
+            String::new(),
+            serde_json::Value::Null,
+            Some(c.text),
+        ),
+    };
+    out.push(Message {
+        role,
+        kind: MessageKind::Execution,
+        content,
+        timestamp: r.timestamp,
+        tool_calls: vec![model::ToolCall {
+            tool_name: "bash".into(),
+            input,
+            output,
+            ..model::ToolCall::default()
+        }],
         native_id: r.uuid.clone(),
         ..Message::default()
     });

@@ -520,3 +520,41 @@ fn long_session_with_parallel_calls_stays_linear() {
         2 * n
     );
 }
+
+/// A `!` shell command used to become two messages (`$ ls` as user text, the output as a
+/// separate system text), so the transcript showed the output as a second "Command" block.
+/// Now the command is the text of one execution and its one call holds the output.
+#[test]
+fn shell_command_and_its_output_are_one_execution() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let p = tmp.path().join("s.jsonl");
+    write(
+        &p,
+        &[
+            r#"{"type":"user","uuid":"i","message":{"role":"user","content":"<bash-input>ls src</bash-input>"},"timestamp":"2026-01-01T00:00:00Z"}"#,
+            r#"{"type":"user","uuid":"o","parentUuid":"i","message":{"role":"user","content":"<bash-stdout>main.rs\nlib.rs</bash-stdout><bash-stderr></bash-stderr>"},"timestamp":"2026-01-01T00:00:01Z"}"#,
+            r#"{"type":"user","uuid":"x","parentUuid":"o","message":{"role":"user","content":"<bash-stdout></bash-stdout><bash-stderr>oops</bash-stderr>"},"timestamp":"2026-01-01T00:00:02Z"}"#,
+        ],
+    );
+    let s = load_session(&p, "s");
+    assert!(s.warnings.is_empty(), "{:?}", s.warnings);
+    assert_eq!(s.messages.len(), 2, "{:#?}", s.messages);
+    let m = &s.messages[0];
+    assert_eq!((m.role, m.kind), (Role::User, MessageKind::Execution));
+    assert_eq!(m.content, "ls src");
+    assert_eq!(m.tool_calls.len(), 1);
+    assert_eq!(m.tool_calls[0].output.as_deref(), Some("main.rs\nlib.rs"));
+    // Output with no command before it stands alone.
+    let lone = &s.messages[1];
+    assert_eq!(
+        (lone.role, lone.kind),
+        (Role::System, MessageKind::Execution)
+    );
+    assert_eq!(lone.tool_calls[0].output.as_deref(), Some("oops"));
+    assert_eq!(s.title, None);
+    let t = crate::render::transcript::render(&s);
+    assert!(
+        t.contains("**Command:**\n\n```\nls src\n```\n\n**Output:** ok"),
+        "{t}"
+    );
+}

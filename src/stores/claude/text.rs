@@ -22,6 +22,8 @@ pub(super) enum Special {
 pub(super) struct Cleaned {
     pub text: String,
     pub special: Special,
+    /// For [`Special::ShellInput`]: the output, when the same text also holds it.
+    pub output: Option<String>,
 }
 
 /// The inner text of the first `<tag>...</tag>` in `s`.
@@ -55,26 +57,35 @@ pub(super) fn clean_command_text(s: &str) -> Option<Cleaned> {
         return Some(Cleaned {
             text,
             special: Special::SlashCommand,
+            output: None,
         });
     }
     if t.starts_with("<local-command-stdout>") || t.starts_with("<local-command-stderr>") {
-        let out = outputs(t, "local-command-stdout", "local-command-stderr");
+        let mut out = outputs(t, "local-command-stdout", "local-command-stderr");
+        if out.is_empty() {
+            out.push_str("(no output)");
+        }
         return Some(Cleaned {
             text: out,
             special: Special::CommandOutput,
+            output: None,
         });
     }
     if t.starts_with("<bash-input>") {
         let cmd = inner(t, "bash-input").unwrap_or("").trim();
+        let output = (t.contains("<bash-stdout>") || t.contains("<bash-stderr>"))
+            .then(|| outputs(t, "bash-stdout", "bash-stderr"));
         return Some(Cleaned {
-            text: format!("$ {cmd}"),
+            text: cmd.to_string(),
             special: Special::ShellInput,
+            output,
         });
     }
     if t.starts_with("<bash-stdout>") || t.starts_with("<bash-stderr>") {
         return Some(Cleaned {
             text: outputs(t, "bash-stdout", "bash-stderr"),
             special: Special::ShellOutput,
+            output: None,
         });
     }
     None
@@ -91,11 +102,7 @@ fn outputs(t: &str, out_tag: &str, err_tag: &str) -> String {
             }
         }
     }
-    if parts.is_empty() {
-        "(no output)".to_string()
-    } else {
-        parts.join("\n")
-    }
+    parts.join("\n")
 }
 
 /// Remove terminal escape sequences (colours, OSC titles) from command output.
