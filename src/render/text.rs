@@ -116,7 +116,8 @@ pub fn escape_html(s: &str) -> String {
 /// already shows them literally: inside the message's own fenced code blocks and inside
 /// inline code spans that open and close on one line (escaping there would print `&lt;`).
 /// A fence the message opens but never closes is closed after it, so it cannot swallow the
-/// rest of the transcript. The result ends with a newline unless `text` is empty.
+/// rest of the transcript, and its headings nest under the message heading (see
+/// `nested_heading`). The result ends with a newline unless `text` is empty.
 pub fn markdown_text(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 16);
     let mut open: Option<(char, usize)> = None;
@@ -136,6 +137,9 @@ pub fn markdown_text(text: &str) -> String {
                     out.push_str(line);
                     out.push('\n');
                     open = Some(f);
+                } else if let Some(h) = nested_heading(line) {
+                    flush_paragraph(&mut para, &mut out);
+                    flush_paragraph(&mut vec![h.as_str()], &mut out);
                 } else if line.trim().is_empty() || starts_block(line) {
                     flush_paragraph(&mut para, &mut out);
                     para.push(line);
@@ -151,6 +155,30 @@ pub fn markdown_text(text: &str) -> String {
         out.push('\n');
     }
     out
+}
+
+/// Message headings are level 3 (`### User`), so a heading inside a message moves three
+/// levels down (at most to level 6): the message's `# Plan` would otherwise outrank the
+/// transcript's own title and break the outline on GitHub and in Obsidian. The heading text
+/// is kept, so grepping for it still finds it.
+fn nested_heading(line: &str) -> Option<String> {
+    let body = line.trim_start_matches(' ');
+    if line.len() - body.len() > 3 {
+        return None;
+    }
+    let level = body.bytes().take_while(|b| *b == b'#').count();
+    if level == 0 || level > 6 {
+        return None;
+    }
+    match body.as_bytes().get(level) {
+        None | Some(b' ') | Some(b'\t') => {}
+        _ => return None,
+    }
+    Some(format!(
+        "{}{}",
+        "#".repeat((level + 3).min(6)),
+        &body[level..]
+    ))
 }
 
 /// `(fence char, length)` when `line` opens a fenced code block.
@@ -274,6 +302,16 @@ mod tests {
             "see\n```rust\nlet v: Vec<u8> = x & y;\n```\n&lt;div&gt;\n"
         );
         assert_eq!(markdown_text("```\n<open"), "```\n<open\n```\n");
+    }
+
+    /// A message's `# Title` rendered as a top-level heading, outranking the transcript title
+    /// and the `### User` message headings around it.
+    #[test]
+    fn headings_in_messages_nest_below_the_message_heading() {
+        assert_eq!(
+            markdown_text("# Plan\ntext\n## Step <1>\n#### deep\n#hashtag\n```\n# code\n```"),
+            "#### Plan\ntext\n##### Step &lt;1&gt;\n###### deep\n#hashtag\n```\n# code\n```\n"
+        );
     }
 
     #[test]

@@ -99,7 +99,11 @@ pub(super) fn build_messages(
             Kind::System => {
                 if let Some(t) = &r.system_text {
                     out.push(Message {
-                        role: Role::System,
+                        role: if r.user_command {
+                            Role::User
+                        } else {
+                            Role::System
+                        },
                         kind: MessageKind::Event,
                         content: t.clone(),
                         timestamp: r.timestamp,
@@ -188,6 +192,8 @@ fn user_messages(r: &Rec, ctx: &Ctx, out: &mut Vec<Message>, warnings: &mut Vec<
     } else if let Some(c) = text::clean_command_text(&r.text) {
         match c.special {
             Special::SlashCommand => (Role::User, MessageKind::Event, c.text),
+            // `/clear` and friends print nothing; an empty output block says nothing.
+            Special::CommandOutput if c.text.is_empty() => return,
             Special::CommandOutput => (Role::System, MessageKind::Event, c.text),
             Special::ShellInput | Special::ShellOutput => {
                 shell_message(r, c, out);

@@ -558,3 +558,37 @@ fn shell_command_and_its_output_are_one_execution() {
         "{t}"
     );
 }
+
+/// `/clear` printed an empty `<local-command-stdout>`, which used to show as a system
+/// "(no output)" message (and Claude Code's own "(no content)" likewise); and a 2.1
+/// `system/local_command` slash command was shown as the system's, not the user's.
+#[test]
+fn empty_command_output_is_dropped_and_slash_commands_are_the_users() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let p = tmp.path().join("s.jsonl");
+    write(
+        &p,
+        &[
+            r#"{"type":"user","uuid":"c","message":{"role":"user","content":"<command-name>/clear</command-name>\n<command-message>clear</command-message>"},"timestamp":"2026-01-01T00:00:00Z"}"#,
+            r#"{"type":"user","uuid":"o","parentUuid":"c","message":{"role":"user","content":"<local-command-stdout></local-command-stdout>"},"timestamp":"2026-01-01T00:00:00Z"}"#,
+            r#"{"type":"user","uuid":"n","parentUuid":"o","message":{"role":"user","content":"<local-command-stdout>(no content)</local-command-stdout>"},"timestamp":"2026-01-01T00:00:00Z"}"#,
+            r#"{"type":"system","subtype":"local_command","uuid":"m","parentUuid":"n","content":"<command-name>/model</command-name>\n<command-args></command-args>","timestamp":"2026-01-01T00:00:01Z"}"#,
+            r#"{"type":"system","subtype":"local_command","uuid":"k","parentUuid":"m","content":"<local-command-stdout>Kept model</local-command-stdout>","timestamp":"2026-01-01T00:00:02Z"}"#,
+            r#"{"type":"system","subtype":"local_command","uuid":"e","parentUuid":"k","content":"<local-command-stdout></local-command-stdout>","timestamp":"2026-01-01T00:00:03Z"}"#,
+        ],
+    );
+    let s = load_session(&p, "s");
+    let shown: Vec<(Role, &str)> = s
+        .messages
+        .iter()
+        .map(|m| (m.role, m.content.as_str()))
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            (Role::User, "/clear"),
+            (Role::User, "/model"),
+            (Role::System, "Kept model")
+        ]
+    );
+}

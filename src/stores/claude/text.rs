@@ -10,7 +10,7 @@
 pub(super) enum Special {
     /// `/model`, `/clear`, ...: the user ran a slash command.
     SlashCommand,
-    /// The local output of a slash command.
+    /// The local output of a slash command (empty when it printed nothing).
     CommandOutput,
     /// `! ls`: a shell command the user ran directly.
     ShellInput,
@@ -62,8 +62,9 @@ pub(super) fn clean_command_text(s: &str) -> Option<Cleaned> {
     }
     if t.starts_with("<local-command-stdout>") || t.starts_with("<local-command-stderr>") {
         let mut out = outputs(t, "local-command-stdout", "local-command-stderr");
-        if out.is_empty() {
-            out.push_str("(no output)");
+        // Claude Code's own words for an empty output; callers drop empty outputs.
+        if out == "(no content)" {
+            out.clear();
         }
         return Some(Cleaned {
             text: out,
