@@ -95,13 +95,14 @@ fn one_line(s: &str) -> String {
         .join(" ")
 }
 
-/// `<` `>` `&` as entities.
+/// `<` and `&` as entities: enough to stop raw HTML, autolinks and entities, since no tag
+/// opens without a `<`. `>` stays, so `> quote` is still a block quote and `a -> b` still
+/// greps as written.
 pub fn escape_html(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
             '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
             '&' => out.push_str("&amp;"),
             c => out.push(c),
         }
@@ -111,8 +112,8 @@ pub fn escape_html(s: &str) -> String {
 
 /// Message text as Markdown that cannot break the document around it.
 ///
-/// The text is kept line for line, so `grep -F` finds every line that holds no `<`, `>` or
-/// `&`. Raw HTML is neutralised by escaping those three characters, except where Markdown
+/// The text is kept line for line, so `grep -F` finds every line that holds no `<` or `&`.
+/// Raw HTML is neutralised by escaping those two characters, except where Markdown
 /// already shows them literally: inside the message's own fenced code blocks and inside
 /// inline code spans that open and close on one line (escaping there would print `&lt;`).
 /// A fence the message opens but never closes is closed after it, so it cannot swallow the
@@ -288,10 +289,17 @@ mod tests {
     fn html_is_escaped_outside_code() {
         assert_eq!(
             markdown_text("a <b> & `Vec<u8>` c"),
-            "a &lt;b&gt; &amp; `Vec<u8>` c\n"
+            "a &lt;b> &amp; `Vec<u8>` c\n"
         );
-        assert_eq!(markdown_text("x ` <y>"), "x ` &lt;y&gt;\n");
-        assert_eq!(markdown_text("\\`<a>`"), "\\`&lt;a&gt;`\n");
+        assert_eq!(markdown_text("x ` <y>"), "x ` &lt;y>\n");
+        assert_eq!(markdown_text("\\`<a>`"), "\\`&lt;a>`\n");
+    }
+
+    /// `>` used to be escaped too, so a quote in a message showed as `&gt; quote` and an
+    /// arrow `a -> b` no longer matched `grep -F 'a -> b'`.
+    #[test]
+    fn block_quotes_and_arrows_survive() {
+        assert_eq!(markdown_text("> quoted\na -> b"), "> quoted\na -> b\n");
     }
 
     #[test]
@@ -299,7 +307,7 @@ mod tests {
         let t = "see\n```rust\nlet v: Vec<u8> = x & y;\n```\n<div>\n";
         assert_eq!(
             markdown_text(t),
-            "see\n```rust\nlet v: Vec<u8> = x & y;\n```\n&lt;div&gt;\n"
+            "see\n```rust\nlet v: Vec<u8> = x & y;\n```\n&lt;div>\n"
         );
         assert_eq!(markdown_text("```\n<open"), "```\n<open\n```\n");
     }
@@ -310,12 +318,12 @@ mod tests {
     fn headings_in_messages_nest_below_the_message_heading() {
         assert_eq!(
             markdown_text("# Plan\ntext\n## Step <1>\n#### deep\n#hashtag\n```\n# code\n```"),
-            "#### Plan\ntext\n##### Step &lt;1&gt;\n###### deep\n#hashtag\n```\n# code\n```\n"
+            "#### Plan\ntext\n##### Step &lt;1>\n###### deep\n#hashtag\n```\n# code\n```\n"
         );
     }
 
     #[test]
     fn code_span_across_lines_is_escaped() {
-        assert_eq!(markdown_text("a `b\nc <d>` e"), "a `b\nc &lt;d&gt;` e\n");
+        assert_eq!(markdown_text("a `b\nc <d>` e"), "a `b\nc &lt;d>` e\n");
     }
 }

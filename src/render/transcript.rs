@@ -6,7 +6,7 @@
 //!   what is fixed at session start (no updated time, no cost), tool results render where
 //!   the result message is, and the cost summary is a running total after each assistant
 //!   message instead of a footer. Appending to the native store then only appends bytes.
-//! - Greppable: message text is kept line for line; only `<`, `>` and `&` are escaped and
+//! - Greppable: message text is kept line for line; only `<` and `&` are escaped and
 //!   a heading inside a message gains three `#` so it nests under the message's own `###`
 //!   heading (see `text::markdown_text`), so `grep -F` of any line without those characters
 //!   finds it (a heading line's text still matches).

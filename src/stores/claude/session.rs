@@ -184,7 +184,7 @@ fn user_messages(r: &Rec, ctx: &Ctx, out: &mut Vec<Message>, warnings: &mut Vec<
             ..Message::default()
         });
     }
-    if r.text.trim().is_empty() {
+    if r.text.trim().is_empty() || text::is_command_caveat(&r.text) {
         return;
     }
     let (role, kind, content) = if r.compact_summary {
