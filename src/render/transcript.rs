@@ -175,8 +175,7 @@ fn render_message(
     }
 
     t.add(m);
-    if m.role == Role::Assistant && (m.token_usage.is_some() || m.cost.is_some()) {
-        out.push('\n');
+    if m.role == Role::Assistant {
         out.push_str(&t.line(m));
     }
 }
@@ -264,39 +263,71 @@ fn preview(out: &mut String, output: &str, file: Option<&str>) {
     }
 }
 
-/// Tokens and reported cost so far, for the running total after each assistant message.
+/// Tokens and cost so far, for the running total after each assistant message. Costs are
+/// counted as [`Session::cost`] counts them for `meta.json` (reported, else estimated from
+/// the price table and shown with `~`; messages inherited from a fork's parent not at all),
+/// so the last running total is the session's cost.
 #[derive(Default)]
 struct Totals {
     input: u64,
     output: u64,
     cached: u64,
     cost: Option<f64>,
+    estimated: bool,
+}
+
+/// The message's cost: reported, else estimated (`true`) from its model and usage.
+fn message_cost(m: &Message) -> Option<(f64, bool)> {
+    if let Some(c) = m.cost {
+        return Some((c, false));
+    }
+    let u = m.token_usage.as_ref().filter(|u| !u.is_zero())?;
+    let c = crate::pricing::estimate(m.model.as_deref()?, u)?;
+    Some((c, true))
+}
+
+fn money((c, estimated): (f64, bool)) -> String {
+    if estimated {
+        format!("~{}", usd(c))
+    } else {
+        usd(c)
+    }
 }
 
 impl Totals {
     fn add(&mut self, m: &Message) {
+        if m.inherited {
+            return;
+        }
         if let Some(u) = &m.token_usage {
             self.input += u.input_tokens;
             self.output += u.output_tokens;
             self.cached += u.cached_tokens;
         }
-        if let Some(c) = m.cost {
+        if let Some((c, estimated)) = message_cost(m) {
             self.cost = Some(self.cost.unwrap_or(0.0) + c);
+            self.estimated |= estimated;
         }
     }
 
-    /// `*Tokens: 1,234 in · 56 out · 7,890 cached · $0.0123 — session so far: ...*`
+    /// `*Tokens: 1,234 in · 56 out · 7,890 cached · $0.0123 — session so far: ...*`, or
+    /// nothing for a message that used no tokens and cost nothing (an aborted request).
     fn line(&self, m: &Message) -> String {
+        let usage = m.token_usage.as_ref().filter(|u| !u.is_zero());
+        let cost = message_cost(m).filter(|(c, _)| *c != 0.0);
+        if usage.is_none() && cost.is_none() {
+            return String::new();
+        }
         let mut here = Vec::new();
-        if let Some(u) = &m.token_usage {
+        if let Some(u) = usage {
             here.push(format!("{} in", thousands(u.input_tokens)));
             here.push(format!("{} out", thousands(u.output_tokens)));
             if u.cached_tokens > 0 {
                 here.push(format!("{} cached", thousands(u.cached_tokens)));
             }
         }
-        if let Some(c) = m.cost {
-            here.push(usd(c));
+        if let Some(c) = cost {
+            here.push(money(c));
         }
         let mut so_far = vec![
             format!("{} in", thousands(self.input)),
@@ -306,15 +337,11 @@ impl Totals {
             so_far.push(format!("{} cached", thousands(self.cached)));
         }
         if let Some(c) = self.cost {
-            so_far.push(usd(c));
+            so_far.push(money((c, self.estimated)));
         }
         format!(
-            "*{}: {} — session so far: {}*\n",
-            if m.token_usage.is_some() {
-                "Tokens"
-            } else {
-                "Cost"
-            },
+            "\n*{}: {} — session so far: {}*\n",
+            if usage.is_some() { "Tokens" } else { "Cost" },
             here.join(" · "),
             so_far.join(" · ")
         )
@@ -347,6 +374,28 @@ mod tests {
         assert!(t.contains("line 20 of parser.rs\n```"));
         assert!(!t.contains("line 21 of parser.rs"));
         assert!(t.contains("… (10 more lines in tools/0001-Read.md)"));
+    }
+
+    /// Claude messages carry tokens but no cost: the transcript showed no money at all while
+    /// `meta.json` had an estimate, and an aborted pi request printed `Cost: $0.0000`.
+    #[test]
+    fn running_total_estimates_like_meta_and_skips_empty_messages() {
+        let s = crate::render::golden::sample();
+        let t = render(&s);
+        let total = s.cost().total_usd;
+        let last = t
+            .lines()
+            .filter(|l| l.contains("session so far"))
+            .last()
+            .expect("a running total");
+        assert!(last.ends_with(&format!("· ~{}*", usd(total))), "{last}");
+        let aborted = Message {
+            role: Role::Assistant,
+            cost: Some(0.0),
+            token_usage: Some(crate::model::TokenUsage::default()),
+            ..Message::default()
+        };
+        assert_eq!(Totals::default().line(&aborted), "");
     }
 
     #[test]
