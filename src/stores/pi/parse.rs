@@ -669,12 +669,20 @@ fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// The title fallback: the first user prompt, on one line.
 fn first_prompt(messages: &[Message]) -> Option<String> {
-    messages
+    let prompts: Vec<String> = messages
         .iter()
         .filter(|m| m.role == Role::User && m.kind == MessageKind::Normal)
         .map(|m| one_line(prompt_text(&m.content)))
-        .find(|t| !t.is_empty())
+        .filter(|t| !t.is_empty())
+        .collect();
+    // A bare `/mode` typed as a prompt names nothing; the first real prompt does.
+    let bare_command = |t: &&String| t.starts_with('/') && !t.contains(char::is_whitespace);
+    prompts
+        .iter()
+        .find(|t| !bare_command(t))
+        .or(prompts.first())
         .map(|t| t.chars().take(TITLE_CHARS).collect())
 }
 

@@ -853,3 +853,25 @@ fn bash_execution_is_a_command_with_one_output_call() {
     );
     assert!(!t.contains("$ ls"));
 }
+
+/// The large real pi session opens with a bare `/mode` sent as a prompt, which became its
+/// title; the first real prompt names the session.
+#[test]
+fn bare_slash_command_does_not_title_the_session() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let s = load(
+        Dialect::Pi,
+        &copy_real("pi/pi-mono_large-session_v1.jsonl", tmp.path()),
+    );
+    let title = s.title.expect("a title");
+    assert!(
+        title.starts_with("read packages/coding-agent/docs/theme.md"),
+        "{title}"
+    );
+    // Only a bare command: it is still the title.
+    let path = write(
+        &tmp.path().join("only.jsonl"),
+        &file_of(&[HEADER.to_owned(), entry("u", None, &user("/mode"))]),
+    );
+    assert_eq!(load(Dialect::Pi, &path).title.as_deref(), Some("/mode"));
+}
