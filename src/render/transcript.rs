@@ -241,12 +241,11 @@ fn preview(out: &mut String, output: &str, file: Option<&str>) {
             break;
         }
         if end + line.len() > PREVIEW_CHARS {
-            if n == 0 {
-                // A single huge first line: cut it at a character boundary.
-                end = PREVIEW_CHARS;
-                while !output.is_char_boundary(end) {
-                    end -= 1;
-                }
+            // A huge line: show its start, cut at a character boundary, rather than stop
+            // before it (a pretty-printed JSON output would preview as a lone `{`).
+            end = PREVIEW_CHARS;
+            while !output.is_char_boundary(end) {
+                end -= 1;
             }
             break;
         }
@@ -396,6 +395,20 @@ mod tests {
             ..Message::default()
         };
         assert_eq!(Totals::default().line(&aborted), "");
+    }
+
+    /// An output whose second line was huge previewed as its first line alone (`{`).
+    #[test]
+    fn preview_cuts_a_huge_line_instead_of_stopping_before_it() {
+        let output = format!("{{\n  \"data\": \"{}\"\n}}\n", "x".repeat(5000));
+        let mut out = String::new();
+        preview(&mut out, &output, Some("0001-read.md"));
+        assert!(out.starts_with("\n```\n{\n  \"data\": \"xxx"), "{out}");
+        assert!(out.len() > PREVIEW_CHARS);
+        assert!(
+            out.ends_with("… (2 more lines in tools/0001-read.md)\n"),
+            "{out}"
+        );
     }
 
     #[test]
