@@ -194,7 +194,9 @@ fn user_messages(r: &Rec, ctx: &Ctx, out: &mut Vec<Message>, warnings: &mut Vec<
             Special::SlashCommand => (Role::User, MessageKind::Event, c.text),
             // `/clear` and friends print nothing; an empty output block says nothing.
             Special::CommandOutput if c.text.is_empty() => return,
-            Special::CommandOutput => (Role::System, MessageKind::Event, c.text),
+            Special::CommandOutput | Special::Notification => {
+                (Role::System, MessageKind::Event, c.text)
+            }
             Special::ShellInput | Special::ShellOutput => {
                 shell_message(r, c, out);
                 return;

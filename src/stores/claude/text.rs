@@ -16,6 +16,8 @@ pub(super) enum Special {
     ShellInput,
     /// The output of such a shell command.
     ShellOutput,
+    /// Claude Code telling the model a background task finished (`<task-notification>`).
+    Notification,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -80,6 +82,29 @@ pub(super) fn clean_command_text(s: &str) -> Option<Cleaned> {
             text: cmd.to_string(),
             special: Special::ShellInput,
             output,
+        });
+    }
+    if t.starts_with("<task-notification>") {
+        let summary = inner(t, "summary")
+            .or_else(|| inner(t, "status"))
+            .unwrap_or("")
+            .trim();
+        let mut text = if summary.is_empty() {
+            "Background task finished".to_string()
+        } else {
+            summary.to_string()
+        };
+        if let Some(f) = inner(t, "output-file")
+            .map(str::trim)
+            .filter(|f| !f.is_empty())
+        {
+            text.push_str("\nOutput: ");
+            text.push_str(f);
+        }
+        return Some(Cleaned {
+            text,
+            special: Special::Notification,
+            output: None,
         });
     }
     if t.starts_with("<bash-stdout>") || t.starts_with("<bash-stderr>") {
@@ -206,6 +231,20 @@ mod tests {
         .expect("a command");
         assert_eq!(c.text, "/model opus");
         assert_eq!(c.special, Special::SlashCommand);
+    }
+
+    /// A background task's completion notice showed as a user prompt full of escaped tags.
+    #[test]
+    fn task_notification_becomes_its_summary() {
+        let c = clean_command_text(
+            "<task-notification>\n<task-id>b0</task-id>\n<output-file>/tmp/b0.output</output-file>\n<status>completed</status>\n<summary>Background command \"x\" completed (exit code 0)</summary>\n</task-notification>\nRead the output file to retrieve the result: /tmp/b0.output",
+        )
+        .expect("a notification");
+        assert_eq!(c.special, Special::Notification);
+        assert_eq!(
+            c.text,
+            "Background command \"x\" completed (exit code 0)\nOutput: /tmp/b0.output"
+        );
     }
 
     #[test]
