@@ -414,6 +414,19 @@ pub(super) fn result_output(c: Option<&Value>) -> String {
     }
 }
 
+/// `167094` -> `167,094`, as token counts read elsewhere in the transcript.
+fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 fn parse_system(v: &Value, r: &mut Rec) {
     let sub = str_field(v, "subtype");
     let content = v
@@ -429,7 +442,10 @@ fn parse_system(v: &Value, r: &mut Rec) {
                 .unwrap_or_else(|| "unknown".into());
             let pre = m.map(|m| u64_field(m, "preTokens")).unwrap_or(0);
             Some(if pre > 0 {
-                format!("Conversation compacted ({trigger}, {pre} tokens before)")
+                format!(
+                    "Conversation compacted ({trigger}, {} tokens before)",
+                    grouped(pre)
+                )
             } else {
                 format!("Conversation compacted ({trigger})")
             })

@@ -594,3 +594,30 @@ fn command_noise_is_dropped_and_slash_commands_are_the_users() {
         ]
     );
 }
+
+/// The compaction boundary is a system event read like the rest of the transcript (token
+/// count grouped), and the summary follows it; `/clear`'s empty output no longer shows.
+#[test]
+fn compaction_shows_a_marker_then_the_summary() {
+    let s = load_fixture("agentlogs_compact.jsonl");
+    assert!(s.warnings.is_empty(), "{:?}", s.warnings);
+    let at = s
+        .messages
+        .iter()
+        .position(|m| m.kind == MessageKind::CompactionSummary)
+        .expect("a summary");
+    let marker = &s.messages[at - 1];
+    assert_eq!(
+        (marker.role, marker.kind),
+        (Role::System, MessageKind::Event)
+    );
+    assert_eq!(
+        marker.content,
+        "Conversation compacted (manual, 15,808 tokens before)"
+    );
+    assert!(!contents(&s.messages).iter().any(|c| c == "(no output)"));
+    let t = crate::render::transcript::render(&s);
+    let m = t.find("Conversation compacted").expect("marker");
+    let sum = t.find("· compaction summary").expect("summary");
+    assert!(m < sum);
+}
