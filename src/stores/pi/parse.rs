@@ -845,6 +845,13 @@ fn assistant(m: &Value, msg: &mut Message) {
     msg.model = str_field(m, "model")
         .filter(|s| !s.is_empty())
         .map(str::to_owned);
+    // OpenClaw's gateway writes its own error notices as assistant messages of the pseudo
+    // model `gateway-injected`: the system speaks there, not a model.
+    if msg.model.as_deref() == Some("gateway-injected") {
+        msg.role = Role::System;
+        msg.kind = MessageKind::Event;
+        msg.model = None;
+    }
     if let Some(u) = m.get("usage").filter(|u| u.is_object()) {
         let usage = TokenUsage {
             input_tokens: u64_field(u, "input"),

@@ -278,6 +278,13 @@ fn openclaw_transcript_shows_errors_and_parallel_tool_calls() {
     );
     // The title is what the user typed, without OpenClaw's sender envelope.
     assert_eq!(s.title.as_deref(), Some("はくあ"));
+    // The gateway's own error notice used to count as a reply of the model
+    // "gateway-injected", which led the model list and the transcript header.
+    assert_eq!(s.models(), ["qwen3.5:9b", "gpt-5.4"]);
+    assert_eq!(
+        (s.messages[0].role, s.messages[0].kind),
+        (Role::System, MessageKind::Event)
+    );
     assert!(s
         .messages
         .iter()
