@@ -384,8 +384,7 @@ mod tests {
         let total = s.cost().total_usd;
         let last = t
             .lines()
-            .filter(|l| l.contains("session so far"))
-            .last()
+            .rfind(|l| l.contains("session so far"))
             .expect("a running total");
         assert!(last.ends_with(&format!("· ~{}*", usd(total))), "{last}");
         let aborted = Message {
