@@ -123,10 +123,11 @@ fn render_message(
 ) {
     out.push_str(&heading(m));
     match m.thinking.as_deref() {
+        // In italics, so it reads as a note about the message rather than its text.
         Some(th) if th == SEALED_THINKING => {
-            out.push('\n');
+            out.push_str("\n*");
             out.push_str(th);
-            out.push('\n');
+            out.push_str("*\n");
         }
         Some(th) if !th.trim().is_empty() => {
             out.push_str("\n<details><summary>Thinking</summary>\n\n");
@@ -408,6 +409,13 @@ mod tests {
             out.ends_with("… (2 more lines in tools/0001-read.md)\n"),
             "{out}"
         );
+    }
+
+    /// The sealed-reasoning placeholder read like the first line of the reply.
+    #[test]
+    fn sealed_thinking_is_a_note_not_reply_text() {
+        let t = render(&crate::render::golden::sample());
+        assert!(t.contains(&format!("\n*{SEALED_THINKING}*\n\nHere is the fix:")));
     }
 
     #[test]
