@@ -163,8 +163,22 @@ pub fn markdown_text(text: &str) -> String {
 /// transcript's own title and break the outline on GitHub and in Obsidian. The heading text
 /// is kept, so grepping for it still finds it.
 fn nested_heading(line: &str) -> Option<String> {
-    let body = line.trim_start_matches(' ');
-    if line.len() - body.len() > 3 {
+    // Block quote markers (`> > `) before the heading stay as they are.
+    let mut quote = 0;
+    loop {
+        let rest = &line[quote..];
+        let body = rest.trim_start_matches(' ');
+        if rest.len() - body.len() > 3 || !body.starts_with('>') {
+            break;
+        }
+        quote += rest.len() - body.len() + 1;
+        if line[quote..].starts_with(' ') {
+            quote += 1;
+        }
+    }
+    let rest = &line[quote..];
+    let body = rest.trim_start_matches(' ');
+    if rest.len() - body.len() > 3 {
         return None;
     }
     let level = body.bytes().take_while(|b| *b == b'#').count();
@@ -176,7 +190,8 @@ fn nested_heading(line: &str) -> Option<String> {
         _ => return None,
     }
     Some(format!(
-        "{}{}",
+        "{}{}{}",
+        &line[..quote],
         "#".repeat((level + 3).min(6)),
         &body[level..]
     ))
@@ -317,8 +332,8 @@ mod tests {
     #[test]
     fn headings_in_messages_nest_below_the_message_heading() {
         assert_eq!(
-            markdown_text("# Plan\ntext\n## Step <1>\n#### deep\n#hashtag\n```\n# code\n```"),
-            "#### Plan\ntext\n##### Step &lt;1>\n###### deep\n#hashtag\n```\n# code\n```\n"
+            markdown_text("# Plan\ntext\n## Step <1>\n#### deep\n#hashtag\n> ## Quoted\n```\n# code\n```"),
+            "#### Plan\ntext\n##### Step &lt;1>\n###### deep\n#hashtag\n> ##### Quoted\n```\n# code\n```\n"
         );
     }
 
