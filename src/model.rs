@@ -312,7 +312,8 @@ pub struct Session {
     pub warnings: Vec<String>,
     /// Session-level token totals the agent itself keeps (meka's `stat_*` counters), for
     /// stores whose messages carry no per-message usage. `None` when the agent keeps none.
-    /// [`Session::cost`] does not add it in: it sums messages only.
+    /// [`Session::cost`] uses it only when no message carries usage or cost, so it is never
+    /// counted twice.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reported_usage: Option<TokenUsage>,
     /// Extra files of the session directory that are neither messages nor tool calls, as
@@ -383,9 +384,29 @@ impl Session {
     }
 
     /// Cost and tokens over the active branch. A message with usage but no reported cost
-    /// is priced from [`crate::pricing`], and the total is then marked `estimated`.
+    /// is priced from [`crate::pricing`], and the total is then marked `estimated`. When no
+    /// message carries usage or cost, the agent's session totals ([`Session::reported_usage`])
+    /// are used instead, priced by the primary model.
     pub fn cost(&self) -> Cost {
         let mut cost = Cost::default();
+        let per_message = self
+            .messages
+            .iter()
+            .any(|m| m.token_usage.is_some() || m.cost.is_some());
+        if let (false, Some(u)) = (per_message, &self.reported_usage) {
+            cost.input_tokens = u.input_tokens;
+            cost.output_tokens = u.output_tokens;
+            cost.thinking_tokens = u.thinking_tokens;
+            cost.cached_tokens = u.cached_tokens;
+            if let Some(c) = self
+                .primary_model()
+                .and_then(|model| crate::pricing::estimate(&model, u))
+            {
+                cost.total_usd = c;
+                cost.estimated = true;
+            }
+            return cost;
+        }
         for m in self.messages.iter().filter(|m| !m.inherited) {
             if let Some(u) = &m.token_usage {
                 cost.input_tokens += u.input_tokens;
@@ -429,6 +450,33 @@ mod tests {
         for a in Agent::ALL {
             assert_eq!(Agent::from_name(a.name()), Some(a));
         }
+    }
+
+    /// meka keeps token totals per session only; `meta.json` used to show zero tokens and
+    /// no cost for such sessions.
+    #[test]
+    fn session_totals_count_when_messages_carry_no_usage() {
+        let mut s = Session::new(Agent::Agsh, "m");
+        s.messages.push(Message {
+            role: Role::Assistant,
+            model: Some("claude-sonnet-4".into()),
+            ..Message::default()
+        });
+        s.reported_usage = Some(TokenUsage {
+            input_tokens: 1_000_000,
+            output_tokens: 1_000_000,
+            ..TokenUsage::default()
+        });
+        let c = s.cost();
+        assert_eq!((c.input_tokens, c.output_tokens), (1_000_000, 1_000_000));
+        assert_eq!(c.total_usd, 18.0);
+        assert!(c.estimated);
+        // Per-message usage wins, so nothing is counted twice.
+        s.messages[0].token_usage = Some(TokenUsage {
+            input_tokens: 10,
+            ..TokenUsage::default()
+        });
+        assert_eq!(s.cost().input_tokens, 10);
     }
 
     #[test]

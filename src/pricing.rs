@@ -3,7 +3,8 @@
 //! reported itself is always preferred.
 //!
 //! Prices are USD per million tokens: input, output, cache read, cache write. A model is
-//! matched by the longest table prefix of its name with any `provider/` prefix removed.
+//! matched by the longest table prefix of its name with any `provider/` prefix removed, and
+//! a Claude model also through a cloud prefix (`us.anthropic.claude-…` on Bedrock).
 
 /// (model prefix, input, output, cache read, cache write)
 const TABLE: &[(&str, f64, f64, f64, f64)] = &[
@@ -13,6 +14,7 @@ const TABLE: &[(&str, f64, f64, f64, f64)] = &[
     ("claude-3-opus", 15.0, 75.0, 1.5, 18.75),
     ("claude-sonnet-4", 3.0, 15.0, 0.3, 3.75),
     ("claude-3-7-sonnet", 3.0, 15.0, 0.3, 3.75),
+    ("claude-3-sonnet", 3.0, 15.0, 0.3, 3.75),
     ("claude-3-5-sonnet", 3.0, 15.0, 0.3, 3.75),
     ("claude-haiku-4", 1.0, 5.0, 0.1, 1.25),
     ("claude-3-5-haiku", 0.8, 4.0, 0.08, 1.0),
@@ -32,11 +34,14 @@ const TABLE: &[(&str, f64, f64, f64, f64)] = &[
 
 /// Estimated USD for one message's usage, if the model is in the table.
 pub fn estimate(model: &str, usage: &crate::model::TokenUsage) -> Option<f64> {
-    let name = model
+    let mut name = model
         .rsplit('/')
         .next()
         .unwrap_or(model)
         .to_ascii_lowercase();
+    if let Some(i) = name.find("claude-") {
+        name.drain(..i);
+    }
     let (_, inp, out, cr, cw) = TABLE
         .iter()
         .filter(|(prefix, ..)| name.starts_with(prefix))
@@ -64,5 +69,19 @@ mod tests {
         assert_eq!(estimate("claude-opus-4-5-20251101", &u), Some(5.0));
         assert_eq!(estimate("anthropic/claude-opus-4-1", &u), Some(15.0));
         assert_eq!(estimate("unknown-model", &u), None);
+    }
+
+    /// Claude 3 Sonnet sessions and Bedrock model ids used to get no estimate at all.
+    #[test]
+    fn claude_3_sonnet_and_bedrock_ids_are_priced() {
+        let u = TokenUsage {
+            output_tokens: 1_000_000,
+            ..Default::default()
+        };
+        assert_eq!(estimate("claude-3-sonnet-20240229", &u), Some(15.0));
+        assert_eq!(
+            estimate("us.anthropic.claude-sonnet-4-20250514-v1:0", &u),
+            Some(15.0)
+        );
     }
 }

@@ -51,6 +51,15 @@ struct SourceMeta<'a> {
     format_version: Option<&'a str>,
 }
 
+/// The total to a millionth of a dollar: sums of per-message floats otherwise print as
+/// `0.006024999999999999`.
+fn rounded(mut c: Cost) -> Cost {
+    if c.total_usd.is_finite() {
+        c.total_usd = (c.total_usd * 1e6).round() / 1e6;
+    }
+    c
+}
+
 pub fn render(s: &Session) -> String {
     let meta = Meta {
         agent: s.agent.name(),
@@ -63,7 +72,7 @@ pub fn render(s: &Session) -> String {
         message_count: s.messages.len(),
         model: s.primary_model(),
         models: s.models(),
-        cost: s.cost(),
+        cost: rounded(s.cost()),
         tags: &s.tags,
         cwd: s.cwd.as_deref(),
         forked_from: s.forked_from.as_deref(),
@@ -94,4 +103,25 @@ pub fn render(s: &Session) -> String {
     let mut out = super::pretty_json(&meta);
     out.push('\n');
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Agent, Message, Role};
+
+    /// Per-message costs summed to `0.30000000000000004` in `meta.json`.
+    #[test]
+    fn total_cost_has_no_float_noise() {
+        let mut s = Session::new(Agent::Pi, "p");
+        for c in [0.1, 0.2] {
+            s.messages.push(Message {
+                role: Role::Assistant,
+                cost: Some(c),
+                ..Message::default()
+            });
+        }
+        let v: serde_json::Value = serde_json::from_str(&render(&s)).expect("json");
+        assert_eq!(v["cost"]["totalUsd"].to_string(), "0.3");
+    }
 }

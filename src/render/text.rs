@@ -95,13 +95,14 @@ fn one_line(s: &str) -> String {
         .join(" ")
 }
 
-/// `<` `>` `&` as entities.
+/// `<` and `&` as entities: enough to stop raw HTML, autolinks and entities, since no tag
+/// opens without a `<`. `>` stays, so `> quote` is still a block quote and `a -> b` still
+/// greps as written.
 pub fn escape_html(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
             '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
             '&' => out.push_str("&amp;"),
             c => out.push(c),
         }
@@ -111,12 +112,13 @@ pub fn escape_html(s: &str) -> String {
 
 /// Message text as Markdown that cannot break the document around it.
 ///
-/// The text is kept line for line, so `grep -F` finds every line that holds no `<`, `>` or
-/// `&`. Raw HTML is neutralised by escaping those three characters, except where Markdown
+/// The text is kept line for line, so `grep -F` finds every line that holds no `<` or `&`.
+/// Raw HTML is neutralised by escaping those two characters, except where Markdown
 /// already shows them literally: inside the message's own fenced code blocks and inside
 /// inline code spans that open and close on one line (escaping there would print `&lt;`).
 /// A fence the message opens but never closes is closed after it, so it cannot swallow the
-/// rest of the transcript. The result ends with a newline unless `text` is empty.
+/// rest of the transcript, and its headings nest under the message heading (see
+/// `nested_heading`). The result ends with a newline unless `text` is empty.
 pub fn markdown_text(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 16);
     let mut open: Option<(char, usize)> = None;
@@ -136,6 +138,9 @@ pub fn markdown_text(text: &str) -> String {
                     out.push_str(line);
                     out.push('\n');
                     open = Some(f);
+                } else if let Some(h) = nested_heading(line) {
+                    flush_paragraph(&mut para, &mut out);
+                    flush_paragraph(&mut vec![h.as_str()], &mut out);
                 } else if line.trim().is_empty() || starts_block(line) {
                     flush_paragraph(&mut para, &mut out);
                     para.push(line);
@@ -151,6 +156,45 @@ pub fn markdown_text(text: &str) -> String {
         out.push('\n');
     }
     out
+}
+
+/// Message headings are level 3 (`### User`), so a heading inside a message moves three
+/// levels down (at most to level 6): the message's `# Plan` would otherwise outrank the
+/// transcript's own title and break the outline on GitHub and in Obsidian. The heading text
+/// is kept, so grepping for it still finds it.
+fn nested_heading(line: &str) -> Option<String> {
+    // Block quote markers (`> > `) before the heading stay as they are.
+    let mut quote = 0;
+    loop {
+        let rest = &line[quote..];
+        let body = rest.trim_start_matches(' ');
+        if rest.len() - body.len() > 3 || !body.starts_with('>') {
+            break;
+        }
+        quote += rest.len() - body.len() + 1;
+        if line[quote..].starts_with(' ') {
+            quote += 1;
+        }
+    }
+    let rest = &line[quote..];
+    let body = rest.trim_start_matches(' ');
+    if rest.len() - body.len() > 3 {
+        return None;
+    }
+    let level = body.bytes().take_while(|b| *b == b'#').count();
+    if level == 0 || level > 6 {
+        return None;
+    }
+    match body.as_bytes().get(level) {
+        None | Some(b' ') | Some(b'\t') => {}
+        _ => return None,
+    }
+    Some(format!(
+        "{}{}{}",
+        &line[..quote],
+        "#".repeat((level + 3).min(6)),
+        &body[level..]
+    ))
 }
 
 /// `(fence char, length)` when `line` opens a fenced code block.
@@ -260,10 +304,17 @@ mod tests {
     fn html_is_escaped_outside_code() {
         assert_eq!(
             markdown_text("a <b> & `Vec<u8>` c"),
-            "a &lt;b&gt; &amp; `Vec<u8>` c\n"
+            "a &lt;b> &amp; `Vec<u8>` c\n"
         );
-        assert_eq!(markdown_text("x ` <y>"), "x ` &lt;y&gt;\n");
-        assert_eq!(markdown_text("\\`<a>`"), "\\`&lt;a&gt;`\n");
+        assert_eq!(markdown_text("x ` <y>"), "x ` &lt;y>\n");
+        assert_eq!(markdown_text("\\`<a>`"), "\\`&lt;a>`\n");
+    }
+
+    /// `>` used to be escaped too, so a quote in a message showed as `&gt; quote` and an
+    /// arrow `a -> b` no longer matched `grep -F 'a -> b'`.
+    #[test]
+    fn block_quotes_and_arrows_survive() {
+        assert_eq!(markdown_text("> quoted\na -> b"), "> quoted\na -> b\n");
     }
 
     #[test]
@@ -271,13 +322,23 @@ mod tests {
         let t = "see\n```rust\nlet v: Vec<u8> = x & y;\n```\n<div>\n";
         assert_eq!(
             markdown_text(t),
-            "see\n```rust\nlet v: Vec<u8> = x & y;\n```\n&lt;div&gt;\n"
+            "see\n```rust\nlet v: Vec<u8> = x & y;\n```\n&lt;div>\n"
         );
         assert_eq!(markdown_text("```\n<open"), "```\n<open\n```\n");
     }
 
+    /// A message's `# Title` rendered as a top-level heading, outranking the transcript title
+    /// and the `### User` message headings around it.
+    #[test]
+    fn headings_in_messages_nest_below_the_message_heading() {
+        assert_eq!(
+            markdown_text("# Plan\ntext\n## Step <1>\n#### deep\n#hashtag\n> ## Quoted\n```\n# code\n```"),
+            "#### Plan\ntext\n##### Step &lt;1>\n###### deep\n#hashtag\n> ##### Quoted\n```\n# code\n```\n"
+        );
+    }
+
     #[test]
     fn code_span_across_lines_is_escaped() {
-        assert_eq!(markdown_text("a `b\nc <d>` e"), "a `b\nc &lt;d&gt;` e\n");
+        assert_eq!(markdown_text("a `b\nc <d>` e"), "a `b\nc &lt;d>` e\n");
     }
 }

@@ -6,8 +6,10 @@
 //!   what is fixed at session start (no updated time, no cost), tool results render where
 //!   the result message is, and the cost summary is a running total after each assistant
 //!   message instead of a footer. Appending to the native store then only appends bytes.
-//! - Greppable: message text is kept line for line; only `<`, `>` and `&` are escaped (see
-//!   `text::markdown_text`), so `grep -F` of any line without those characters finds it.
+//! - Greppable: message text is kept line for line; only `<` and `&` are escaped and
+//!   a heading inside a message gains three `#` so it nests under the message's own `###`
+//!   heading (see `text::markdown_text`), so `grep -F` of any line without those characters
+//!   finds it (a heading line's text still matches).
 //! - Bounded: a tool result shows a preview here and the full output in `tools/`.
 //! - Linked: a tool call that spawned a subagent is followed by a `**Subagent:**` line
 //!   linking to `subagents/<name>/transcript.md`, so a reader can step into the child
@@ -147,10 +149,11 @@ fn render_message(
 ) {
     out.push_str(&heading(m));
     match m.thinking.as_deref() {
+        // In italics, so it reads as a note about the message rather than its text.
         Some(th) if th == SEALED_THINKING => {
-            out.push('\n');
+            out.push_str("\n*");
             out.push_str(th);
-            out.push('\n');
+            out.push_str("*\n");
         }
         Some(th) if !th.trim().is_empty() => {
             out.push_str("\n<details><summary>Thinking</summary>\n\n");
@@ -206,8 +209,7 @@ fn render_message(
     }
 
     t.add(m);
-    if m.role == Role::Assistant && (m.token_usage.is_some() || m.cost.is_some()) {
-        out.push('\n');
+    if m.role == Role::Assistant {
         out.push_str(&t.line(m));
     }
 }
@@ -296,12 +298,11 @@ fn preview(out: &mut String, output: &str, file: Option<&str>) {
             break;
         }
         if end + line.len() > PREVIEW_CHARS {
-            if n == 0 {
-                // A single huge first line: cut it at a character boundary.
-                end = PREVIEW_CHARS;
-                while !output.is_char_boundary(end) {
-                    end -= 1;
-                }
+            // A huge line: show its start, cut at a character boundary, rather than stop
+            // before it (a pretty-printed JSON output would preview as a lone `{`).
+            end = PREVIEW_CHARS;
+            while !output.is_char_boundary(end) {
+                end -= 1;
             }
             break;
         }
@@ -318,39 +319,71 @@ fn preview(out: &mut String, output: &str, file: Option<&str>) {
     }
 }
 
-/// Tokens and reported cost so far, for the running total after each assistant message.
+/// Tokens and cost so far, for the running total after each assistant message. Costs are
+/// counted as [`Session::cost`] counts them for `meta.json` (reported, else estimated from
+/// the price table and shown with `~`; messages inherited from a fork's parent not at all),
+/// so the last running total is the session's cost.
 #[derive(Default)]
 struct Totals {
     input: u64,
     output: u64,
     cached: u64,
     cost: Option<f64>,
+    estimated: bool,
+}
+
+/// The message's cost: reported, else estimated (`true`) from its model and usage.
+fn message_cost(m: &Message) -> Option<(f64, bool)> {
+    if let Some(c) = m.cost {
+        return Some((c, false));
+    }
+    let u = m.token_usage.as_ref().filter(|u| !u.is_zero())?;
+    let c = crate::pricing::estimate(m.model.as_deref()?, u)?;
+    Some((c, true))
+}
+
+fn money((c, estimated): (f64, bool)) -> String {
+    if estimated {
+        format!("~{}", usd(c))
+    } else {
+        usd(c)
+    }
 }
 
 impl Totals {
     fn add(&mut self, m: &Message) {
+        if m.inherited {
+            return;
+        }
         if let Some(u) = &m.token_usage {
             self.input += u.input_tokens;
             self.output += u.output_tokens;
             self.cached += u.cached_tokens;
         }
-        if let Some(c) = m.cost {
+        if let Some((c, estimated)) = message_cost(m) {
             self.cost = Some(self.cost.unwrap_or(0.0) + c);
+            self.estimated |= estimated;
         }
     }
 
-    /// `*Tokens: 1,234 in · 56 out · 7,890 cached · $0.0123 — session so far: ...*`
+    /// `*Tokens: 1,234 in · 56 out · 7,890 cached · $0.0123 — session so far: ...*`, or
+    /// nothing for a message that used no tokens and cost nothing (an aborted request).
     fn line(&self, m: &Message) -> String {
+        let usage = m.token_usage.as_ref().filter(|u| !u.is_zero());
+        let cost = message_cost(m).filter(|(c, _)| *c != 0.0);
+        if usage.is_none() && cost.is_none() {
+            return String::new();
+        }
         let mut here = Vec::new();
-        if let Some(u) = &m.token_usage {
+        if let Some(u) = usage {
             here.push(format!("{} in", thousands(u.input_tokens)));
             here.push(format!("{} out", thousands(u.output_tokens)));
             if u.cached_tokens > 0 {
                 here.push(format!("{} cached", thousands(u.cached_tokens)));
             }
         }
-        if let Some(c) = m.cost {
-            here.push(usd(c));
+        if let Some(c) = cost {
+            here.push(money(c));
         }
         let mut so_far = vec![
             format!("{} in", thousands(self.input)),
@@ -360,15 +393,11 @@ impl Totals {
             so_far.push(format!("{} cached", thousands(self.cached)));
         }
         if let Some(c) = self.cost {
-            so_far.push(usd(c));
+            so_far.push(money((c, self.estimated)));
         }
         format!(
-            "*{}: {} — session so far: {}*\n",
-            if m.token_usage.is_some() {
-                "Tokens"
-            } else {
-                "Cost"
-            },
+            "\n*{}: {} — session so far: {}*\n",
+            if usage.is_some() { "Tokens" } else { "Cost" },
             here.join(" · "),
             so_far.join(" · ")
         )
@@ -401,6 +430,48 @@ mod tests {
         assert!(t.contains("line 20 of parser.rs\n```"));
         assert!(!t.contains("line 21 of parser.rs"));
         assert!(t.contains("… (10 more lines in tools/0001-Read.md)"));
+    }
+
+    /// Claude messages carry tokens but no cost: the transcript showed no money at all while
+    /// `meta.json` had an estimate, and an aborted pi request printed `Cost: $0.0000`.
+    #[test]
+    fn running_total_estimates_like_meta_and_skips_empty_messages() {
+        let s = crate::render::golden::sample();
+        let t = render(&s);
+        let total = s.cost().total_usd;
+        let last = t
+            .lines()
+            .rfind(|l| l.contains("session so far"))
+            .expect("a running total");
+        assert!(last.ends_with(&format!("· ~{}*", usd(total))), "{last}");
+        let aborted = Message {
+            role: Role::Assistant,
+            cost: Some(0.0),
+            token_usage: Some(crate::model::TokenUsage::default()),
+            ..Message::default()
+        };
+        assert_eq!(Totals::default().line(&aborted), "");
+    }
+
+    /// An output whose second line was huge previewed as its first line alone (`{`).
+    #[test]
+    fn preview_cuts_a_huge_line_instead_of_stopping_before_it() {
+        let output = format!("{{\n  \"data\": \"{}\"\n}}\n", "x".repeat(5000));
+        let mut out = String::new();
+        preview(&mut out, &output, Some("0001-read.md"));
+        assert!(out.starts_with("\n```\n{\n  \"data\": \"xxx"), "{out}");
+        assert!(out.len() > PREVIEW_CHARS);
+        assert!(
+            out.ends_with("… (2 more lines in tools/0001-read.md)\n"),
+            "{out}"
+        );
+    }
+
+    /// The sealed-reasoning placeholder read like the first line of the reply.
+    #[test]
+    fn sealed_thinking_is_a_note_not_reply_text() {
+        let t = render(&crate::render::golden::sample());
+        assert!(t.contains(&format!("\n*{SEALED_THINKING}*\n\nHere is the fix:")));
     }
 
     #[test]

@@ -594,12 +594,11 @@ fn load_session(conn: &Connection, db: &Path, id: &str) -> rusqlite::Result<Sess
 }
 
 /// Session columns sessfs uses, when present. Nothing else is selected.
-const SESSION_COLUMNS: [&str; 10] = [
+const SESSION_COLUMNS: [&str; 9] = [
     "created_at",
     "updated_at",
     "parent_session_id",
     "cwd",
-    "provider",
     "model_override",
     "stat_input_tokens",
     "stat_output_tokens",
@@ -812,7 +811,8 @@ fn read_children(
 /// Builds a [`Session`] from rows in `messages.id` order.
 struct Builder {
     s: Session,
-    /// Model for assistant messages (meka's `model_override`, else its `provider`).
+    /// Model for assistant messages: meka's `model_override`. Its `provider` ("anthropic")
+    /// names no model and is not used as one.
     model: Option<String>,
     /// `tool_use.id` → tool name, to name the results.
     tool_names: HashMap<String, String>,
@@ -955,9 +955,7 @@ impl Builder {
         self.s.parent = get("parent_session_id")
             .non_empty()
             .map(|p| model::unified_id(Agent::Agsh, &p));
-        self.model = get("model_override")
-            .non_empty()
-            .or_else(|| get("provider").non_empty());
+        self.model = get("model_override").non_empty();
         let stat = |k: &str| get(k).int().unwrap_or(0).max(0) as u64;
         if row.keys().any(|k| k.starts_with("stat_")) {
             let u = TokenUsage {
@@ -1752,7 +1750,8 @@ mod tests {
         let c = store.load(&listed(&store, CHILD));
         assert_eq!(c.parent.as_deref(), Some("agsh:meka-parent-7f3e"));
         assert_eq!(c.reported_usage, None);
-        assert_eq!(c.messages[1].model.as_deref(), Some("anthropic"));
+        // Only a provider is known: "anthropic" used to be shown as the model.
+        assert_eq!(c.messages[1].model, None);
         assert_eq!(c.title.as_deref(), Some("search the docs"));
     }
 

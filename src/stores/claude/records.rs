@@ -69,6 +69,8 @@ pub(super) struct Rec {
     pub persisted: Option<String>,
     /// System records: a short rendering of their payload.
     pub system_text: Option<String>,
+    /// A system record that is a slash command the user typed (2.1 `local_command`).
+    pub user_command: bool,
 }
 
 impl Rec {
@@ -95,6 +97,7 @@ impl Rec {
             api_error: false,
             persisted: None,
             system_text: None,
+            user_command: false,
         }
     }
 }
@@ -411,6 +414,19 @@ pub(super) fn result_output(c: Option<&Value>) -> String {
     }
 }
 
+/// `167094` -> `167,094`, as token counts read elsewhere in the transcript.
+fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 fn parse_system(v: &Value, r: &mut Rec) {
     let sub = str_field(v, "subtype");
     let content = v
@@ -426,7 +442,10 @@ fn parse_system(v: &Value, r: &mut Rec) {
                 .unwrap_or_else(|| "unknown".into());
             let pre = m.map(|m| u64_field(m, "preTokens")).unwrap_or(0);
             Some(if pre > 0 {
-                format!("Conversation compacted ({trigger}, {pre} tokens before)")
+                format!(
+                    "Conversation compacted ({trigger}, {} tokens before)",
+                    grouped(pre)
+                )
             } else {
                 format!("Conversation compacted ({trigger})")
             })
@@ -463,11 +482,17 @@ fn parse_system(v: &Value, r: &mut Rec) {
             Some(s)
         }
         _ => {
-            let cleaned = super::text::clean_command_text(&content)
-                .map(|c| c.text)
-                .unwrap_or(content);
+            let special = super::text::clean_command_text(&content);
+            let wrapped = special.is_some();
+            r.user_command = special
+                .as_ref()
+                .is_some_and(|c| c.special == super::text::Special::SlashCommand);
+            let cleaned = special.map(|c| c.text).unwrap_or(content);
             let cleaned = cleaned.trim().to_string();
-            if cleaned.is_empty() {
+            if cleaned.is_empty() && wrapped {
+                // A command that printed nothing.
+                None
+            } else if cleaned.is_empty() {
                 sub.clone().map(|s| format!("[{s}]"))
             } else {
                 Some(cleaned)

@@ -99,7 +99,11 @@ pub(super) fn build_messages(
             Kind::System => {
                 if let Some(t) = &r.system_text {
                     out.push(Message {
-                        role: Role::System,
+                        role: if r.user_command {
+                            Role::User
+                        } else {
+                            Role::System
+                        },
                         kind: MessageKind::Event,
                         content: t.clone(),
                         timestamp: r.timestamp,
@@ -180,7 +184,7 @@ fn user_messages(r: &Rec, ctx: &Ctx, out: &mut Vec<Message>, warnings: &mut Vec<
             ..Message::default()
         });
     }
-    if r.text.trim().is_empty() {
+    if r.text.trim().is_empty() || text::is_command_caveat(&r.text) {
         return;
     }
     let (role, kind, content) = if r.compact_summary {
@@ -188,9 +192,15 @@ fn user_messages(r: &Rec, ctx: &Ctx, out: &mut Vec<Message>, warnings: &mut Vec<
     } else if let Some(c) = text::clean_command_text(&r.text) {
         match c.special {
             Special::SlashCommand => (Role::User, MessageKind::Event, c.text),
-            Special::CommandOutput => (Role::System, MessageKind::Event, c.text),
-            Special::ShellInput => (Role::User, MessageKind::Execution, c.text),
-            Special::ShellOutput => (Role::System, MessageKind::Execution, c.text),
+            // `/clear` and friends print nothing; an empty output block says nothing.
+            Special::CommandOutput if c.text.is_empty() => return,
+            Special::CommandOutput | Special::Notification => {
+                (Role::System, MessageKind::Event, c.text)
+            }
+            Special::ShellInput | Special::ShellOutput => {
+                shell_message(r, c, out);
+                return;
+            }
         }
     } else if text::is_interruption(&r.text) {
         (Role::User, MessageKind::Event, r.text.trim().to_string())
@@ -202,6 +212,53 @@ fn user_messages(r: &Rec, ctx: &Ctx, out: &mut Vec<Message>, warnings: &mut Vec<
         kind,
         content,
         timestamp: r.timestamp,
+        native_id: r.uuid.clone(),
+        ..Message::default()
+    });
+}
+
+/// A `!` shell command and its output, which Claude Code writes as two user records at once
+/// (`<bash-input>`, then `<bash-stdout>`/`<bash-stderr>`): one execution message whose text
+/// is the command and whose one call holds the output, the shape every store gives a
+/// command the user ran. Output with no command before it stands alone as a system
+/// execution.
+fn shell_message(r: &Rec, c: text::Cleaned, out: &mut Vec<Message>) {
+    if c.special == Special::ShellOutput {
+        let pending = out
+            .last_mut()
+            .filter(|m| m.kind == MessageKind::Execution && m.role == Role::User)
+            .and_then(|m| m.tool_calls.first_mut())
+            .filter(|call| call.output.is_none());
+        if let Some(call) = pending {
+            call.output = Some(c.text);
+            return;
+        }
+    }
+    let (role, content, input, output) = match c.special {
+        Special::ShellInput => (
+            Role::User,
+            c.text.clone(),
+            serde_json::json!({ "command": c.text }),
+            c.output,
+        ),
+        _ => (
+            Role::System,
+            String::new(),
+            serde_json::Value::Null,
+            Some(c.text),
+        ),
+    };
+    out.push(Message {
+        role,
+        kind: MessageKind::Execution,
+        content,
+        timestamp: r.timestamp,
+        tool_calls: vec![model::ToolCall {
+            tool_name: "bash".into(),
+            input,
+            output,
+            ..model::ToolCall::default()
+        }],
         native_id: r.uuid.clone(),
         ..Message::default()
     });

@@ -398,29 +398,8 @@ impl Loader {
                 });
                 msg.content = output;
             }
-            "bashExecution" => {
-                msg.role = Role::User;
-                msg.kind = MessageKind::Execution;
-                let cmd = str_field(m, "command").unwrap_or("");
-                msg.content = execution(format!("$ {cmd}"), m);
-            }
-            "pythonExecution" => {
-                msg.role = Role::User;
-                msg.kind = MessageKind::Execution;
-                let code = str_field(m, "code").unwrap_or("");
-                let mut shown = String::new();
-                for (i, l) in code.lines().enumerate() {
-                    if i > 0 {
-                        shown.push('\n');
-                    }
-                    shown.push_str(if i == 0 { ">>> " } else { "... " });
-                    shown.push_str(l);
-                }
-                if shown.is_empty() {
-                    shown.push_str(">>>");
-                }
-                msg.content = execution(shown, m);
-            }
+            "bashExecution" => execution(&mut msg, "bash", "command", m),
+            "pythonExecution" => execution(&mut msg, "python", "code", m),
             "custom" | "hookMessage" => {
                 if !displayed(m) {
                     return None;
@@ -690,12 +669,20 @@ fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// The title fallback: the first user prompt, on one line.
 fn first_prompt(messages: &[Message]) -> Option<String> {
-    messages
+    let prompts: Vec<String> = messages
         .iter()
         .filter(|m| m.role == Role::User && m.kind == MessageKind::Normal)
         .map(|m| one_line(prompt_text(&m.content)))
-        .find(|t| !t.is_empty())
+        .filter(|t| !t.is_empty())
+        .collect();
+    // A bare `/mode` typed as a prompt names nothing; the first real prompt does.
+    let bare_command = |t: &&String| t.starts_with('/') && !t.contains(char::is_whitespace);
+    prompts
+        .iter()
+        .find(|t| !bare_command(t))
+        .or(prompts.first())
         .map(|t| t.chars().take(TITLE_CHARS).collect())
 }
 
@@ -858,6 +845,13 @@ fn assistant(m: &Value, msg: &mut Message) {
     msg.model = str_field(m, "model")
         .filter(|s| !s.is_empty())
         .map(str::to_owned);
+    // OpenClaw's gateway writes its own error notices as assistant messages of the pseudo
+    // model `gateway-injected`: the system speaks there, not a model.
+    if msg.model.as_deref() == Some("gateway-injected") {
+        msg.role = Role::System;
+        msg.kind = MessageKind::Event;
+        msg.model = None;
+    }
     if let Some(u) = m.get("usage").filter(|u| u.is_object()) {
         let usage = TokenUsage {
             input_tokens: u64_field(u, "input"),
@@ -877,22 +871,46 @@ fn assistant(m: &Value, msg: &mut Message) {
     }
 }
 
-/// A user-run command: the command line(s), the output, then how it ended.
-fn execution(mut s: String, m: &Value) -> String {
-    let output = str_field(m, "output").unwrap_or("");
-    if !output.is_empty() {
-        s.push('\n');
-        s.push_str(output.trim_end_matches('\n'));
-    }
-    if m.get("cancelled").and_then(Value::as_bool) == Some(true) {
-        s.push_str("\n[cancelled]");
-    } else if let Some(code) = m.get("exitCode").and_then(Value::as_i64) {
-        s.push_str(&format!("\n[exit code {code}]"));
+/// A command the user ran directly (`bashExecution`, omp `pythonExecution`): the command is
+/// the message text and one call holds the output, with how it ended when that is not a
+/// plain success. The record holds command and output together, so the call's `output` is
+/// set here (the renderers show it as Command / Output blocks with a tool file).
+fn execution(msg: &mut Message, tool: &str, key: &str, m: &Value) {
+    let code = str_field(m, key).unwrap_or("");
+    let mut output = str_field(m, "output")
+        .unwrap_or("")
+        .trim_end_matches('\n')
+        .to_owned();
+    let mut note = |s: &str| {
+        if !output.is_empty() {
+            output.push('\n');
+        }
+        output.push_str(s);
+    };
+    let cancelled = m.get("cancelled").and_then(Value::as_bool) == Some(true);
+    let failed = m
+        .get("exitCode")
+        .and_then(Value::as_i64)
+        .filter(|c| *c != 0);
+    if cancelled {
+        note("[cancelled]");
+    } else if let Some(code) = failed {
+        note(&format!("[exit code {code}]"));
     }
     if m.get("truncated").and_then(Value::as_bool) == Some(true) {
-        s.push_str("\n[output truncated]");
+        note("[output truncated]");
     }
-    s
+    msg.role = Role::User;
+    msg.kind = MessageKind::Execution;
+    msg.content = code.to_owned();
+    msg.tool_calls = vec![ToolCall {
+        tool_call_id: String::new(),
+        tool_name: tool.to_owned(),
+        input: serde_json::json!({ key: code }),
+        output: Some(output),
+        is_error: Some(cancelled || failed.is_some()),
+        duration_ms: None,
+    }];
 }
 
 /// omp `fileMention`: the files auto-read into the prompt.

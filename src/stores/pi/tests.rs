@@ -133,8 +133,10 @@ fn branched_session_has_one_branch_with_the_abandoned_haiku() {
     // The active path ends in the user's own shell command.
     let last = s.messages.last().expect("messages");
     assert_eq!(last.kind, MessageKind::Execution);
-    assert!(last.content.starts_with("$ rm -f haiku1.txt"));
-    assert!(last.content.contains("[exit code 0]"));
+    assert_eq!(last.content, "rm -f haiku1.txt haiku2.txt limerick.txt");
+    assert_eq!(last.tool_calls.len(), 1);
+    assert_eq!(last.tool_calls[0].output.as_deref(), Some(""));
+    assert_eq!(last.tool_calls[0].is_error, Some(false));
     // Thinking, tool calls, tool results, model, usage.
     let a = s
         .messages
@@ -276,6 +278,13 @@ fn openclaw_transcript_shows_errors_and_parallel_tool_calls() {
     );
     // The title is what the user typed, without OpenClaw's sender envelope.
     assert_eq!(s.title.as_deref(), Some("はくあ"));
+    // The gateway's own error notice used to count as a reply of the model
+    // "gateway-injected", which led the model list and the transcript header.
+    assert_eq!(s.models(), ["qwen3.5:9b", "gpt-5.4"]);
+    assert_eq!(
+        (s.messages[0].role, s.messages[0].kind),
+        (Role::System, MessageKind::Event)
+    );
     assert!(s
         .messages
         .iter()
@@ -541,7 +550,9 @@ fn omp_title_slot_model_change_blobs_and_extras() {
     assert_eq!(m[3].model.as_deref(), Some("anthropic/claude-x"));
     assert_eq!(m[3].tool_calls[0].input, serde_json::json!({"cmd": "ls"}));
     assert!(m[4].tool_result.as_ref().is_some_and(|r| r.is_error));
-    assert_eq!(m[5].content, ">>> x = 1\n... print(x)\n1\n[exit code 0]");
+    assert_eq!(m[5].content, "x = 1\nprint(x)");
+    assert_eq!(m[5].tool_calls[0].tool_name, "python");
+    assert_eq!(m[5].tool_calls[0].output.as_deref(), Some("1"));
     assert_eq!(m[6].content, "shown note");
     assert_eq!(m[7].content, "hook text");
     assert_eq!(m[8].kind, MessageKind::BranchSummary);
@@ -800,4 +811,74 @@ fn hand_written_home_fixtures_load() {
         }
     }
     assert_eq!(seen, 3);
+}
+
+/// `bashExecution` used to become one text blob (`$ cmd`, output, `[exit code 0]`), which
+/// the transcript showed as a single "Command" block with the output inside it. The command
+/// is now the text and one call carries the output, so it renders as Command / Output with a
+/// tool file; a failure is an error call that keeps its exit code.
+#[test]
+fn bash_execution_is_a_command_with_one_output_call() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let path = write(
+        &tmp.path().join("s.jsonl"),
+        &file_of(&[
+            HEADER.to_owned(),
+            entry(
+                "b1",
+                None,
+                r#""type":"message","message":{"role":"bashExecution","command":"ls","output":"a\nb\n","exitCode":0,"cancelled":false,"truncated":false,"timestamp":1767225600000}"#,
+            ),
+            entry(
+                "b2",
+                Some("b1"),
+                r#""type":"message","message":{"role":"bashExecution","command":"false","output":"","exitCode":1,"cancelled":false,"truncated":true,"timestamp":1767225601000}"#,
+            ),
+        ]),
+    );
+    let s = load(Dialect::Pi, &path);
+    assert!(s.warnings.is_empty(), "{:?}", s.warnings);
+    let ok = &s.messages[0];
+    assert_eq!((ok.role, ok.kind), (Role::User, MessageKind::Execution));
+    assert_eq!(ok.content, "ls");
+    assert_eq!(ok.tool_calls.len(), 1);
+    let call = &ok.tool_calls[0];
+    assert_eq!(call.tool_name, "bash");
+    assert_eq!(call.input, serde_json::json!({"command": "ls"}));
+    assert_eq!(call.output.as_deref(), Some("a\nb"));
+    assert_eq!(call.is_error, Some(false));
+    let failed = &s.messages[1].tool_calls[0];
+    assert_eq!(
+        failed.output.as_deref(),
+        Some("[exit code 1]\n[output truncated]")
+    );
+    assert_eq!(failed.is_error, Some(true));
+    let t = crate::render::transcript::render(&s);
+    assert!(
+        t.contains("**Command:**\n\n```\nls\n```\n\n**Output:** ok"),
+        "{t}"
+    );
+    assert!(!t.contains("$ ls"));
+}
+
+/// The large real pi session opens with a bare `/mode` sent as a prompt, which became its
+/// title; the first real prompt names the session.
+#[test]
+fn bare_slash_command_does_not_title_the_session() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let s = load(
+        Dialect::Pi,
+        &copy_real("pi/pi-mono_large-session_v1.jsonl", tmp.path()),
+    );
+    let title = s.title.expect("a title");
+    assert!(
+        title.starts_with("read packages/coding-agent/docs/theme.md"),
+        "{title}"
+    );
+    // Only a bare command: it is still the title.
+    let path = write(
+        &tmp.path().join("only.jsonl"),
+        &file_of(&[HEADER.to_owned(), entry("u", None, &user("/mode"))]),
+    );
+    assert_eq!(load(Dialect::Pi, &path).title.as_deref(), Some("/mode"));
 }
