@@ -420,6 +420,21 @@ impl Filesystem for SessFs {
     }
 }
 
+/// Block SIGINT, SIGTERM and SIGHUP in the calling thread and every thread it starts later,
+/// so only the `sigwait` in [`serve`] receives them. Call before starting any thread.
+pub fn block_stop_signals() -> libc::sigset_t {
+    // SAFETY: sigset_t is plain data initialised by sigemptyset; pthread_sigmask only reads it.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for s in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+            libc::sigaddset(&mut set, s);
+        }
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+        set
+    }
+}
+
 /// Mount `fs` on `dir` and serve until SIGINT, SIGTERM or SIGHUP, or until someone else
 /// unmounts it; then unmount cleanly. `ready` runs once the mount is live.
 pub fn serve(
@@ -430,18 +445,7 @@ pub fn serve(
 ) -> std::io::Result<()> {
     use fuser::{Config, MountOption, SessionACL};
 
-    // Block the stop signals before any thread starts, so every thread inherits the mask and
-    // only `sigwait` below receives them.
-    // SAFETY: sigset_t is plain data initialised by sigemptyset; pthread_sigmask only reads it.
-    let set = unsafe {
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        for s in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-            libc::sigaddset(&mut set, s);
-        }
-        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
-        set
-    };
+    let set = block_stop_signals();
 
     let mut cfg = Config::default();
     cfg.mount_options = vec![

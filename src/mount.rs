@@ -23,6 +23,8 @@ pub fn mount(args: MountArgs) -> Result<()> {
     check_fuse()?;
     check_mountpoint(&args.dir)?;
     if args.foreground {
+        // Before any thread exists (the render-ahead threads start in open_fs).
+        crate::fuse::block_stop_signals();
         let fs = open_fs(&args.stores, args.cache_mb, true)?;
         let dir = args.dir.clone();
         let ready = || {
