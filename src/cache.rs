@@ -102,6 +102,10 @@ type FileKey = (SessionKey, u64, String);
 struct Inner {
     lru: LruCache<FileKey, Bytes>,
     bytes: usize,
+    /// One file larger than the whole budget: the one most recently rendered for a
+    /// reader. Without FUSE open handles, every `read` of such a file would otherwise
+    /// render the session again. Memory is then the budget plus this one file.
+    oversize: Option<(FileKey, Bytes)>,
     sizes: HashMap<SessionKey, (u64, Arc<Shape>)>,
     stats: Stats,
 }
@@ -131,6 +135,7 @@ impl Cache {
             inner: Mutex::new(Inner {
                 lru: LruCache::unbounded(),
                 bytes: 0,
+                oversize: None,
                 sizes: HashMap::new(),
                 stats: Stats::default(),
             }),
@@ -145,7 +150,12 @@ impl Cache {
     pub fn file(&self, key: &SessionKey, version: u64, path: &str) -> Option<Bytes> {
         let mut g = self.lock();
         let k = (key.clone(), version, path.to_string());
-        match g.lru.get(&k).cloned() {
+        let big = g
+            .oversize
+            .as_ref()
+            .filter(|(o, _)| *o == k)
+            .map(|(_, b)| b.clone());
+        match big.or_else(|| g.lru.get(&k).cloned()) {
             Some(b) => {
                 g.stats.hits += 1;
                 Some(b)
@@ -160,7 +170,8 @@ impl Cache {
     /// Is this file of this version cached? (Does not count as a use.)
     pub fn contains(&self, key: &SessionKey, version: u64, path: &str) -> bool {
         let g = self.lock();
-        g.lru.contains(&(key.clone(), version, path.to_string()))
+        let k = (key.clone(), version, path.to_string());
+        g.lru.contains(&k) || g.oversize.as_ref().is_some_and(|(o, _)| *o == k)
     }
 
     /// Insert a freshly rendered bundle and record its shape. Files of older versions of
@@ -197,6 +208,9 @@ impl Cache {
                 for p in old_shape.files() {
                     g.pop(&(key.clone(), old_version, p.to_string()));
                 }
+                if g.oversize.as_ref().is_some_and(|((k, _, _), _)| k == key) {
+                    g.oversize = None;
+                }
             }
         }
         g.sizes.insert(key.clone(), (version, shape.clone()));
@@ -204,6 +218,8 @@ impl Cache {
             let k = (key.clone(), version, path);
             let c = cost(&k, &bytes);
             if c > self.budget {
+                // The last one inserted is `prefer` when that is oversize.
+                g.oversize = Some((k, bytes));
                 continue;
             }
             g.pop(&k);
@@ -238,6 +254,9 @@ impl Cache {
             for p in shape.files() {
                 g.pop(&(key.clone(), v, p.to_string()));
             }
+        }
+        if g.oversize.as_ref().is_some_and(|((k, _, _), _)| k == key) {
+            g.oversize = None;
         }
     }
 
@@ -309,6 +328,20 @@ mod tests {
         }
         assert!(!c.contains(&key("big"), 1, "tools/0003.md"));
         assert!(c.stats().bytes <= 3500);
+    }
+
+    #[test]
+    fn one_file_bigger_than_the_budget_stays_while_it_is_read() {
+        let mut b = Bundle::default();
+        b.file("messages.jsonl", vec![b'x'; 5000]);
+        b.file("meta.json", vec![b'x'; 100]);
+        let c = Cache::new(1000);
+        c.insert(&key("big"), 1, b, Some("messages.jsonl"));
+        assert!(c.file(&key("big"), 1, "messages.jsonl").is_some());
+        assert!(c.file(&key("big"), 1, "meta.json").is_some());
+        assert!(c.stats().bytes <= 1000);
+        c.forget(&key("big"));
+        assert!(c.file(&key("big"), 1, "messages.jsonl").is_none());
     }
 
     #[test]

@@ -197,6 +197,17 @@ pub struct Message {
     pub inherited: bool,
 }
 
+impl Message {
+    /// The message's text: `content`, or for a tool result whose text lives only in
+    /// [`ToolResult::output`], that output.
+    pub fn text(&self) -> &str {
+        match &self.tool_result {
+            Some(r) if self.content.is_empty() => &r.output,
+            _ => &self.content,
+        }
+    }
+}
+
 /// Shown in place of reasoning the agent stored only in encrypted or signed-away form.
 pub const SEALED_THINKING: &str = "[sealed reasoning: stored encrypted by the agent, not readable]";
 
@@ -426,6 +437,31 @@ impl Session {
             }
         }
         cost
+    }
+
+    /// Hold each tool output once: a tool message whose `content` repeats its result's
+    /// output keeps only the output ([`Message::text`] still returns it). Outputs are most
+    /// of a long session's text, so this halves what a big session costs in memory.
+    pub fn drop_duplicate_text(&mut self) {
+        let dedupe = |msgs: &mut Vec<Message>| {
+            for m in msgs {
+                if m.tool_result
+                    .as_ref()
+                    .is_some_and(|r| r.output == m.content)
+                {
+                    m.content = String::new();
+                }
+            }
+        };
+        dedupe(&mut self.messages);
+        for b in &mut self.branches {
+            dedupe(&mut b.messages);
+        }
+        for sub in &mut self.subagents {
+            if let Some(child) = &mut sub.session {
+                child.drop_duplicate_text();
+            }
+        }
     }
 
     /// Number of user turns: user messages that are ordinary prompts.

@@ -480,6 +480,7 @@ impl Fs {
         if session.id != native_id {
             session.id = native_id;
         }
+        session.drop_duplicate_text();
         Ok(session)
     }
 
@@ -668,7 +669,7 @@ impl Fs {
             .messages
             .iter()
             .zip(&parent.messages)
-            .take_while(|(a, b)| a.role == b.role && a.content == b.content)
+            .take_while(|(a, b)| a.role == b.role && a.text() == b.text())
             .count();
         for m in &mut session.messages[..shared] {
             m.inherited = true;

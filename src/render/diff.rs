@@ -108,7 +108,7 @@ pub fn structural(a: &Session, b: &Session) -> SessionDiff {
 }
 
 fn key(m: &Message) -> (&'static str, &str) {
-    (m.role.as_str(), m.content.as_str())
+    (m.role.as_str(), m.text())
 }
 
 /// Index pairs `(i, j)` of a longest common subsequence of `a` and `b`, ascending in both.
@@ -204,7 +204,7 @@ fn gap(a: &[Message], b: &[Message], ra: Range<usize>, rb: Range<usize>, ops: &m
         index_a: Some(i),
         index_b: None,
         role: a[i].role.as_str(),
-        content: Some(a[i].content.clone()),
+        content: Some(a[i].text().to_string()),
         content_a: None,
         content_b: None,
     };
@@ -213,7 +213,7 @@ fn gap(a: &[Message], b: &[Message], ra: Range<usize>, rb: Range<usize>, ops: &m
         index_a: None,
         index_b: Some(j),
         role: b[j].role.as_str(),
-        content: Some(b[j].content.clone()),
+        content: Some(b[j].text().to_string()),
         content_a: None,
         content_b: None,
     };
@@ -237,8 +237,8 @@ fn gap(a: &[Message], b: &[Message], ra: Range<usize>, rb: Range<usize>, ops: &m
                         index_b: Some(j),
                         role: a[i].role.as_str(),
                         content: None,
-                        content_a: Some(a[i].content.clone()),
-                        content_b: Some(b[j].content.clone()),
+                        content_a: Some(a[i].text().to_string()),
+                        content_b: Some(b[j].text().to_string()),
                     });
                 }
                 continue;

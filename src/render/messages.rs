@@ -88,7 +88,7 @@ impl<'a> Line<'a> {
         Line {
             role: m.role.as_str(),
             kind: (m.kind != MessageKind::Normal).then_some(m.kind),
-            content: &m.content,
+            content: m.text(),
             timestamp: iso_opt(m.timestamp.as_ref()),
             tool_calls: m.tool_calls.iter().map(Call::new).collect(),
             tool_result: m.tool_result.as_ref(),
@@ -113,12 +113,25 @@ pub fn render(s: &Session) -> String {
             format_version: s.source.format_version.as_deref(),
         },
     };
-    let mut out = super::compact_json(&header);
+    // Sized up front: for a long session this file is hundreds of MB, and growing it by
+    // doubling would briefly hold one and a half copies more.
+    let estimate: usize = s
+        .messages
+        .iter()
+        .map(|m| {
+            let result = m.tool_result.as_ref().map_or(0, |r| r.output.len());
+            let thinking = m.thinking.as_ref().map_or(0, String::len);
+            (m.content.len() + result + thinking) * 11 / 10 + 256
+        })
+        .sum();
+    let mut out = String::with_capacity(estimate + 512);
+    out.push_str(&super::compact_json(&header));
     out.push('\n');
     for m in &s.messages {
         out.push_str(&super::compact_json(&Line::new(m)));
         out.push('\n');
     }
+    out.shrink_to_fit();
     out
 }
 

@@ -1155,7 +1155,8 @@ impl Builder {
                     "unknown".to_string()
                 }
             };
-            let mut m = self.msg(Role::Tool, output.clone(), ts, native);
+            // The text lives once, in the result (`Message::text` returns it).
+            let mut m = self.msg(Role::Tool, String::new(), ts, native);
             m.tool_result = Some(ToolResult {
                 tool_call_id: id,
                 tool_name,
@@ -1678,7 +1679,7 @@ mod tests {
             .content
             .contains("[unsupported content block: hologram]"));
         assert_eq!(m[7].tool_result.as_ref().unwrap().tool_name, "write_file");
-        assert_eq!(m[7].content, "wrote t.rs");
+        assert_eq!(m[7].text(), "wrote t.rs");
         assert!(m[8].content.starts_with("[{\"type\":\"text\""));
         assert_eq!(m[1].native_id.as_deref(), Some("2"));
         let w = s.warnings.join("\n");

@@ -172,7 +172,8 @@ fn user_messages(r: &Rec, ctx: &Ctx, out: &mut Vec<Message>, warnings: &mut Vec<
             .unwrap_or_else(|| "unknown".to_string());
         out.push(Message {
             role: Role::Tool,
-            content: output.clone(),
+            // The text lives once, in the result (`Message::text` returns it).
+            content: String::new(),
             timestamp: r.timestamp,
             tool_result: Some(ToolResult {
                 tool_call_id: res.id.clone(),

@@ -280,7 +280,7 @@ fn images_are_placeholders() {
     let all: String = s
         .messages
         .iter()
-        .map(|m| m.content.as_str())
+        .map(|m| m.text())
         .collect::<Vec<_>>()
         .join("\n");
     assert!(all.contains("[image: image/"), "{all}");

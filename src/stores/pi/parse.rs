@@ -393,10 +393,10 @@ impl Loader {
                 msg.tool_result = Some(ToolResult {
                     tool_call_id: str_field(m, "toolCallId").unwrap_or("").to_owned(),
                     tool_name: str_field(m, "toolName").unwrap_or("").to_owned(),
-                    output: output.clone(),
+                    // The text lives once, in the result (`Message::text` returns it).
+                    output,
                     is_error: m.get("isError").and_then(Value::as_bool).unwrap_or(false),
                 });
-                msg.content = output;
             }
             "bashExecution" => execution(&mut msg, "bash", "command", m),
             "pythonExecution" => execution(&mut msg, "python", "code", m),
@@ -523,7 +523,6 @@ impl Loader {
         }
 
         let initial_model = header.as_ref().and_then(|h| h.model.clone());
-        let messages = self.render(&active_path, initial_model.clone());
 
         // Branches: every other leaf, in file order.
         let mut branches = Vec::new();
@@ -559,6 +558,9 @@ impl Loader {
         if cycle {
             warnings.push("the entry tree has a parent cycle; it was cut".to_owned());
         }
+        // Last, so the active path's messages move out of the entries instead of being
+        // copied: a long session is held once.
+        let messages = self.take_path(&active_path, initial_model.clone());
 
         // Compactions: check (and, for v1, derive) the first kept entry.
         let mut kept = Vec::new();
@@ -609,6 +611,24 @@ impl Loader {
         };
         s.warnings = warnings;
         Loaded { session: s, kept }
+    }
+
+    /// As [`Loader::render`], moving the messages out of the entries.
+    fn take_path(&mut self, path: &[usize], mut model: Option<String>) -> Vec<Message> {
+        let mut out = Vec::with_capacity(path.len());
+        for &i in path {
+            let e = &mut self.entries[i];
+            if let Some(m) = &e.model {
+                model = Some(m.clone());
+            }
+            if let Some(mut msg) = e.msg.take() {
+                if msg.role == Role::Assistant && msg.model.is_none() {
+                    msg.model = model.clone();
+                }
+                out.push(msg);
+            }
+        }
+        out
     }
 
     /// Messages of the entries on `path`, root first. Assistant messages without their own

@@ -28,10 +28,7 @@ fn load(dialect: Dialect, path: &Path) -> Session {
 }
 
 fn all_text(msgs: &[crate::model::Message]) -> String {
-    msgs.iter()
-        .map(|m| m.content.as_str())
-        .collect::<Vec<_>>()
-        .join("\n")
+    msgs.iter().map(|m| m.text()).collect::<Vec<_>>().join("\n")
 }
 
 fn env_with(home: &Path, vars: &[(&str, &Path)]) -> Env {
