@@ -656,3 +656,50 @@ fn a_forks_parent_diff_follows_changes_to_the_parent() {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
 }
+
+#[test]
+fn a_session_bigger_than_the_cache_reads_whole_and_exact() {
+    let home = Home::empty();
+    let dir = home.path().join(".pi/agent/sessions/--tmp-big--");
+    std::fs::create_dir_all(&dir).unwrap();
+    let id = "77777777-0000-4000-8000-000000000001";
+    let mut text = format!("{{\"type\":\"session\",\"version\":3,\"id\":\"{id}\",\"timestamp\":\"2026-02-01T00:00:00.000Z\",\"cwd\":\"/tmp/big\"}}\n");
+    let mut parent = "null".to_string();
+    for i in 0..300 {
+        let out = format!("line {i} of a long tool output\\n").repeat(400);
+        let (call, result) = (format!("a{i:07}"), format!("r{i:07}"));
+        text.push_str(&format!("{{\"type\":\"message\",\"id\":\"{call}\",\"parentId\":{parent},\"timestamp\":\"2026-02-01T00:00:01.000Z\",\"message\":{{\"role\":\"assistant\",\"content\":[{{\"type\":\"toolCall\",\"id\":\"c{i}\",\"name\":\"read\",\"arguments\":{{\"path\":\"f{i}\"}}}}],\"model\":\"m\",\"provider\":\"p\",\"stopReason\":\"toolUse\",\"timestamp\":1769904001000}}}}\n"));
+        text.push_str(&format!("{{\"type\":\"message\",\"id\":\"{result}\",\"parentId\":\"{call}\",\"timestamp\":\"2026-02-01T00:00:02.000Z\",\"message\":{{\"role\":\"toolResult\",\"toolCallId\":\"c{i}\",\"toolName\":\"read\",\"content\":[{{\"type\":\"text\",\"text\":\"{out}\"}}],\"isError\":false,\"timestamp\":1769904002000}}}}\n"));
+        parent = format!("\"{result}\"");
+    }
+    std::fs::write(
+        dir.join(format!("2026-02-01T00-00-00-000Z_{id}.jsonl")),
+        &text,
+    )
+    .unwrap();
+    assert!(
+        text.len() > 3 << 20,
+        "the session is bigger than the 1 MiB cache"
+    );
+    let expected = tempfile::tempdir().unwrap();
+    let out_dir = expected.path().join("tree");
+    let r = home.sessfs(&["render", out_dir.to_str().unwrap()]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    let m = Mount::new(&home, &["--cache-mb", "1"]);
+    let out = std::process::Command::new("diff")
+        .args(["-r", "-x", "diff"])
+        .arg(&out_dir)
+        .arg(m.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "mount differs from render: {}",
+        stdout(&out)
+    );
+    let jl = m.path().join("pi").join(id).join("messages.jsonl");
+    assert_eq!(
+        std::fs::metadata(&jl).unwrap().len() as usize,
+        std::fs::read(&jl).unwrap().len()
+    );
+}
