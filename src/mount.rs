@@ -79,6 +79,12 @@ fn daemonize(args: &MountArgs) -> Result<()> {
     let start = Instant::now();
     loop {
         if is_mounted(&dir) {
+            // Pass on what the serving process said at startup (e.g. that it shows samples).
+            for line in std::fs::read_to_string(&log).unwrap_or_default().lines() {
+                if line.starts_with("sessfs: ") {
+                    eprintln!("{line}");
+                }
+            }
             eprintln!(
                 "sessfs: mounted on {} (log: {}; sessfs umount {} to stop)",
                 dir.display(),
