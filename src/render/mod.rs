@@ -46,7 +46,9 @@ impl Bundle {
     pub fn file(&mut self, path: impl Into<String>, bytes: impl Into<Vec<u8>>) {
         let path = path.into();
         self.parents(&path);
-        let v: Vec<u8> = bytes.into();
+        let mut v: Vec<u8> = bytes.into();
+        // Strings grow by doubling; the cache budget counts bytes, so hold no slack.
+        v.shrink_to_fit();
         self.entries.insert(path, Node::File(Arc::new(v)));
     }
 
