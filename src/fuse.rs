@@ -12,10 +12,13 @@
 //! - `FUSE_AUTO_INVAL_DATA`, so a changed mtime or size in a refreshed attribute (at most
 //!   [`TTL`] old) drops the stale pages and cached listings;
 //! - `FUSE_DO_READDIRPLUS`, so a directory walk learns every child's attributes in one reply;
+//! - pushed invalidation: a watcher thread asks the tree what changed every [`POLL`] and
+//!   tells the kernel to forget those inodes and names, so attributes and names can be
+//!   trusted for [`KERNEL_TTL`] and a warm walk of a large tree makes no requests;
 //! - negative lookups are cached for [`TTL`] (ripgrep probes `.gitignore` & co. everywhere);
 //! - a panic inside a request becomes EIO and a log line; the mount lives on.
 
-use crate::tree::{Attr, Fs, FsError, Kind, TTL};
+use crate::tree::{Attr, Fs, FsError, Kind, KERNEL_TTL, POLL, TTL};
 use fuser::{
     Errno, FileAttr, FileHandle, FileType, Filesystem, Generation, INodeNo, InitFlags,
     KernelConfig, LockOwner, OpenFlags, ReplyAttr, ReplyData, ReplyDirectory, ReplyDirectoryPlus,
@@ -150,7 +153,7 @@ impl Filesystem for SessFs {
     fn lookup(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
         let r = guarded("lookup", || self.fs.lookup(parent.0, name_str(name)?));
         match r {
-            Ok(a) => reply.entry(&TTL, &self.file_attr(&a), Generation(0)),
+            Ok(a) => reply.entry(&KERNEL_TTL, &self.file_attr(&a), Generation(0)),
             Err(FsError::NotFound) => {
                 // A negative entry (inode 0) the kernel caches for TTL.
                 let mut neg = self.file_attr(&Attr {
@@ -168,7 +171,7 @@ impl Filesystem for SessFs {
 
     fn getattr(&self, _req: &Request, ino: INodeNo, _fh: Option<FileHandle>, reply: ReplyAttr) {
         match guarded("getattr", || self.fs.getattr(ino.0)) {
-            Ok(a) => reply.attr(&TTL, &self.file_attr(&a)),
+            Ok(a) => reply.attr(&KERNEL_TTL, &self.file_attr(&a)),
             Err(e) => reply.error(errno(&e)),
         }
     }
@@ -269,7 +272,7 @@ impl Filesystem for SessFs {
                 INodeNo(a.ino),
                 (i + 1) as u64,
                 name,
-                &TTL,
+                &KERNEL_TTL,
                 &self.file_attr(&a),
                 Generation(0),
             ) {
@@ -469,8 +472,41 @@ pub fn serve(
         .open("/dev/fuse")
         .is_ok();
 
-    let mut session = fuser::Session::new(SessFs::new(fs), dir, &cfg)?;
+    let mut session = fuser::Session::new(SessFs::new(fs.clone()), dir, &cfg)?;
     let mut unmounter = session.unmount_callable();
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let watcher = {
+        let notifier = session.notifier();
+        let stop = stop.clone();
+        std::thread::Builder::new()
+            .name("sessfs-watch".into())
+            .spawn(move || {
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    std::thread::sleep(POLL);
+                    let changes = match catch_unwind(AssertUnwindSafe(|| fs.poll_changes())) {
+                        Ok(c) => c,
+                        Err(p) => {
+                            log::error!(
+                                "panic in the change watcher: {}",
+                                crate::tree::panic_message(&p)
+                            );
+                            continue;
+                        }
+                    };
+                    // Sent from this thread only, holding no lock a request handler needs.
+                    for ino in changes.inodes {
+                        if let Err(e) = notifier.inval_inode(INodeNo(ino), 0, 0) {
+                            log::debug!("inval_inode {ino}: {e}");
+                        }
+                    }
+                    for (parent, name) in changes.entries {
+                        if let Err(e) = notifier.inval_entry(INodeNo(parent), OsStr::new(&name)) {
+                            log::debug!("inval_entry {parent}/{name}: {e}");
+                        }
+                    }
+                }
+            })?
+    };
     let worker = std::thread::Builder::new()
         .name("sessfs-serve".into())
         .spawn(move || {
@@ -489,6 +525,9 @@ pub fn serve(
         libc::sigwait(&set, &mut sig);
     }
     log::info!("signal {sig}: unmounting {}", dir.display());
+    // Stop pushing before the channel goes away.
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let _ = watcher.join();
     if let Err(e) = unmounter.unmount() {
         log::debug!("unmount: {e}");
     }

@@ -28,8 +28,24 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime};
 
-/// How long a checked version or a listing is trusted; also the kernel attr/entry TTL.
+/// How long a checked version or a listing is trusted without looking again.
 pub const TTL: Duration = Duration::from_secs(1);
+
+/// How long the kernel may trust attributes and names. Changes are pushed to it
+/// ([`Fs::poll_changes`]) within [`POLL`], so this is only the bound if a push were lost.
+pub const KERNEL_TTL: Duration = Duration::from_secs(60);
+
+/// How often the change watcher looks at the sessions the kernel knows.
+pub const POLL: Duration = Duration::from_millis(500);
+
+/// What the kernel must forget after a change.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Invalidations {
+    /// Attributes and cached pages (or listings) of these inodes.
+    pub inodes: Vec<u64>,
+    /// These names in these directories (new or removed sessions).
+    pub entries: Vec<(u64, String)>,
+}
 
 pub const ROOT_INO: u64 = 1;
 
@@ -97,6 +113,20 @@ enum NodeKind {
     DiffFile(SessionKey, SessionKey),
 }
 
+impl NodeKind {
+    /// The sessions whose content this node shows.
+    fn sessions(&self) -> Vec<&SessionKey> {
+        match self {
+            NodeKind::Root | NodeKind::Agent(_) => Vec::new(),
+            NodeKind::Session(k)
+            | NodeKind::Inner(k, _)
+            | NodeKind::DiffRoot(k)
+            | NodeKind::DiffAgent(k, _) => vec![k],
+            NodeKind::DiffFile(a, b) => vec![a, b],
+        }
+    }
+}
+
 struct SessionSlot {
     listed: Listed,
     /// Unified id of this session (with a disambiguating suffix when ids collide).
@@ -109,6 +139,8 @@ struct SessionSlot {
     extra: Vec<PathBuf>,
     /// Serialises renders of one session so concurrent readers wait for one render.
     render_lock: Arc<Mutex<()>>,
+    /// The version the kernel was last told about (see [`Fs::poll_changes`]).
+    announced: u64,
 }
 
 struct AgentState {
@@ -118,6 +150,8 @@ struct AgentState {
     /// When the set of session names last changed: the agent directory's mtime, which
     /// tells the kernel to drop its cached listing.
     changed: SystemTime,
+    /// Names added or removed since the change watcher last looked.
+    pending: Vec<String>,
 }
 
 struct State {
@@ -127,6 +161,8 @@ struct State {
     agents: BTreeMap<Agent, AgentState>,
     /// Last version handed to the kernel per file inode, for `FOPEN_KEEP_CACHE`.
     served: HashMap<u64, u64>,
+    /// Inodes that show each session's content, to invalidate when it changes.
+    session_inos: HashMap<SessionKey, Vec<u64>>,
 }
 
 /// A reader's view of one file: the bytes of one rendered version.
@@ -172,6 +208,7 @@ impl Fs {
                 sessions: BTreeMap::new(),
                 listed: None,
                 changed: SystemTime::now(),
+                pending: Vec::new(),
             });
         }
         let mut state = State {
@@ -180,6 +217,7 @@ impl Fs {
             by_kind: HashMap::new(),
             agents,
             served: HashMap::new(),
+            session_inos: HashMap::new(),
         };
         state.nodes.push(NodeKind::Root);
         state.by_kind.insert(NodeKind::Root, ROOT_INO);
@@ -710,11 +748,15 @@ impl Fs {
 
     /// The session's current version, re-stating its sources when the last check is stale.
     fn check_session(&self, key: &SessionKey) -> Result<(u64, Arc<Mutex<()>>)> {
+        self.check_session_now(key, false)
+    }
+
+    fn check_session_now(&self, key: &SessionKey, force: bool) -> Result<(u64, Arc<Mutex<()>>)> {
         let sources = {
             let st = self.state();
             let a = st.agents.get(&key.agent).ok_or(FsError::NotFound)?;
             let s = a.sessions.get(&key.name).ok_or(FsError::NotFound)?;
-            if s.checked.elapsed() < TTL {
+            if !force && s.checked.elapsed() < TTL {
                 return Ok((s.version, s.render_lock.clone()));
             }
             let mut sources = s.listed.sources.clone();
@@ -729,6 +771,55 @@ impl Fs {
         s.mtime = mtime;
         s.checked = Instant::now();
         Ok((version, s.render_lock.clone()))
+    }
+
+    /// What changed since the last call, for the kernel to forget: every inode of a
+    /// session whose version moved (looked at afresh, `stat` only), and the names of
+    /// sessions that appeared or went. Only sessions the kernel has seen are checked; the
+    /// others are checked when it first asks for them. Call it from one watcher thread,
+    /// never from a request handler, and send the result without holding any lock.
+    pub fn poll_changes(&self) -> Invalidations {
+        let agents: Vec<Agent> = self.state().agents.keys().copied().collect();
+        for &agent in &agents {
+            self.refresh_agent(agent, false);
+        }
+        let known: Vec<SessionKey> = self.state().session_inos.keys().cloned().collect();
+        for key in &known {
+            let _ = self.check_session_now(key, true);
+        }
+        let mut out = Invalidations::default();
+        let mut st = self.state();
+        let st = &mut *st;
+        for key in &known {
+            let Some(slot) = st
+                .agents
+                .get_mut(&key.agent)
+                .and_then(|a| a.sessions.get_mut(&key.name))
+            else {
+                continue;
+            };
+            if slot.version != slot.announced {
+                slot.announced = slot.version;
+                out.inodes
+                    .extend(st.session_inos.get(key).into_iter().flatten().copied());
+            }
+        }
+        for agent in agents {
+            let Some(a) = st.agents.get_mut(&agent) else {
+                continue;
+            };
+            if a.pending.is_empty() {
+                continue;
+            }
+            let names = std::mem::take(&mut a.pending);
+            if let Some(&dir) = st.by_kind.get(&NodeKind::Agent(agent)) {
+                out.inodes.push(dir);
+                out.entries.extend(names.into_iter().map(|n| (dir, n)));
+            }
+        }
+        out.inodes.sort_unstable();
+        out.inodes.dedup();
+        out
     }
 
     /// Re-list an agent's store if the listing is older than [`TTL`] (or `force`).
@@ -755,14 +846,17 @@ impl Fs {
         let Some(a) = st.agents.get_mut(&agent) else {
             return;
         };
+        let first_listing = a.listed.is_none();
         let mut old = std::mem::take(&mut a.sessions);
         let before = old.len();
+        let old_names: std::collections::HashSet<String> = old.keys().cloned().collect();
         for (name, native_id, listed) in named {
             let slot = match old.remove(&name) {
                 Some(mut s) => {
                     if s.listed != listed {
                         s.listed = listed;
-                        s.checked = Instant::now() - TTL * 2;
+                        // Re-check at the next request.
+                        s.checked = Instant::now().checked_sub(TTL * 2).unwrap_or(s.checked);
                     }
                     s.native_id = native_id;
                     s
@@ -777,15 +871,20 @@ impl Fs {
                         checked: Instant::now(),
                         extra: Vec::new(),
                         render_lock: Arc::new(Mutex::new(())),
+                        announced: version,
                     }
                 }
             };
+            if !first_listing && !old_names.contains(&name) {
+                a.pending.push(name.clone());
+            }
             a.sessions.insert(name, slot);
         }
         a.listed = Some(Instant::now());
         if !old.is_empty() || a.sessions.len() != before {
             a.changed = SystemTime::now();
         }
+        a.pending.extend(old.keys().cloned());
         drop(st);
         for name in old.into_keys() {
             self.cache.forget(&SessionKey { agent, name });
@@ -808,6 +907,9 @@ impl Fs {
         st.nodes.push(kind.clone());
         let ino = st.nodes.len() as u64;
         st.by_name.insert((parent, name.to_string()), ino);
+        for key in kind.sessions() {
+            st.session_inos.entry(key.clone()).or_default().push(ino);
+        }
         st.by_kind.insert(kind, ino);
         ino
     }
@@ -1037,6 +1139,22 @@ mod tests {
         let meta = fs.read_path("pi/a/meta.json").unwrap();
         assert!(String::from_utf8_lossy(&meta).contains("internal error"));
         assert!(fs.read_path("pi/b/transcript.md").is_ok());
+    }
+
+    #[test]
+    fn poll_changes_names_what_the_kernel_must_forget() {
+        let (d, fs) = fs_with(&[("a", "one"), ("b", "two")]);
+        let t = fs.resolve("pi/a/transcript.md").unwrap();
+        let pi = fs.resolve("pi").unwrap();
+        assert_eq!(fs.poll_changes(), Invalidations::default());
+        std::fs::write(d.path().join("a"), "one and more").unwrap();
+        std::fs::write(d.path().join("c"), "three").unwrap();
+        std::thread::sleep(TTL + Duration::from_millis(50));
+        let inv = fs.poll_changes();
+        assert!(inv.inodes.contains(&t.ino), "{inv:?}");
+        assert!(inv.inodes.contains(&pi.ino));
+        assert_eq!(inv.entries, vec![(pi.ino, "c".to_string())]);
+        assert_eq!(fs.poll_changes(), Invalidations::default());
     }
 
     #[test]
