@@ -228,7 +228,7 @@ pub fn open_fs(args: &StoreArgs, cache_mb: usize, announce: bool) -> Result<Arc<
             cache_bytes: cache_mb << 20,
         },
     ));
-    fs.start_prefetch(1);
+    fs.start_prefetch(2);
     Ok(fs)
 }
 

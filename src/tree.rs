@@ -197,7 +197,7 @@ pub struct Fs {
 }
 
 /// Sessions rendered ahead of the one a reader just asked for.
-pub const PREFETCH_AHEAD: usize = 2;
+pub const PREFETCH_AHEAD: usize = 4;
 
 impl Fs {
     pub fn new(stores: Vec<Box<dyn Store>>, opts: Options) -> Fs {
