@@ -471,12 +471,10 @@ fn copy_dir(fs: &Fs, ino: u64, to: &Path, files: &mut usize) -> Result<()> {
                 copy_dir(fs, attr.ino, &path, files)?;
             }
             Kind::File => {
-                let (fh, _) = fs
-                    .open(attr.ino)
+                let data = fs
+                    .contents(attr.ino)
                     .map_err(|e| anyhow!("{}: {e}", path.display()))?;
-                let data = fs.read(fh, 0, u32::try_from(attr.size).unwrap_or(u32::MAX));
-                fs.release(fh);
-                std::fs::write(&path, data.map_err(|e| anyhow!("{}: {e}", path.display()))?)?;
+                std::fs::write(&path, &*data)?;
                 *files += 1;
             }
             Kind::Symlink => {

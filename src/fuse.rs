@@ -38,7 +38,6 @@ pub fn errno(e: &FsError) -> Errno {
         FsError::IsDir => Errno::EISDIR,
         FsError::NotSymlink => Errno::EINVAL,
         FsError::ReadOnly => Errno::EROFS,
-        FsError::BadHandle => Errno::EBADF,
         FsError::Internal(_) => Errno::EIO,
     }
 }
@@ -435,6 +434,16 @@ pub fn block_stop_signals() -> libc::sigset_t {
         }
         libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
         set
+    }
+}
+
+/// Rendered files churn through the cache from several threads. glibc gives each thread
+/// its own arena and keeps freed memory there, so resident memory would drift well above
+/// the cache budget; two arenas keep it near what is actually held.
+pub fn limit_malloc_arenas() {
+    // SAFETY: mallopt only changes allocator tuning; called before any thread starts.
+    unsafe {
+        libc::mallopt(libc::M_ARENA_MAX, 2);
     }
 }
 

@@ -25,6 +25,7 @@ pub fn mount(args: MountArgs) -> Result<()> {
     if args.foreground {
         // Before any thread exists (the render-ahead threads start in open_fs).
         crate::fuse::block_stop_signals();
+        crate::fuse::limit_malloc_arenas();
         let fs = open_fs(&args.stores, args.cache_mb, true)?;
         let dir = args.dir.clone();
         let ready = || {

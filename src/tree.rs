@@ -64,8 +64,6 @@ pub enum FsError {
     NotSymlink,
     #[error("read-only filesystem")]
     ReadOnly,
-    #[error("bad file handle")]
-    BadHandle,
     #[error("internal error: {0}")]
     Internal(String),
 }
@@ -159,15 +157,8 @@ struct State {
     by_name: HashMap<(u64, String), u64>,
     by_kind: HashMap<NodeKind, u64>,
     agents: BTreeMap<Agent, AgentState>,
-    /// Last version handed to the kernel per file inode, for `FOPEN_KEEP_CACHE`.
-    served: HashMap<u64, u64>,
     /// Inodes that show each session's content, to invalidate when it changes.
     session_inos: HashMap<SessionKey, Vec<u64>>,
-}
-
-/// A reader's view of one file: the bytes of one rendered version.
-struct Handle {
-    bytes: Bytes,
 }
 
 /// Options that shape the tree.
@@ -188,8 +179,6 @@ pub struct Fs {
     stores: Vec<Box<dyn Store>>,
     cache: Cache,
     state: Mutex<State>,
-    handles: Mutex<HashMap<u64, Handle>>,
-    next_fh: AtomicU64,
     started: SystemTime,
     renders: AtomicU64,
     /// Queue of sessions to render ahead of a directory walk (see [`Fs::start_prefetch`]).
@@ -216,7 +205,6 @@ impl Fs {
             by_name: HashMap::new(),
             by_kind: HashMap::new(),
             agents,
-            served: HashMap::new(),
             session_inos: HashMap::new(),
         };
         state.nodes.push(NodeKind::Root);
@@ -225,8 +213,6 @@ impl Fs {
             stores,
             cache: Cache::new(opts.cache_bytes),
             state: Mutex::new(state),
-            handles: Mutex::new(HashMap::new()),
-            next_fh: AtomicU64::new(1),
             started: SystemTime::now(),
             renders: AtomicU64::new(0),
             prefetch: Mutex::new(None),
@@ -392,64 +378,29 @@ impl Fs {
         }
     }
 
-    /// Open a file: pin the bytes of its current version. The flag says whether the kernel
-    /// may keep pages it cached earlier (true when the version is the one it last saw).
-    pub fn open(&self, ino: u64) -> Result<(u64, bool)> {
-        let kind = self.kind_of(ino)?;
-        let (bytes, version) = match &kind {
-            NodeKind::Inner(key, path) => self.file(key, path)?,
-            NodeKind::DiffFile(a, b) => self.diff_file(a, b)?,
-            _ => return Err(FsError::IsDir),
-        };
-        let keep = {
-            let mut st = self.state();
-            st.served.insert(ino, version) == Some(version)
-        };
-        let fh = self.next_fh.fetch_add(1, Ordering::Relaxed);
-        self.handles
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(fh, Handle { bytes });
-        Ok((fh, keep))
-    }
-
-    pub fn read(&self, fh: u64, offset: u64, size: u32) -> Result<Vec<u8>> {
-        let handles = self.handles.lock().unwrap_or_else(|e| e.into_inner());
-        let h = handles.get(&fh).ok_or(FsError::BadHandle)?;
-        let len = h.bytes.len() as u64;
-        let start = offset.min(len) as usize;
-        let end = offset.saturating_add(size as u64).min(len) as usize;
-        Ok(h.bytes[start..end].to_vec())
-    }
-
-    /// Read a file at its current version without an open handle (the FUSE adapter runs
-    /// in no-open mode). Each call returns bytes of one rendered version.
-    pub fn read_ino(&self, ino: u64, offset: u64, size: u32) -> Result<Vec<u8>> {
+    /// The whole content of a file at its current version (shared, not copied).
+    pub fn contents(&self, ino: u64) -> Result<Bytes> {
         let (bytes, _) = match self.kind_of(ino)? {
             NodeKind::Inner(key, path) => self.file(&key, &path)?,
             NodeKind::DiffFile(a, b) => self.diff_file(&a, &b)?,
             _ => return Err(FsError::IsDir),
         };
+        Ok(bytes)
+    }
+
+    /// Read part of a file at its current version. There are no open handles (the FUSE
+    /// adapter runs in no-open mode); each call returns bytes of one rendered version.
+    pub fn read_ino(&self, ino: u64, offset: u64, size: u32) -> Result<Vec<u8>> {
+        let bytes = self.contents(ino)?;
         let len = bytes.len() as u64;
         let start = offset.min(len) as usize;
         let end = offset.saturating_add(size as u64).min(len) as usize;
         Ok(bytes[start..end].to_vec())
     }
 
-    pub fn release(&self, fh: u64) {
-        self.handles
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&fh);
-    }
-
-    /// Read a whole file by path relative to the root (for `render` and tests).
-    pub fn read_path(&self, path: &str) -> Result<Vec<u8>> {
-        let attr = self.resolve(path)?;
-        let (fh, _) = self.open(attr.ino)?;
-        let out = self.read(fh, 0, u32::try_from(attr.size).unwrap_or(u32::MAX));
-        self.release(fh);
-        out
+    /// A whole file by path relative to the root (for the command line and tests).
+    pub fn read_path(&self, path: &str) -> Result<Bytes> {
+        self.contents(self.resolve(path)?.ino)
     }
 
     /// Walk a `/`-separated path from the root.
@@ -1107,10 +1058,8 @@ mod tests {
         let names: Vec<&str> = files.iter().map(|(n, _)| n.as_str()).collect();
         assert!(names.contains(&"transcript.md") && names.contains(&"diff"));
         for (_, a) in files.iter().filter(|(_, a)| a.kind == Kind::File) {
-            let (fh, _) = fs.open(a.ino).unwrap();
-            let data = fs.read(fh, 0, u32::MAX).unwrap();
+            let data = fs.read_ino(a.ino, 0, u32::MAX).unwrap();
             assert_eq!(data.len() as u64, a.size);
-            fs.release(fh);
         }
         let again = fs.lookup(sessions[0].1.ino, "meta.json").unwrap();
         assert_eq!(
