@@ -439,11 +439,14 @@ pub fn block_stop_signals() -> libc::sigset_t {
 
 /// Rendered files churn through the cache from several threads. glibc gives each thread
 /// its own arena and keeps freed memory there, so resident memory would drift well above
-/// the cache budget; two arenas keep it near what is actually held.
+/// the cache budget; two arenas and mapped large buffers keep it near what is held.
 pub fn limit_malloc_arenas() {
     // SAFETY: mallopt only changes allocator tuning; called before any thread starts.
     unsafe {
         libc::mallopt(libc::M_ARENA_MAX, 2);
+        // Rendered files above 64 KiB get their own mapping, returned to the system when
+        // evicted; a fixed threshold also stops glibc from raising it as files are freed.
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 64 * 1024);
     }
 }
 
