@@ -1,16 +1,19 @@
 //! The virtual tree: names, inodes, attributes and reads, with no FUSE types.
 //!
 //! [`Fs`] is the whole filesystem as plain method calls (`lookup`, `getattr`, `readdir`,
-//! `open`, `read`), so tests drive it without mounting and `fuse.rs` stays a thin adapter.
+//! `readlink`, `read_ino`), so tests drive it without mounting and `fuse.rs` stays a thin
+//! adapter.
 //!
 //! Layout: `/<agent>/<session>/…` where everything under a session directory comes from one
 //! rendered [`Bundle`], plus the virtual `diff/` directory that lists nothing and renders
 //! `diff/<agent>/<session>.diff` on lookup.
 //!
 //! Freshness: a session's *version* is a fingerprint of `(path, size, mtime)` of its native
-//! sources. It is re-checked (a few `stat` calls) when a request touches the session and the
-//! last check is older than [`TTL`]; the kernel's attribute TTL is the same, so a change is
-//! visible within about one second. Agent directories re-list their store on the same TTL.
+//! sources. A request re-checks it (a few `stat` calls) when the last check is older than
+//! [`TTL`]; [`Fs::poll_changes`], run by the mount's watcher every [`POLL`], re-checks every
+//! session the kernel has seen and says which inodes and names the kernel must forget, so
+//! the kernel can trust what it caches for [`KERNEL_TTL`]. Agent directories re-list their
+//! store at most once per [`TTL`].
 //!
 //! Inodes are allocated from `(parent inode, name)` and never reused while mounted, so an
 //! inode number names the same path for the life of the mount.
