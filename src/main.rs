@@ -5,6 +5,14 @@ fn main() {
         .format_timestamp_millis()
         .init();
     let cli = sessfs::cli::Cli::parse();
+    if !matches!(cli.command, sessfs::cli::Command::Mount { .. }) {
+        // `sessfs list | head` should end quietly when head is done, as other Unix tools
+        // do, rather than fail on a closed pipe. (The mount process keeps the default.)
+        // SAFETY: resetting a signal disposition before any thread starts.
+        unsafe {
+            libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        }
+    }
     if let Err(e) = sessfs::cli::run(cli) {
         eprintln!("sessfs: {e:#}");
         std::process::exit(1);

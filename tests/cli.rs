@@ -206,3 +206,21 @@ fn a_stale_mount_is_named_and_umount_clears_it() {
     let m = Mount::new(&home, &[]);
     assert!(m.path().join("pi").is_dir());
 }
+
+#[test]
+fn a_closed_pipe_ends_output_quietly() {
+    let home = Home::spine();
+    let out = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "'{}' show claude:{} --format jsonl | head -1",
+            common::bin().display(),
+            common::claude::SPOTTER_ID
+        ))
+        .env("HOME", home.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert_eq!(stderr(&out), "", "no error for a closed pipe");
+    assert_eq!(stdout(&out).lines().count(), 1);
+}

@@ -70,9 +70,25 @@ impl Default for ScanBudget {
             max_depth: 5,
             max_dirs: 20_000,
             time: Duration::from_millis(800),
-            exclude: Vec::new(),
+            exclude: fuse_mounts(),
         }
     }
+}
+
+/// Mount points of FUSE filesystems (a sessfs mount under `$HOME`, sshfs, rclone): the scan
+/// never walks into them, where every directory could cost a render or a network trip.
+fn fuse_mounts() -> Vec<PathBuf> {
+    let text = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    text.lines()
+        .filter_map(|line| {
+            let (left, right) = line.split_once(" - ")?;
+            let fstype = right.split(' ').next()?;
+            let mp = left.split(' ').nth(4)?;
+            fstype
+                .starts_with("fuse")
+                .then(|| PathBuf::from(mp.replace("\\040", " ")))
+        })
+        .collect()
 }
 
 /// Roots found by scanning `$HOME` within the default budget, plus AgentManager worktrees.
