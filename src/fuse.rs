@@ -191,14 +191,13 @@ impl Filesystem for SessFs {
         &self,
         _req: &Request,
         ino: INodeNo,
-        fh: FileHandle,
+        _fh: FileHandle,
         offset: u64,
         size: u32,
         _flags: OpenFlags,
         _lock_owner: Option<LockOwner>,
         reply: ReplyData,
     ) {
-        let _ = fh;
         match guarded("read", || self.fs.read_ino(ino.0, offset, size)) {
             Ok(d) => reply.data(&d),
             Err(e) => reply.error(errno(&e)),
@@ -213,11 +212,10 @@ impl Filesystem for SessFs {
         &self,
         _req: &Request,
         ino: INodeNo,
-        fh: FileHandle,
+        _fh: FileHandle,
         offset: u64,
         mut reply: ReplyDirectory,
     ) {
-        let _ = fh;
         let entries = match guarded("readdir", || self.dir_snapshot(ino.0, offset)) {
             Ok(e) => e,
             Err(e) => return reply.error(errno(&e)),
@@ -248,11 +246,10 @@ impl Filesystem for SessFs {
         &self,
         _req: &Request,
         ino: INodeNo,
-        fh: FileHandle,
+        _fh: FileHandle,
         offset: u64,
         mut reply: ReplyDirectoryPlus,
     ) {
-        let _ = fh;
         let entries = match guarded("readdirplus", || self.dir_snapshot(ino.0, offset)) {
             Ok(e) => e,
             Err(e) => return reply.error(errno(&e)),

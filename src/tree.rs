@@ -222,17 +222,9 @@ impl Fs {
         }
     }
 
-    pub fn stores(&self) -> &[Box<dyn Store>] {
-        &self.stores
-    }
-
     /// Sessions rendered since start (for tests and `doctor`).
     pub fn render_count(&self) -> u64 {
         self.renders.load(Ordering::Relaxed)
-    }
-
-    pub fn cache_stats(&self) -> crate::cache::Stats {
-        self.cache.stats()
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
@@ -538,6 +530,9 @@ impl Fs {
             return Ok((b, version));
         }
         let _guard = lock.lock().unwrap_or_else(|e| e.into_inner());
+        // Another render may have finished meanwhile, and a fork's first render moves its
+        // version (it starts to depend on the parent): look again under the lock.
+        let (version, _) = self.check_session(key)?;
         if let Some(b) = self.cache.file(key, version, path) {
             return Ok((b, version));
         }
@@ -559,6 +554,7 @@ impl Fs {
             return Ok(s);
         }
         let _guard = lock.lock().unwrap_or_else(|e| e.into_inner());
+        let (version, _) = self.check_session(key)?;
         if let Some(s) = self.cache.shape(key, version) {
             return Ok(s);
         }
@@ -570,10 +566,13 @@ impl Fs {
 
     /// Render a session unless its files are already cached at the current version.
     fn prefetch_one(&self, key: &SessionKey) {
-        let Ok((version, lock)) = self.check_session(key) else {
+        let Ok((_, lock)) = self.check_session(key) else {
             return;
         };
         let _guard = lock.lock().unwrap_or_else(|e| e.into_inner());
+        let Ok((version, _)) = self.check_session(key) else {
+            return;
+        };
         if self.cache.contains(key, version, "meta.json") {
             return;
         }

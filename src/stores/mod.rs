@@ -215,12 +215,6 @@ fn same_path(a: &Path, b: &Path) -> bool {
     }
 }
 
-/// Modification time of a file as UTC, if it can be read.
-pub fn mtime_utc(path: &Path) -> Option<DateTime<Utc>> {
-    let m = std::fs::metadata(path).ok()?.modified().ok()?;
-    Some(DateTime::<Utc>::from(m))
-}
-
 /// `(size, mtime)` of a file; `None` when it cannot be read (it then versions as missing).
 pub fn stat_version(path: &Path) -> Option<(u64, SystemTime)> {
     let m = std::fs::metadata(path).ok()?;
@@ -255,17 +249,6 @@ fn walk(dir: &Path, suffix: &str, depth: usize, out: &mut Vec<PathBuf>) {
             out.push(p);
         }
     }
-}
-
-/// Read the first line of a file (without its newline), at most `limit` bytes.
-pub fn first_line(path: &Path, limit: usize) -> Option<String> {
-    use std::io::Read;
-    let f = std::fs::File::open(path).ok()?;
-    let mut buf = Vec::with_capacity(limit.min(8192));
-    f.take(limit as u64).read_to_end(&mut buf).ok()?;
-    let end = buf.iter().position(|&b| b == b'\n').unwrap_or(buf.len());
-    buf.truncate(end);
-    Some(String::from_utf8_lossy(&buf).into_owned())
 }
 
 /// Parse an ISO 8601 / RFC 3339 timestamp, or milliseconds since the epoch.

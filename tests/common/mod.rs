@@ -176,22 +176,6 @@ impl Mount {
         Mount { dir }
     }
 
-    /// agentuse (JSON tree), agsh and meka (SQLite) and ATSF threads, as their code writes them.
-    pub fn seeds() -> Home {
-        let mut h = Home::empty();
-        let p = h.path().to_path_buf();
-        h.files.extend(
-            seeds_json::write_agentuse(&p)
-                .into_iter()
-                .map(PathBuf::from),
-        );
-        h.files
-            .extend(agsh::write_agsh(&p).into_iter().map(PathBuf::from));
-        h.files
-            .extend(seeds_json::write_atsf(&p).into_iter().map(PathBuf::from));
-        h
-    }
-
     pub fn path(&self) -> &Path {
         self.dir.path()
     }
