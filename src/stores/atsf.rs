@@ -91,12 +91,46 @@ fn fuse_mounts() -> Vec<PathBuf> {
         .collect()
 }
 
-/// Roots found by scanning `$HOME` within the default budget, plus AgentManager worktrees.
+/// Roots found by scanning `$HOME` within the default budget, plus AgentManager worktrees
+/// and the git worktrees of every project found (a worktree keeps its own `.agent/`).
 pub fn candidates(env: &Env) -> Vec<Root> {
     let mut out = scan_home(env, &ScanBudget::default());
     for r in worktree_roots(env) {
         if !out.iter().any(|x| x.path == r.path) {
             out.push(r);
+        }
+    }
+    for r in git_worktree_roots(&out) {
+        if !out.iter().any(|x| x.path == r.path) {
+            out.push(r);
+        }
+    }
+    out
+}
+
+/// `threads` directories of the git worktrees of the projects holding `roots`: git records
+/// each linked worktree in `<project>/.git/worktrees/<name>/gitdir` as `<worktree>/.git`.
+pub fn git_worktree_roots(roots: &[Root]) -> Vec<Root> {
+    let mut out = Vec::new();
+    for r in roots {
+        // `<project>/.agent/threads` -> `<project>`
+        let Some(project) = r.path.parent().and_then(Path::parent) else {
+            continue;
+        };
+        let Ok(rd) = std::fs::read_dir(project.join(".git").join("worktrees")) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let Ok(gitdir) = std::fs::read_to_string(e.path().join("gitdir")) else {
+                continue;
+            };
+            let Some(worktree) = Path::new(gitdir.trim()).parent() else {
+                continue;
+            };
+            let t = worktree.join(".agent").join("threads");
+            if t.is_dir() && !out.iter().any(|x: &Root| x.path == t) {
+                out.push(Root::new(Agent::Atsf, t, "git-worktree"));
+            }
         }
     }
     out
@@ -698,6 +732,30 @@ mod tests {
         assert!(third.contains("[resource: file:///home/dev/projects/webapp/test/fixtures.json, application/json]\n{\"user\":\"demo\"}"));
         assert_eq!(s.messages[3].tool_calls[0].duration_ms, Some(3400));
         assert_eq!(s.messages.last().unwrap().role, Role::System);
+    }
+
+    #[test]
+    fn git_worktrees_of_found_projects_are_roots() {
+        let tmp = tempfile::tempdir().unwrap();
+        let project = tmp.path().join("proj");
+        let wt = tmp.path().join("elsewhere/proj-feature");
+        std::fs::create_dir_all(project.join(".agent/threads")).unwrap();
+        std::fs::create_dir_all(wt.join(".agent/threads")).unwrap();
+        let meta = project.join(".git/worktrees/proj-feature");
+        std::fs::create_dir_all(&meta).unwrap();
+        std::fs::write(
+            meta.join("gitdir"),
+            format!("{}\n", wt.join(".git").display()),
+        )
+        .unwrap();
+        let found = git_worktree_roots(&[Root::new(
+            Agent::Atsf,
+            project.join(".agent/threads"),
+            "home-scan",
+        )]);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].path, wt.join(".agent/threads"));
+        assert_eq!(found[0].how, "git-worktree");
     }
 
     #[test]

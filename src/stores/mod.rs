@@ -182,6 +182,11 @@ pub fn open_all(env: &Env, extra: &[(Agent, PathBuf)]) -> Vec<Box<dyn Store>> {
             for r in &mut roots {
                 *r = atsf::explicit_root(&r.path, "--store");
             }
+            for r in atsf::git_worktree_roots(&roots) {
+                if !roots.iter().any(|x| x.path == r.path) {
+                    roots.push(r);
+                }
+            }
         }
         // `exists`, not `is_dir`: some roots are database files (agsh, meka).
         for r in found.iter().filter(|r| r.agent == agent && r.path.exists()) {
