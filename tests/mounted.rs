@@ -703,3 +703,42 @@ fn a_session_bigger_than_the_cache_reads_whole_and_exact() {
         std::fs::read(&jl).unwrap().len()
     );
 }
+
+#[test]
+fn the_same_id_in_two_roots_is_told_apart_with_a_suffix() {
+    let home = Home::empty();
+    let id = "88888888-0000-4000-8000-000000000001";
+    let record = |text: &str| {
+        format!("{{\"type\":\"user\",\"uuid\":\"u1\",\"parentUuid\":null,\"sessionId\":\"{id}\",\"timestamp\":\"2026-01-01T00:00:00Z\",\"cwd\":\"/tmp\",\"message\":{{\"role\":\"user\",\"content\":\"{text}\"}}}}\n")
+    };
+    let default = home.path().join(".claude/projects/-tmp-a");
+    let other = home.path().join("backup/projects/-tmp-a");
+    std::fs::create_dir_all(&default).unwrap();
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::write(
+        default.join(format!("{id}.jsonl")),
+        record("from the default root"),
+    )
+    .unwrap();
+    std::fs::write(
+        other.join(format!("{id}.jsonl")),
+        record("from the backup root"),
+    )
+    .unwrap();
+    let store = format!("claude={}", home.path().join("backup/projects").display());
+    let m = Mount::new(&home, &["--store", &store]);
+    let first = m.path().join("claude").join(id);
+    let second = m.path().join("claude").join(format!("{id}~2"));
+    let t1 = std::fs::read_to_string(first.join("transcript.md")).unwrap();
+    let t2 = std::fs::read_to_string(second.join("transcript.md")).unwrap();
+    assert!(
+        t1.contains("from the backup root"),
+        "--store roots come first"
+    );
+    assert!(t2.contains("from the default root"));
+    let meta: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(second.join("meta.json")).unwrap()).unwrap();
+    assert_eq!(meta["unifiedId"], format!("claude:{id}~2"));
+    let show = home.sessfs(&["show", &format!("claude:{id}~2"), "--store", &store]);
+    assert!(String::from_utf8_lossy(&show.stdout).contains("from the default root"));
+}
