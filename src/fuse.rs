@@ -102,6 +102,30 @@ impl SessFs {
         }
     }
 
+    /// Feed `.`, `..` and the directory's entries from `offset` on to `add(next offset,
+    /// name, attributes)` until it says the reply buffer is full; once the last entry has
+    /// gone out, the listing snapshot is dropped.
+    fn fill_dir(
+        &self,
+        ino: u64,
+        offset: u64,
+        mut add: impl FnMut(u64, &str, &Attr) -> bool,
+    ) -> Result<(), FsError> {
+        let entries = self.dir_snapshot(ino, offset)?;
+        let me = self.fs.getattr(ino)?;
+        let dots = [(".", me), ("..", me)];
+        let all = dots
+            .into_iter()
+            .chain(entries.iter().map(|(n, a)| (n.as_str(), *a)));
+        for (i, (name, a)) in all.enumerate().skip(offset as usize) {
+            if add((i + 1) as u64, name, &a) {
+                return Ok(());
+            }
+        }
+        self.forget_snapshot(ino);
+        Ok(())
+    }
+
     /// Drop the listing of a directory whose last entries have been sent.
     fn forget_snapshot(&self, ino: u64) {
         self.dirs
@@ -216,30 +240,14 @@ impl Filesystem for SessFs {
         offset: u64,
         mut reply: ReplyDirectory,
     ) {
-        let entries = match guarded("readdir", || self.dir_snapshot(ino.0, offset)) {
-            Ok(e) => e,
-            Err(e) => return reply.error(errno(&e)),
-        };
-        let dots = [
-            (".", ino.0, FileType::Directory),
-            ("..", ino.0, FileType::Directory),
-        ];
-        let all = dots.into_iter().chain(
-            entries
-                .iter()
-                .map(|(n, a)| (n.as_str(), a.ino, kind_type(a.kind))),
-        );
-        let mut full = false;
-        for (i, (name, ino, kind)) in all.enumerate().skip(offset as usize) {
-            if reply.add(INodeNo(ino), (i + 1) as u64, kind, name) {
-                full = true;
-                break;
-            }
+        match guarded("readdir", || {
+            self.fill_dir(ino.0, offset, |next, name, a| {
+                reply.add(INodeNo(a.ino), next, kind_type(a.kind), name)
+            })
+        }) {
+            Ok(()) => reply.ok(),
+            Err(e) => reply.error(errno(&e)),
         }
-        if !full {
-            self.forget_snapshot(ino.0);
-        }
-        reply.ok();
     }
 
     fn readdirplus(
@@ -250,36 +258,22 @@ impl Filesystem for SessFs {
         offset: u64,
         mut reply: ReplyDirectoryPlus,
     ) {
-        let entries = match guarded("readdirplus", || self.dir_snapshot(ino.0, offset)) {
-            Ok(e) => e,
-            Err(e) => return reply.error(errno(&e)),
-        };
-        let me = match guarded("getattr", || self.fs.getattr(ino.0)) {
-            Ok(a) => a,
-            Err(e) => return reply.error(errno(&e)),
-        };
-        let dots = [(".", me), ("..", me)];
-        let all = dots
-            .into_iter()
-            .chain(entries.iter().map(|(n, a)| (n.as_str(), *a)));
-        let mut full = false;
-        for (i, (name, a)) in all.enumerate().skip(offset as usize) {
-            if reply.add(
-                INodeNo(a.ino),
-                (i + 1) as u64,
-                name,
-                &KERNEL_TTL,
-                &self.file_attr(&a),
-                Generation(0),
-            ) {
-                full = true;
-                break;
-            }
+        match guarded("readdirplus", || {
+            self.fill_dir(ino.0, offset, |next, name, a| {
+                let attr = self.file_attr(a);
+                reply.add(
+                    INodeNo(a.ino),
+                    next,
+                    name,
+                    &KERNEL_TTL,
+                    &attr,
+                    Generation(0),
+                )
+            })
+        }) {
+            Ok(()) => reply.ok(),
+            Err(e) => reply.error(errno(&e)),
         }
-        if !full {
-            self.forget_snapshot(ino.0);
-        }
-        reply.ok();
     }
 
     // Everything that would change the tree: the mount is `ro`, and sessfs says so too.
