@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{shared_fixtures, stderr, stdout, Home, Mount};
+use common::{real_fixtures, stderr, stdout, Home, Mount};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -35,7 +35,7 @@ fn meta(dir: &Path) -> Value {
 }
 
 fn fixture(rel: &str) -> String {
-    read(&shared_fixtures().join(rel))
+    read(&real_fixtures().join(rel))
 }
 
 fn json_lines(text: &str) -> Vec<Value> {
@@ -79,7 +79,7 @@ fn copy_tree(from: &Path, to: &Path) {
 
 fn put_spotter_tree(home: &Path) {
     copy_tree(
-        &shared_fixtures()
+        &real_fixtures()
             .join("claude/spotter")
             .join(SPOTTER_PROJECT),
         &home.join(".claude/projects").join(SPOTTER_PROJECT),

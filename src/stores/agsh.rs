@@ -1317,11 +1317,11 @@ mod tests {
 
     const AGSH_DDL: &str = include_str!(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../shared/fixtures-real/agsh/agsh-sessions.db.schema.sql"
+        "/fixtures/real/agsh/agsh-sessions.db.schema.sql"
     ));
     const MEKA_DDL: &str = include_str!(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../shared/fixtures-real/agsh/meka.db.baseline_0_42.sql"
+        "/fixtures/real/agsh/meka.db.baseline_0_42.sql"
     ));
 
     const S1: &str = "0b7c2d0e-5f1a-4c61-9a53-6f1d2e3c4b5a";

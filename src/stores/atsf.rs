@@ -934,7 +934,7 @@ mod tests {
 
     #[test]
     fn real_thread_manifests_load() {
-        let real = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures-real/atsf");
+        let real = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/real/atsf");
         let tmp = tempfile::tempdir().unwrap();
         let mut n = 0;
         for e in fs::read_dir(&real).unwrap().flatten() {

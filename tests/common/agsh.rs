@@ -9,11 +9,11 @@ use std::time::Duration;
 
 const AGSH_DDL: &str = include_str!(concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../shared/fixtures-real/agsh/agsh-sessions.db.schema.sql"
+    "/fixtures/real/agsh/agsh-sessions.db.schema.sql"
 ));
 const MEKA_DDL: &str = include_str!(concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../shared/fixtures-real/agsh/meka.db.baseline_0_42.sql"
+    "/fixtures/real/agsh/meka.db.baseline_0_42.sql"
 ));
 
 /// Stored in every credential table; must never appear anywhere under the mount.

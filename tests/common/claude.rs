@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 const REAL: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../shared/fixtures-real/claude"
+    "/fixtures/real/claude"
 );
 const SAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/home/.claude");
 

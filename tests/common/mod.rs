@@ -14,8 +14,8 @@ use std::time::{Duration, Instant};
 use tempfile::TempDir;
 
 /// The real session samples beside the project.
-pub fn shared_fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures-real")
+pub fn real_fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/real")
 }
 
 pub fn bin() -> PathBuf {

@@ -1,11 +1,11 @@
 //! Native pi, omp, indusagi and OpenClaw stores for integration tests, in the agents' real
-//! layouts: real sample sessions from the shared fixtures plus the hand-written sessions in
+//! layouts: real sample sessions from fixtures/real plus the hand-written sessions in
 //! `fixtures/home/`.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 
-const REAL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/fixtures-real");
+const REAL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/real");
 const HOME: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/home");
 
 /// Lay out the stores under `home` and return every session file written.

@@ -4,7 +4,7 @@ use std::time::{Duration, Instant};
 
 const REAL: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../shared/fixtures-real/claude"
+    "/fixtures/real/claude"
 );
 const SAMPLE: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),

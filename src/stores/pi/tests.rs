@@ -4,10 +4,10 @@ use crate::model::{MessageKind, Role, SEALED_THINKING};
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-const REAL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/fixtures-real");
+const REAL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/real");
 const HOME_FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/home");
 
-/// Copy a real fixture into `dir` (tests never read the shared folder in place).
+/// Copy a real fixture into `dir` (tests never read fixtures/real in place).
 fn copy_real(rel: &str, dir: &Path) -> PathBuf {
     let src = Path::new(REAL).join(rel);
     let dst = dir.join(src.file_name().expect("fixture has a name"));
