@@ -1,10 +1,17 @@
 //! Directory names for native ids (CONTRACT section 4).
 //!
-//! A native id becomes one path component: `%`, `/`, a leading `.` and control bytes are
-//! percent-encoded (`%25`, `%2F`, `%2E`, `%00`..`%1F`, `%7F`), so the mapping is reversible
-//! with [`unescape`]. A name longer than 255 bytes keeps its first 230 bytes (cut at a
-//! character boundary) followed by `~` and 16 hex digits of a stable FNV-1a hash of the
+//! A native id becomes one path component: `%`, `/`, `~`, a leading `.` and control bytes
+//! are percent-encoded (`%25`, `%2F`, `%7E`, `%2E`, `%00`..`%1F`, `%7F`), so the mapping is
+//! reversible with [`unescape`]. A name longer than 255 bytes keeps its first 230 bytes (cut
+//! at a character boundary) followed by `~` and 16 hex digits of a stable FNV-1a hash of the
 //! whole id; `meta.json` always holds the exact id.
+//!
+//! `~` is escaped so that it never comes from a native id: every `~` in a name was put there
+//! by sessfs (a shortened name's hash, or [`with_suffix`] when two roots hold the same id), so
+//! a disambiguated name can never be the name of another session.
+//!
+//! Ids read from file names that are not UTF-8 keep each invalid byte as the four characters
+//! `\xNN` ([`os_id`]), so two such names never fold into one lossy id.
 
 const MAX_NAME: usize = 255;
 const KEEP: usize = 230;
@@ -12,8 +19,12 @@ const KEEP: usize = 230;
 pub fn escape(id: &str) -> String {
     let mut out = String::with_capacity(id.len());
     for (i, ch) in id.char_indices() {
-        let needs =
-            ch == '%' || ch == '/' || (ch as u32) < 0x20 || ch == '\x7f' || (i == 0 && ch == '.');
+        let needs = ch == '%'
+            || ch == '/'
+            || ch == '~'
+            || (ch as u32) < 0x20
+            || ch == '\x7f'
+            || (i == 0 && ch == '.');
         if needs {
             out.push_str(&format!("%{:02X}", ch as u32));
         } else {
@@ -29,6 +40,35 @@ pub fn escape(id: &str) -> String {
             cut -= 1;
         }
         out = format!("{}~{:016x}", &out[..cut], fnv1a(id.as_bytes()));
+    }
+    out
+}
+
+/// `name` with the disambiguating suffix `~n` (n >= 2), still at most 255 bytes. The name
+/// part is cut at a character boundary when it has to be; callers check the result against
+/// the names already taken, so a cut can never merge two sessions.
+pub fn with_suffix(name: &str, n: usize) -> String {
+    let suffix = format!("~{n}");
+    let mut cut = name.len().min(MAX_NAME - suffix.len());
+    while !name.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    format!("{}{suffix}", &name[..cut])
+}
+
+/// A native id from a file name: the name itself when it is UTF-8, else the name with each
+/// byte that is not valid UTF-8 written as `\xNN` (lowercase hex).
+pub fn os_id(name: &std::ffi::OsStr) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    if let Some(s) = name.to_str() {
+        return s.to_string();
+    }
+    let mut out = String::new();
+    for chunk in name.as_bytes().utf8_chunks() {
+        out.push_str(chunk.valid());
+        for b in chunk.invalid() {
+            out.push_str(&format!("\\x{b:02x}"));
+        }
     }
     out
 }
@@ -93,6 +133,31 @@ mod tests {
             assert_eq!(unescape(&e), id);
         }
         assert_eq!(escape(".x/y"), "%2Ex%2Fy");
+        assert_eq!(escape("a~2"), "a%7E2");
+        assert_eq!(unescape("a%7E2"), "a~2");
+    }
+
+    #[test]
+    fn a_suffixed_name_is_never_a_native_name() {
+        // Every `~` of a native id is escaped, so `<name>~<n>` cannot be any id's name.
+        for id in ["a~2", "a", "~", "x~16"] {
+            assert!(!escape(id).contains('~'), "{id}");
+        }
+        assert_eq!(with_suffix("a", 2), "a~2");
+        let long = "y".repeat(255);
+        let s = with_suffix(&long, 12);
+        assert_eq!(s.len(), 255);
+        assert!(s.ends_with("y~12"));
+    }
+
+    #[test]
+    fn non_utf8_file_names_keep_their_bytes() {
+        use std::os::unix::ffi::OsStrExt;
+        let a = std::ffi::OsStr::from_bytes(b"b\xff");
+        let b = std::ffi::OsStr::from_bytes(b"b\xfe");
+        assert_eq!(os_id(a), "b\\xff");
+        assert_ne!(os_id(a), os_id(b));
+        assert_eq!(os_id(std::ffi::OsStr::new("plain")), "plain");
     }
 
     #[test]

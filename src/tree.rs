@@ -424,20 +424,24 @@ impl Fs {
         out
     }
 
-    /// Find a session by unified id (`<agent>:<native id>`).
+    /// Find a session by `<agent>:<name>`, where name is the session's directory name in the
+    /// mount (unique by construction) or its native id, in that order. Every session can be
+    /// reached by its directory name, even when two roots hold the same native id.
     pub fn find(&self, unified: &str) -> Option<SessionKey> {
         let (agent, id) = unified.split_once(':')?;
         let agent = Agent::from_name(agent)?;
         self.refresh_agent(agent, false);
         let st = self.state();
         let a = st.agents.get(&agent)?;
-        a.sessions
-            .iter()
-            .find(|(_, s)| s.native_id == id)
-            .map(|(n, _)| SessionKey {
-                agent,
-                name: n.clone(),
-            })
+        let name = if a.sessions.contains_key(id) {
+            id.to_string()
+        } else {
+            a.sessions
+                .iter()
+                .find(|(_, s)| s.native_id == id)
+                .map(|(n, _)| n.clone())?
+        };
+        Some(SessionKey { agent, name })
     }
 
     /// Parse a session (uncached). Never panics; a panic in a store becomes a warning.
@@ -794,11 +798,16 @@ impl Fs {
                 Vec::new()
             }
         };
-        let named = disambiguate(listed);
         let mut st = self.state();
         let Some(a) = st.agents.get_mut(&agent) else {
             return;
         };
+        let previous: HashMap<Identity, String> = a
+            .sessions
+            .iter()
+            .map(|(name, s)| (identity(&s.listed), name.clone()))
+            .collect();
+        let named = disambiguate(listed, &previous);
         let first_listing = a.listed.is_none();
         let mut old = std::mem::take(&mut a.sessions);
         let before = old.len();
@@ -940,24 +949,67 @@ impl Fs {
     }
 }
 
-/// Directory names for listed sessions. Ids are escaped with [`names::escape`]; when two
-/// roots hold the same native id, the first root (in discovery order) keeps the plain name
-/// and later ones get `~2`, `~3`, … appended to both the name and the id.
-fn disambiguate(mut listed: Vec<Listed>) -> Vec<(String, String, Listed)> {
-    listed.sort_by(|a, b| (a.root, &a.path).cmp(&(b.root, &b.path)));
-    let mut seen: HashMap<String, usize> = HashMap::new();
-    let mut out = Vec::with_capacity(listed.len());
-    for l in listed {
-        let n = seen.entry(l.id.clone()).or_insert(0);
-        *n += 1;
-        let id = if *n == 1 {
-            l.id.clone()
-        } else {
-            format!("{}~{}", l.id, n)
+/// Where a listed session lives, which stays the same while the session does.
+type Identity = (usize, PathBuf, Option<String>);
+
+fn identity(l: &Listed) -> Identity {
+    (l.root, l.path.clone(), l.key.clone())
+}
+
+/// Directory names for listed sessions, as `(name, id, listed)`.
+///
+/// A session keeps the name it had at the previous listing (`previous`), so names never move
+/// while mounted. The others take [`names::escape`] of their id in `(root, path)` order, the
+/// first root in discovery order first; a name already taken (the same id in two roots)
+/// gets `~2`, `~3`, … ([`names::with_suffix`]) on both the name and the id. Native ids never
+/// produce a `~` in a name, so a suffixed name cannot hide another session, and every name is
+/// checked against the names taken so far, so no two sessions ever share one.
+fn disambiguate(
+    mut listed: Vec<Listed>,
+    previous: &HashMap<Identity, String>,
+) -> Vec<(String, String, Listed)> {
+    listed.sort_by(|a, b| (a.root, &a.path, &a.key).cmp(&(b.root, &b.path, &b.key)));
+    let mut taken: std::collections::HashSet<String> = std::collections::HashSet::new();
+    let mut names: Vec<Option<(String, String)>> = vec![None; listed.len()];
+    // Names from the previous listing first, as long as they still fit the id.
+    for (i, l) in listed.iter().enumerate() {
+        let Some(name) = previous.get(&identity(l)) else {
+            continue;
         };
-        out.push((names::escape(&id), id, l));
+        let base = names::escape(&l.id);
+        let id = match name.strip_prefix(base.as_str()) {
+            Some("") => l.id.clone(),
+            Some(rest) if rest.starts_with('~') => format!("{}{rest}", l.id),
+            _ => continue,
+        };
+        if taken.insert(name.clone()) {
+            names[i] = Some((name.clone(), id));
+        }
     }
-    out
+    for (i, l) in listed.iter().enumerate() {
+        if names[i].is_some() {
+            continue;
+        }
+        let base = names::escape(&l.id);
+        let (name, id) = if taken.contains(&base) {
+            (2..)
+                .map(|n| (names::with_suffix(&base, n), format!("{}~{n}", l.id)))
+                .find(|(name, _)| !taken.contains(name))
+                .expect("an unbounded range has a free suffix")
+        } else {
+            (base, l.id.clone())
+        };
+        taken.insert(name.clone());
+        names[i] = Some((name, id));
+    }
+    listed
+        .into_iter()
+        .zip(names)
+        .map(|(l, n)| {
+            let (name, id) = n.expect("every session was named above");
+            (name, id, l)
+        })
+        .collect()
 }
 
 /// Version and newest mtime of a set of source files.

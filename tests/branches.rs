@@ -79,9 +79,7 @@ fn copy_tree(from: &Path, to: &Path) {
 
 fn put_spotter_tree(home: &Path) {
     copy_tree(
-        &real_fixtures()
-            .join("claude/spotter")
-            .join(SPOTTER_PROJECT),
+        &real_fixtures().join("claude/spotter").join(SPOTTER_PROJECT),
         &home.join(".claude/projects").join(SPOTTER_PROJECT),
     );
 }

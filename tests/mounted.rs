@@ -742,3 +742,115 @@ fn the_same_id_in_two_roots_is_told_apart_with_a_suffix() {
     let show = home.sessfs(&["show", &format!("claude:{id}~2"), "--store", &store]);
     assert!(String::from_utf8_lossy(&show.stdout).contains("from the default root"));
 }
+
+/// A pi session file with one user message; `id` is the header's id (none: the file name's).
+fn pi_session(dir: &Path, file: &std::ffi::OsStr, id: Option<&str>, text: &str) {
+    let id = id.map(|i| format!(",\"id\":\"{i}\"")).unwrap_or_default();
+    let body = format!(
+        "{{\"type\":\"session\",\"version\":3{id},\"timestamp\":\"2026-03-01T00:00:00.000Z\",\"cwd\":\"/tmp/names\"}}\n\
+         {{\"type\":\"message\",\"id\":\"m0000001\",\"parentId\":null,\"timestamp\":\"2026-03-01T00:00:01.000Z\",\"message\":{{\"role\":\"user\",\"content\":\"{text}\",\"timestamp\":1772323201000}}}}\n"
+    );
+    std::fs::write(dir.join(file), body).unwrap();
+}
+
+/// Names every file under `<mnt>/pi/*/transcript.md` that contains `text`, as `<name>`.
+fn pi_sessions_holding(m: &Mount, text: &str) -> Vec<String> {
+    let out = m.sh(&format!("grep -rlF -- '{text}' pi --include=transcript.md"));
+    let mut v: Vec<String> = stdout(&out)
+        .lines()
+        .filter_map(|l| l.strip_prefix("pi/")?.strip_suffix("/transcript.md"))
+        .map(str::to_string)
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn a_native_id_that_looks_like_a_suffix_never_hides_a_session() {
+    let home = Home::empty();
+    let dir = home.path().join(".pi/agent/sessions/--tmp-names--");
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = |n: &str| std::ffi::OsString::from(format!("2026-03-01T00-00-0{n}-000Z_f{n}.jsonl"));
+    pi_session(&dir, &f("1"), Some("a"), "first of the two a sessions");
+    pi_session(&dir, &f("2"), Some("a"), "second of the two a sessions");
+    pi_session(
+        &dir,
+        &f("3"),
+        Some("a~2"),
+        "the session whose own id is a~2",
+    );
+    let m = Mount::new(&home, &[]);
+    let mut names: Vec<String> = std::fs::read_dir(m.path().join("pi"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    // Hand-written: files in path order take `a`, then `a~2`; the id `a~2` escapes its `~`.
+    assert_eq!(names, ["a", "a%7E2", "a~2"]);
+    assert_eq!(pi_sessions_holding(&m, "first of the two"), ["a"]);
+    assert_eq!(pi_sessions_holding(&m, "second of the two"), ["a~2"]);
+    assert_eq!(pi_sessions_holding(&m, "whose own id is a~2"), ["a%7E2"]);
+    let meta: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(m.path().join("pi/a%7E2/meta.json")).unwrap())
+            .unwrap();
+    assert_eq!(meta["sessionId"], "a~2");
+    // `show` takes the directory name first, then the native id.
+    for (id, text) in [
+        ("pi:a~2", "second of the two"),
+        ("pi:a%7E2", "whose own id is a~2"),
+        ("pi:a", "first of the two"),
+    ] {
+        let out = home.sessfs(&["show", id]);
+        assert!(out.status.success(), "{id}: {}", stderr(&out));
+        assert!(stdout(&out).contains(text), "{id} shows the wrong session");
+    }
+    // A new file that sorts first with the same id does not move the names already given.
+    pi_session(&dir, &f("0"), Some("a"), "a late third a session");
+    let start = std::time::Instant::now();
+    while pi_sessions_holding(&m, "a late third").is_empty() {
+        assert!(
+            start.elapsed().as_secs() < 30,
+            "the new session never appeared"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    eprintln!("new session visible after {:?}", start.elapsed());
+    assert_eq!(pi_sessions_holding(&m, "a late third"), ["a~3"]);
+    assert_eq!(pi_sessions_holding(&m, "first of the two"), ["a"]);
+    assert_eq!(pi_sessions_holding(&m, "second of the two"), ["a~2"]);
+}
+
+#[test]
+fn file_names_that_are_not_utf8_keep_their_bytes_and_their_sessions() {
+    use std::os::unix::ffi::OsStrExt;
+    let home = Home::empty();
+    let dir = home.path().join(".pi/agent/sessions/--tmp-bytes--");
+    std::fs::create_dir_all(&dir).unwrap();
+    let name = |tail: &[u8]| {
+        let mut b = b"2026-03-01T00-00-00-000Z_".to_vec();
+        b.extend_from_slice(tail);
+        b.extend_from_slice(b".jsonl");
+        std::ffi::OsStr::from_bytes(&b).to_os_string()
+    };
+    pi_session(&dir, &name(b"b\xff"), None, "named with byte ff");
+    pi_session(&dir, &name(b"b\xfe"), None, "named with byte fe");
+    // A UTF-8 name spelling the same escape. It sorts first (`\\` is 0x5c), so it keeps the
+    // plain name and the byte-named session takes a suffix: both stay in the mount.
+    pi_session(&dir, &name(b"b\\xff"), None, "named with a backslash");
+    let m = Mount::new(&home, &[]);
+    let mut names: Vec<String> = std::fs::read_dir(m.path().join("pi"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names.len(), 3, "{names:?}");
+    assert_eq!(pi_sessions_holding(&m, "a backslash"), [r"b\xff"]);
+    assert_eq!(pi_sessions_holding(&m, "byte ff"), [r"b\xff~2"]);
+    assert_eq!(pi_sessions_holding(&m, "byte fe"), [r"b\xfe"]);
+    let out = home.sessfs(&["show", r"pi:b\xfe"]);
+    assert!(
+        stdout(&out).contains("named with byte fe"),
+        "{}",
+        stderr(&out)
+    );
+}

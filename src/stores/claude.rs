@@ -22,6 +22,7 @@ mod text;
 
 use super::{Env, Listed, Root, Store};
 use crate::model::{Agent, Session, Subagent};
+use crate::names;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::io::Read;
@@ -122,7 +123,7 @@ fn agent_id_of(p: &Path) -> Option<&str> {
 }
 
 fn is_session_file(p: &Path) -> bool {
-    let n = file_name(p);
+    let n = p.file_name().map(names::os_id).unwrap_or_default();
     n.ends_with(".jsonl") && !n.starts_with("agent-") && n.len() > ".jsonl".len() && p.is_file()
 }
 
@@ -140,17 +141,17 @@ fn list_project(project: &Path, root: usize, out: &mut Vec<Listed>) {
         }
     }
     for p in entries.iter().filter(|p| is_session_file(p)) {
-        let Some(id) = p.file_stem().and_then(|s| s.to_str()) else {
+        let Some(id) = p.file_stem().map(names::os_id) else {
             continue;
         };
-        let mut listed = Listed::file(id, p.clone(), root);
+        let mut listed = Listed::file(id.clone(), p.clone(), root);
         for (f, meta) in nested_agent_files(p) {
             listed.sources.push(f);
             listed.sources.extend(meta);
         }
         listed
             .sources
-            .extend(flat_by_parent.get(id).into_iter().flatten().cloned());
+            .extend(flat_by_parent.get(&id).into_iter().flatten().cloned());
         out.push(listed);
     }
 }

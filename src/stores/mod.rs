@@ -250,7 +250,11 @@ fn walk(dir: &Path, suffix: &str, depth: usize, out: &mut Vec<PathBuf>) {
             if depth > 0 {
                 walk(&p, suffix, depth - 1, out);
             }
-        } else if ft.is_file() && p.to_str().is_some_and(|s| s.ends_with(suffix)) {
+        } else if ft.is_file()
+            && p.as_os_str()
+                .as_encoded_bytes()
+                .ends_with(suffix.as_bytes())
+        {
             out.push(p);
         }
     }

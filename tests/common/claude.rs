@@ -4,10 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-const REAL: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/fixtures/real/claude"
-);
+const REAL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/real/claude");
 const SAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/home/.claude");
 
 /// The project directory of the real spotter tree (main file + `subagents/`).

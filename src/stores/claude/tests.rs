@@ -2,10 +2,7 @@ use super::*;
 use crate::model::{MessageKind, Role, SEALED_THINKING};
 use std::time::{Duration, Instant};
 
-const REAL: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/fixtures/real/claude"
-);
+const REAL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/real/claude");
 const SAMPLE: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/fixtures/home/.claude/projects"

@@ -294,7 +294,7 @@ fn scan(dir: &Path) -> (Vec<PathBuf>, Vec<PathBuf>) {
         }
     };
     for ent in rd.flatten() {
-        let hidden = ent.file_name().to_str().is_none_or(|n| n.starts_with('.'));
+        let hidden = ent.file_name().as_encoded_bytes().starts_with(b".");
         if hidden {
             continue;
         }
@@ -310,7 +310,7 @@ fn scan(dir: &Path) -> (Vec<PathBuf>, Vec<PathBuf>) {
 }
 
 fn is_session_file(dialect: Dialect, p: &Path) -> bool {
-    let Some(name) = p.file_name().and_then(|n| n.to_str()) else {
+    let Some(name) = p.file_name().map(names::os_id) else {
         return false;
     };
     let Some(stem) = name.strip_suffix(".jsonl") else {
@@ -361,18 +361,19 @@ pub(crate) fn peek_id(path: &Path) -> Option<String> {
 
 /// The session id a file name carries: the part after the last `_` of
 /// `<timestamp>_<uuid>.jsonl`, else the whole stem (OpenClaw `<sessionId>.jsonl`).
+/// A name that is not UTF-8 keeps its bytes ([`names::os_id`]).
 pub(crate) fn id_from_file_name(path: &Path) -> String {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    id_from_name(&name)
+    let name = path.file_name().map(names::os_id).unwrap_or_default();
+    id_from_stem(&name)
 }
 
 /// As [`id_from_file_name`], for a name that may come from another OS's path (split on both
 /// `/` and `\`).
 pub(crate) fn id_from_name(name: &str) -> String {
-    let name = name.rsplit(['/', '\\']).next().unwrap_or(name);
+    id_from_stem(name.rsplit(['/', '\\']).next().unwrap_or(name))
+}
+
+fn id_from_stem(name: &str) -> String {
     let stem = name.strip_suffix(".jsonl").unwrap_or(name);
     match stem.rsplit_once('_') {
         Some((_, id)) if !id.is_empty() => id.to_string(),
