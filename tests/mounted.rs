@@ -2,28 +2,12 @@
 
 mod common;
 
-use common::{stderr, stdout, Home, Mount};
-use sessfs::model::{Message, Role, Session};
-use sessfs::stores::{self, Env};
+use common::{expected, stderr, stdout, Home, Mount};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 const SPINE_AGENTS: &[&str] = &["pi", "omp", "indusagi", "claude"];
 const SEED_AGENTS: &[&str] = &["agentuse", "agsh", "atsf"];
-
-fn load_all(home: &Path) -> Vec<Session> {
-    let env = Env {
-        home: home.to_path_buf(),
-        vars: Default::default(),
-    };
-    let mut out = Vec::new();
-    for store in stores::open_all(&env, &[]) {
-        for l in store.list() {
-            out.push(store.load(&l));
-        }
-    }
-    out
-}
 
 #[test]
 fn mount_shows_every_session_with_its_files() {
@@ -113,148 +97,69 @@ sys.exit(1 if bad or n == 0 else 0)
     assert_eq!(stdout(&out), "", "stat and cat | wc -c disagree");
 }
 
-/// Lines of message text a user would grep for, from every message of a session.
-fn grep_lines(m: &Message) -> Vec<String> {
-    if !matches!(m.role, Role::User | Role::Assistant) {
-        return Vec::new();
-    }
-    m.content
-        .lines()
-        .map(str::trim)
-        .filter(|l| (16..=160).contains(&l.len()))
-        .filter(|l| !l.contains(['<', '>', '&', '"', '\\', '`', '|', '*', '_', '[', '#']))
-        .take(3)
-        .map(str::to_string)
-        .collect()
-}
-
-fn session_text(s: &Session) -> String {
-    let mut t = String::new();
-    let mut add = |msgs: &[Message]| {
-        for m in msgs {
-            t.push_str(&m.content);
-            t.push('\n');
-            t.push_str(m.thinking.as_deref().unwrap_or(""));
-            for c in &m.tool_calls {
-                t.push_str(&c.input.to_string());
-                t.push_str(c.output.as_deref().unwrap_or(""));
-            }
-            if let Some(r) = &m.tool_result {
-                t.push_str(&r.output);
-            }
-        }
-    };
-    add(&s.messages);
-    for b in &s.branches {
-        add(&b.messages);
-    }
-    for sub in &s.subagents {
-        if let Some(c) = &sub.session {
-            add(&c.messages);
-        }
-    }
-    for sub in &s.subagents {
-        t.push_str(sub.description.as_deref().unwrap_or(""));
-        t.push('\n');
-    }
-    t.push_str(s.title.as_deref().unwrap_or(""));
-    t
-}
-
 #[test]
 fn grep_finds_every_message_in_exactly_its_session() {
-    grep_finds_messages(&Home::spine(), SPINE_AGENTS);
+    let home = Home::spine();
+    let m = Mount::new(&home, &[]);
+    for (dirs, line) in expected::SPINE_LINES {
+        let want: BTreeSet<String> = dirs.split('|').map(str::to_string).collect();
+        assert_eq!(sessions_holding(&m, line), want, "'{line}'");
+    }
+    for agent in SPINE_AGENTS {
+        assert!(
+            expected::SPINE_LINES
+                .iter()
+                .any(|(d, _)| d.split('|').any(|d| d.starts_with(&format!("{agent}/")))),
+            "no expected line for {agent}"
+        );
+    }
 }
 
 #[test]
 fn grep_finds_every_seed_store_message_in_exactly_its_session() {
-    grep_finds_messages(&Home::seeds(), SEED_AGENTS);
-}
-
-/// Diff files (`parent.diff`, `branches/*.diff`) quote the other side of the comparison by
-/// design, so the "exactly its session" rule is checked on the conversation files.
-fn grep_finds_messages(home: &Home, agents: &[&str]) {
-    let sessions = load_all(home.path());
-    let texts: Vec<(String, String)> = sessions
-        .iter()
-        .map(|s| {
-            (
-                format!("{}/{}", s.agent, sessfs::names::escape(&s.id)),
-                session_text(s),
-            )
-        })
-        .collect();
-    // Each candidate line, with the sessions whose text holds it.
-    let mut owner: BTreeMap<String, String> = BTreeMap::new();
-    for s in &sessions {
-        let dir = format!("{}/{}", s.agent, sessfs::names::escape(&s.id));
-        let mut msgs: Vec<&Message> = s.messages.iter().collect();
-        for b in &s.branches {
-            msgs.extend(b.messages.iter());
-        }
-        for line in msgs.iter().flat_map(|m| grep_lines(m)) {
-            let holders = texts.iter().filter(|(_, t)| t.contains(&line)).count();
-            if holders == 1 {
-                owner.insert(line, dir.clone());
-            }
-        }
-    }
-    for agent in agents {
+    let home = Home::seeds();
+    let m = Mount::new(&home, &[]);
+    let mut seen: BTreeSet<String> = BTreeSet::new();
+    for (agent, lines) in expected::SEED_GROUPS {
+        let first = sessions_holding(&m, lines[0]);
+        assert_eq!(first.len(), 1, "'{}' is in {first:?}", lines[0]);
+        let dir = first.into_iter().next().expect("one session");
         assert!(
-            owner.values().any(|d| d.starts_with(&format!("{agent}/"))),
-            "no unique message text found for {agent}"
+            dir.starts_with(&format!("{agent}/")),
+            "'{}' is in {dir}",
+            lines[0]
         );
-    }
-    let m = Mount::new(home, &[]);
-    let pats = tempfile::NamedTempFile::new().unwrap();
-    std::fs::write(
-        pats.path(),
-        owner.keys().cloned().collect::<Vec<_>>().join("\n") + "\n",
-    )
-    .unwrap();
-    let out = m.sh(&format!(
-        "grep -rZoF --exclude='*.diff' -f {} . | tr '\\0' '\\t'",
-        pats.path().display()
-    ));
-    let mut found: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for line in stdout(&out).lines() {
-        let Some((path, hit)) = line.split_once('\t') else {
-            continue;
-        };
-        let mut parts = path.trim_start_matches("./").split('/');
-        let dir = format!(
-            "{}/{}",
-            parts.next().unwrap_or(""),
-            parts.next().unwrap_or("")
-        );
-        found.entry(hit.to_string()).or_default().insert(dir);
-    }
-    let mut missing = Vec::new();
-    for (line, dir) in &owner {
-        // grep -o reports the longest match at a position; a pattern that is a prefix of
-        // another may be reported as the longer one, so also accept containment.
-        let dirs: BTreeSet<String> = found
-            .iter()
-            .filter(|(hit, _)| hit.contains(line.as_str()) || *hit == line)
-            .flat_map(|(_, d)| d.iter().cloned())
-            .collect();
-        if dirs.is_empty() {
-            missing.push(format!("{dir}: {line}"));
-        } else {
+        for line in &lines[1..] {
             assert_eq!(
-                dirs,
+                sessions_holding(&m, line),
                 BTreeSet::from([dir.clone()]),
-                "'{line}' found outside its session"
+                "'{line}'"
             );
         }
+        assert!(seen.insert(dir.clone()), "two groups share {dir}");
     }
-    assert!(
-        missing.is_empty(),
-        "{} of {} message lines not found by grep -r, e.g. {:?}",
-        missing.len(),
-        owner.len(),
-        &missing[..missing.len().min(5)]
-    );
+    for agent in SEED_AGENTS {
+        assert!(seen.iter().any(|d| d.starts_with(&format!("{agent}/"))));
+    }
+}
+
+/// The `<agent>/<session>` directories in which `grep -rlF` finds `line`. Diff files
+/// (`parent.diff`, `branches/*.diff`) quote the other side of a comparison by design, so
+/// they are left out; `grep -r` does not follow the `subagents/` links.
+fn sessions_holding(m: &Mount, line: &str) -> BTreeSet<String> {
+    let pats = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(pats.path(), format!("{line}\n")).unwrap();
+    let out = m.sh(&format!(
+        "grep -rlF --exclude='*.diff' -f {} .",
+        pats.path().display()
+    ));
+    stdout(&out)
+        .lines()
+        .filter_map(|p| {
+            let mut parts = p.trim_start_matches("./").split('/');
+            Some(format!("{}/{}", parts.next()?, parts.next()?))
+        })
+        .collect()
 }
 
 #[test]

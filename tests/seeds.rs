@@ -165,19 +165,22 @@ for i in range(100):
         if let Some(status) = child.try_wait().unwrap() {
             break status;
         }
-        assert!(start.elapsed() < Duration::from_secs(60), "writer hangs");
+        assert!(start.elapsed() < Duration::from_secs(120), "writer hangs");
     };
+    eprintln!("{passes} read passes while the writer ran");
     assert!(
         status.success(),
         "the writer failed while sessfs was reading"
     );
-    assert!(passes > 5, "only {passes} read passes");
-    std::thread::sleep(Duration::from_millis(1200));
-    let t = std::fs::read_to_string(session.join("transcript.md")).unwrap();
     assert!(
-        t.contains("writer message 99 ends here"),
-        "the last write is visible"
+        passes > 1,
+        "reads must overlap the writes, got {passes} pass"
     );
+    common::wait_until("the last write", || {
+        std::fs::read_to_string(session.join("transcript.md"))
+            .unwrap()
+            .contains("writer message 99 ends here")
+    });
 }
 
 #[test]
@@ -203,10 +206,17 @@ fn list_show_and_doctor_cover_the_seed_stores() {
             "doctor does not name {needle}: {text}"
         );
     }
-    assert!(
-        !String::from_utf8_lossy(&home.sessfs(&["render", "/dev/null/x"]).stdout)
-            .contains(agsh::AGSH_SECRET)
-    );
+    let out_dir = tempfile::tempdir().unwrap();
+    let tree = out_dir.path().join("tree");
+    let r = home.sessfs(&["render", tree.to_str().unwrap()]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    assert!(tree.join("agsh").is_dir(), "render wrote the agsh sessions");
+    let grep = std::process::Command::new("grep")
+        .args(["-r", "-l", agsh::AGSH_SECRET])
+        .arg(&tree)
+        .output()
+        .unwrap();
+    assert_eq!(grep.status.code(), Some(1), "secret in {}", stdout(&grep));
 }
 
 #[test]

@@ -4,6 +4,7 @@
 
 pub mod agsh;
 pub mod claude;
+pub mod expected;
 pub mod pi;
 pub mod seeds_json;
 
@@ -238,4 +239,21 @@ pub fn stdout(o: &Output) -> String {
 
 pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Poll `f` until it holds and return how long that took (printed, never asserted: the
+/// one-second freshness figure is measured by `scripts/bench`). Panics after a generous
+/// 30 s, which only a change that never shows up reaches.
+pub fn wait_until(what: &str, mut f: impl FnMut() -> bool) -> Duration {
+    let start = Instant::now();
+    while !f() {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "{what}: not seen within 30 s"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let took = start.elapsed();
+    eprintln!("{what}: seen after {took:?}");
+    took
 }
