@@ -505,7 +505,7 @@ fn doctor(args: &StoreArgs) -> Result<()> {
                     println!("            problem: {p}");
                 }
             }
-            None if !stores::SUPPORTED.contains(&agent) => {
+            None if stores::spec(agent).is_none() => {
                 println!("  {agent:<9} not supported yet")
             }
             None if mine.is_empty() => println!(

@@ -119,6 +119,10 @@ pub enum MessageKind {
     Execution,
     /// Session events that are not conversation: model or thinking-level changes, labels.
     Event,
+    /// Context the agent's harness injected for the model (hook feedback, reminders, skill
+    /// bodies, command expansions, environment blocks): role `system`, never a prompt, a
+    /// turn or the title. [`Message::label`] names what kind of context it is.
+    Context,
 }
 
 /// Token counts as reported by the agent. All fields are totals for one message.
@@ -192,6 +196,9 @@ pub struct Message {
     pub model: Option<String>,
     /// Native id of the record(s) this message came from, for fork points and diffs.
     pub native_id: Option<String>,
+    /// For [`MessageKind::Context`]: what was injected (`hook feedback`, `reminder`, …).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
     /// Copied from the session this one was forked from: shown, but not counted in cost.
     #[serde(skip)]
     pub inherited: bool,

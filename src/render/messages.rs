@@ -40,6 +40,8 @@ struct Line<'a> {
     role: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     kind: Option<MessageKind>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    label: Option<&'a str>,
     content: &'a str,
     timestamp: Option<String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -88,6 +90,7 @@ impl<'a> Line<'a> {
         Line {
             role: m.role.as_str(),
             kind: (m.kind != MessageKind::Normal).then_some(m.kind),
+            label: m.label.as_deref(),
             content: m.text(),
             timestamp: iso_opt(m.timestamp.as_ref()),
             tool_calls: m.tool_calls.iter().map(Call::new).collect(),

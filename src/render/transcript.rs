@@ -130,6 +130,7 @@ fn heading(m: &Message) -> String {
         MessageKind::BranchSummary => Some("branch summary"),
         MessageKind::Execution => Some("execution"),
         MessageKind::Event => Some("event"),
+        MessageKind::Context => Some("context"),
     };
     if let Some(marker) = marker {
         h.push_str(" · ");
@@ -171,6 +172,15 @@ fn render_message(
         if m.kind == MessageKind::Execution {
             out.push_str("**Command:**\n\n");
             out.push_str(&fence(&m.content, ""));
+        } else if m.kind == MessageKind::Context {
+            // Collapsed: the model saw it, a reader wants it out of the way but greppable.
+            out.push_str("<details><summary>");
+            out.push_str(&markdown_text(
+                m.label.as_deref().unwrap_or("injected context"),
+            ));
+            out.push_str("</summary>\n\n");
+            out.push_str(&markdown_text(&m.content));
+            out.push_str("\n</details>\n");
         } else {
             out.push_str(&markdown_text(&m.content));
         }

@@ -213,6 +213,20 @@ pub fn scan(base: &Path, budget: &ScanBudget, how: &str) -> Vec<Root> {
 }
 
 /// A root given by hand (`--threads-root DIR`): a project, its `.agent` or a `threads` dir.
+/// Hand-given roots: a project or `.agent` directory points at its threads directory, and
+/// the git worktrees of each are roots too.
+pub fn given_roots(mut roots: Vec<Root>) -> Vec<Root> {
+    for r in &mut roots {
+        *r = explicit_root(&r.path, "--store");
+    }
+    for r in git_worktree_roots(&roots) {
+        if !roots.iter().any(|x| x.path == r.path) {
+            roots.push(r);
+        }
+    }
+    roots
+}
+
 pub fn explicit_root(path: &Path, how: &str) -> Root {
     Root::new(Agent::Atsf, threads_dir(path), how)
 }

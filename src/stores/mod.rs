@@ -22,6 +22,7 @@ pub mod agsh;
 pub mod atsf;
 pub mod claude;
 pub mod jsonl;
+pub mod kit;
 pub mod pi;
 
 use crate::model::{Agent, Session};
@@ -141,74 +142,113 @@ pub trait Store: Send + Sync {
     }
 }
 
-/// Agents with a store module, in mount order.
-pub const SUPPORTED: &[Agent] = &[
-    Agent::Claude,
-    Agent::Pi,
-    Agent::Omp,
-    Agent::Openclaw,
-    Agent::Agentuse,
-    Agent::Agsh,
-    Agent::Indusagi,
-    Agent::Atsf,
+/// One registry line per store: the agent, where it looks, and how it opens.
+///
+/// This is the one place a store is added; `open_all`, `candidates`, `doctor` and the
+/// mount derive from it.
+pub struct Spec {
+    pub agent: Agent,
+    /// Every root the agent might use, existing or not, in priority order.
+    pub candidates: fn(&Env) -> Vec<Root>,
+    /// Turns hand-given (`--store`) roots into the roots to read; most stores take them as
+    /// they are.
+    pub given: fn(Vec<Root>) -> Vec<Root>,
+    pub open: fn(Vec<Root>) -> Box<dyn Store>,
+}
+
+fn as_given(roots: Vec<Root>) -> Vec<Root> {
+    roots
+}
+
+/// Every store sessfs has, in no particular order (the mount orders by [`Agent::ALL`]).
+pub const REGISTRY: &[Spec] = &[
+    Spec {
+        agent: Agent::Claude,
+        candidates: claude::candidates,
+        given: as_given,
+        open: |r| Box::new(claude::ClaudeStore::new(r)),
+    },
+    Spec {
+        agent: Agent::Pi,
+        candidates: |e| pi::candidates(e, pi::Dialect::Pi),
+        given: as_given,
+        open: |r| Box::new(pi::PiStore::new(pi::Dialect::Pi, r)),
+    },
+    Spec {
+        agent: Agent::Omp,
+        candidates: |e| pi::candidates(e, pi::Dialect::Omp),
+        given: as_given,
+        open: |r| Box::new(pi::PiStore::new(pi::Dialect::Omp, r)),
+    },
+    Spec {
+        agent: Agent::Indusagi,
+        candidates: |e| pi::candidates(e, pi::Dialect::Indusagi),
+        given: as_given,
+        open: |r| Box::new(pi::PiStore::new(pi::Dialect::Indusagi, r)),
+    },
+    Spec {
+        agent: Agent::Openclaw,
+        candidates: |e| pi::candidates(e, pi::Dialect::Openclaw),
+        given: as_given,
+        open: |r| Box::new(pi::PiStore::new(pi::Dialect::Openclaw, r)),
+    },
+    Spec {
+        agent: Agent::Agsh,
+        candidates: agsh::candidates,
+        given: as_given,
+        open: |r| Box::new(agsh::AgshStore::new(r)),
+    },
+    Spec {
+        agent: Agent::Agentuse,
+        candidates: agentuse::candidates,
+        given: as_given,
+        open: |r| Box::new(agentuse::AgentuseStore::new(r)),
+    },
+    Spec {
+        agent: Agent::Atsf,
+        candidates: atsf::candidates,
+        given: atsf::given_roots,
+        open: |r| Box::new(atsf::AtsfStore::new(r)),
+    },
 ];
+
+/// The registry line of `agent`, `None` for an agent without a store yet.
+pub fn spec(agent: Agent) -> Option<&'static Spec> {
+    REGISTRY.iter().find(|s| s.agent == agent)
+}
 
 /// Every root each agent might use, existing or not, in priority order. `doctor` prints these.
 pub fn candidates(env: &Env) -> Vec<Root> {
-    let mut out = Vec::new();
-    out.extend(claude::candidates(env));
-    out.extend(agsh::candidates(env));
-    for dialect in pi::Dialect::ALL {
-        out.extend(pi::candidates(env, dialect));
-    }
-    out.extend(agentuse::candidates(env));
-    out.extend(atsf::candidates(env));
-    out
+    Agent::ALL
+        .into_iter()
+        .filter_map(spec)
+        .flat_map(|s| (s.candidates)(env))
+        .collect()
 }
 
 /// Open a store for every agent with at least one existing root. `extra` are `--store`
 /// roots given by hand; they come first and are used even when defaults exist.
 pub fn open_all(env: &Env, extra: &[(Agent, PathBuf)]) -> Vec<Box<dyn Store>> {
-    let found = candidates(env);
     let mut stores: Vec<Box<dyn Store>> = Vec::new();
-    for agent in Agent::ALL {
-        let mut roots: Vec<Root> = extra
+    for spec in Agent::ALL.into_iter().filter_map(spec) {
+        let given: Vec<Root> = extra
             .iter()
-            .filter(|(a, _)| *a == agent)
+            .filter(|(a, _)| *a == spec.agent)
             .map(|(a, p)| Root::new(*a, p.clone(), "--store"))
             .collect();
-        if agent == Agent::Atsf {
-            // A hand-given project or `.agent` directory points at its threads directory.
-            for r in &mut roots {
-                *r = atsf::explicit_root(&r.path, "--store");
-            }
-            for r in atsf::git_worktree_roots(&roots) {
-                if !roots.iter().any(|x| x.path == r.path) {
-                    roots.push(r);
-                }
-            }
-        }
+        let mut roots = (spec.given)(given);
         // `exists`, not `is_dir`: some roots are database files (agsh, meka).
-        for r in found.iter().filter(|r| r.agent == agent && r.path.exists()) {
+        for r in (spec.candidates)(env)
+            .into_iter()
+            .filter(|r| r.path.exists())
+        {
             if !roots.iter().any(|x| same_path(&x.path, &r.path)) {
-                roots.push(r.clone());
+                roots.push(r);
             }
         }
-        if roots.is_empty() {
-            continue;
+        if !roots.is_empty() {
+            stores.push((spec.open)(roots));
         }
-        let store: Option<Box<dyn Store>> = match agent {
-            Agent::Claude => Some(Box::new(claude::ClaudeStore::new(roots))),
-            Agent::Pi => Some(Box::new(pi::PiStore::new(pi::Dialect::Pi, roots))),
-            Agent::Omp => Some(Box::new(pi::PiStore::new(pi::Dialect::Omp, roots))),
-            Agent::Indusagi => Some(Box::new(pi::PiStore::new(pi::Dialect::Indusagi, roots))),
-            Agent::Openclaw => Some(Box::new(pi::PiStore::new(pi::Dialect::Openclaw, roots))),
-            Agent::Agsh => Some(Box::new(agsh::AgshStore::new(roots))),
-            Agent::Agentuse => Some(Box::new(agentuse::AgentuseStore::new(roots))),
-            Agent::Atsf => Some(Box::new(atsf::AtsfStore::new(roots))),
-            _ => None,
-        };
-        stores.extend(store);
     }
     stores
 }

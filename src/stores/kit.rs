@@ -1,0 +1,424 @@
+//! What every store repeats, written once: directory listing, root discovery, the few JSON
+//! accessors the `Value`-based parsers share, placeholders for binary data, one rule for
+//! unique names, and [`SessionBuilder`], which owns the session-level bookkeeping every
+//! format needs (tool calls paired with their results, usage counted once per API reply,
+//! the title from the first real prompt, times from the messages).
+//!
+//! A store module then only says what is particular to its format: where its files are and
+//! how a record maps to a [`Message`]. New stores parse records into typed, borrowed
+//! `serde::Deserialize` structs (unknown fields and variants skipped), so a record costs one
+//! pass and no `Value` tree.
+
+use super::{Env, Root};
+use crate::model::{self, Agent, Message, MessageKind, Role, Session, ToolResult};
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+/// Longest title taken from a prompt, in characters.
+pub const TITLE_CHARS: usize = 100;
+
+// ---------------------------------------------------------------------------------------
+// Files
+
+/// Every entry of `dir`, sorted by path; nothing when it cannot be read (logged when it
+/// exists, so a missing optional directory stays quiet).
+pub fn entries(dir: &Path) -> Vec<PathBuf> {
+    let rd = match std::fs::read_dir(dir) {
+        Ok(rd) => rd,
+        Err(e) => {
+            if dir.exists() {
+                log::warn!("cannot read {}: {e}", dir.display());
+            }
+            return Vec::new();
+        }
+    };
+    let mut v: Vec<PathBuf> = rd.flatten().map(|e| e.path()).collect();
+    v.sort();
+    v
+}
+
+/// Sorted real subdirectories of `dir`; hidden ones and symlinks skipped (a symlinked
+/// directory could loop, and what it points at is listed where it lives).
+pub fn subdirs(dir: &Path) -> Vec<PathBuf> {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut out: Vec<PathBuf> = rd
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .filter(|e| !e.file_name().as_encoded_bytes().starts_with(b"."))
+        .map(|e| e.path())
+        .collect();
+    out.sort();
+    out
+}
+
+/// The file name as UTF-8, or `""` when it has none or is not UTF-8 (callers that keep
+/// non-UTF-8 names use [`crate::names::os_id`]).
+pub fn file_name(p: &Path) -> &str {
+    p.file_name().and_then(|n| n.to_str()).unwrap_or("")
+}
+
+// ---------------------------------------------------------------------------------------
+// Roots
+
+/// Where an agent keeps its sessions, as data: `(variable, subpath)` overrides in priority
+/// order, then `$HOME`-relative defaults, then the agent-mux spec paths.
+pub struct Places<'a> {
+    pub env: &'a [(&'a str, &'a str)],
+    pub defaults: &'a [&'a str],
+    pub spec: &'a [&'a str],
+}
+
+/// The candidate roots of [`Places`], each tagged with what put it on the list. A set
+/// override replaces the defaults (as the agents themselves do); spec paths are always
+/// looked at too, since peers and older builds write there.
+pub fn roots(env: &Env, agent: Agent, places: &Places<'_>) -> Vec<Root> {
+    let mut out: Vec<Root> = Vec::new();
+    let mut push = |r: Root| {
+        if !out.iter().any(|x| x.path == r.path) {
+            out.push(r);
+        }
+    };
+    let mut overridden = false;
+    for (var, sub) in places.env {
+        if let Some(base) = env.path_var(var) {
+            overridden = true;
+            push(Root::new(agent, join(&base, sub), *var));
+        }
+    }
+    if !overridden {
+        for d in places.defaults {
+            push(Root::new(agent, env.home.join(d), "default"));
+        }
+    }
+    for d in places.spec {
+        push(Root::new(agent, env.home.join(d), "spec"));
+    }
+    out
+}
+
+fn join(base: &Path, sub: &str) -> PathBuf {
+    if sub.is_empty() {
+        base.to_path_buf()
+    } else {
+        base.join(sub)
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// JSON accessors for the `Value`-based parsers
+
+/// A string field.
+pub fn str_field<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
+    v.get(key).and_then(Value::as_str)
+}
+
+/// The first of `keys` that holds a string (formats that renamed a field over time).
+pub fn str_any<'a>(v: &'a Value, keys: &[&str]) -> Option<&'a str> {
+    keys.iter().find_map(|k| str_field(v, k))
+}
+
+/// A count: a non-negative integer or float; 0 when absent or of another type.
+pub fn u64_field(v: &Value, key: &str) -> u64 {
+    match v.get(key) {
+        Some(Value::Number(n)) => n
+            .as_u64()
+            .or_else(|| n.as_f64().filter(|f| *f >= 0.0).map(|f| f as u64))
+            .unwrap_or(0),
+        _ => 0,
+    }
+}
+
+/// Parse an ISO 8601 / RFC 3339 timestamp.
+pub fn parse_rfc3339(s: &str) -> Option<DateTime<Utc>> {
+    DateTime::parse_from_rfc3339(s)
+        .ok()
+        .map(|d| d.with_timezone(&Utc))
+}
+
+// ---------------------------------------------------------------------------------------
+// Placeholders: binary data is measured, never kept
+
+/// `[image: image/png, 12.3 KB]` for base64 `data` of a `kind` of attachment.
+pub fn base64_placeholder(kind: &str, mime: Option<&str>, data: Option<&str>) -> String {
+    model::placeholder(kind, mime, data.map(model::base64_decoded_len))
+}
+
+/// The placeholder for a `data:<mime>;base64,<data>` URL; other URLs are shown as
+/// `[image: <url>]` (they are references, not payloads).
+pub fn data_url_placeholder(url: &str) -> String {
+    match url.strip_prefix("data:").and_then(|r| r.split_once(',')) {
+        Some((head, data)) => {
+            let mime = head.split(';').next().filter(|m| !m.is_empty());
+            let kind = match mime {
+                Some(m) if !m.starts_with("image/") => "attachment",
+                _ => "image",
+            };
+            base64_placeholder(kind, mime, Some(data))
+        }
+        None => format!("[image: {url}]"),
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Names
+
+/// `base`, or `base~2`, `base~3`, … when taken: the one rule for names a store makes up
+/// (branches, subagents). `~` never occurs in an escaped native id, so a suffixed name
+/// cannot be another entry's plain name.
+pub fn unique_name(taken: &mut HashSet<String>, base: &str) -> String {
+    let mut name = base.to_string();
+    let mut n = 2;
+    while taken.contains(&name) {
+        name = format!("{base}~{n}");
+        n += 1;
+    }
+    taken.insert(name.clone());
+    name
+}
+
+// ---------------------------------------------------------------------------------------
+// Titles
+
+/// A title from a prompt: its first non-empty line, whitespace collapsed, at most
+/// [`TITLE_CHARS`] characters. `None` for an empty prompt.
+pub fn title_from_text(text: &str) -> Option<String> {
+    let line = text.lines().map(str::trim).find(|l| !l.is_empty())?;
+    let one: String = line.split_whitespace().collect::<Vec<_>>().join(" ");
+    Some(one.chars().take(TITLE_CHARS).collect())
+}
+
+// ---------------------------------------------------------------------------------------
+// The session builder
+
+/// Builds a [`Session`] message by message and does the bookkeeping every store shares.
+///
+/// - [`push`](Self::push) registers the message's tool calls, so a later
+///   [`tool_result`](Self::tool_result) names its tool even when the result record does not,
+///   and [`attach_output`](Self::attach_output) can fill a call's output in place for
+///   formats that keep call and result in one record.
+/// - [`usage_once`](Self::usage_once) lets a store count usage once per API reply when the
+///   format repeats a reply over several records.
+/// - [`finish`](Self::finish) sets the title from the first real prompt when the store found
+///   none, `created_at`/`updated_at` from message times when the store has none, and holds
+///   each tool output once.
+pub struct SessionBuilder {
+    pub s: Session,
+    /// tool call id -> (message index, call index)
+    calls: HashMap<String, (usize, usize)>,
+    usage_keys: HashSet<String>,
+}
+
+impl SessionBuilder {
+    pub fn new(agent: Agent, id: impl Into<String>) -> SessionBuilder {
+        SessionBuilder {
+            s: Session::new(agent, id),
+            calls: HashMap::new(),
+            usage_keys: HashSet::new(),
+        }
+    }
+
+    pub fn warn(&mut self, w: impl Into<String>) {
+        self.s.warnings.push(w.into());
+    }
+
+    /// Append a message; its tool calls become known by id.
+    pub fn push(&mut self, m: Message) {
+        let mi = self.s.messages.len();
+        for (ci, c) in m.tool_calls.iter().enumerate() {
+            if !c.tool_call_id.is_empty() {
+                self.calls.insert(c.tool_call_id.clone(), (mi, ci));
+            }
+        }
+        self.s.messages.push(m);
+    }
+
+    /// The last message, to extend a reply that spans several records.
+    pub fn last_mut(&mut self) -> Option<&mut Message> {
+        self.s.messages.last_mut()
+    }
+
+    /// The tool name of a known call.
+    pub fn tool_name(&self, call_id: &str) -> Option<&str> {
+        let (mi, ci) = *self.calls.get(call_id)?;
+        Some(self.s.messages[mi].tool_calls[ci].tool_name.as_str())
+    }
+
+    /// Append the result of a call as its own `tool` message (prefix-stable: a result that
+    /// arrives later only appends). `name` is used when the call is unknown.
+    pub fn tool_result(
+        &mut self,
+        call_id: &str,
+        name: Option<&str>,
+        output: String,
+        is_error: bool,
+        timestamp: Option<DateTime<Utc>>,
+    ) {
+        let tool_name = self
+            .tool_name(call_id)
+            .or(name)
+            .unwrap_or_default()
+            .to_string();
+        self.s.messages.push(Message {
+            role: Role::Tool,
+            timestamp,
+            tool_result: Some(ToolResult {
+                tool_call_id: call_id.to_string(),
+                tool_name,
+                output,
+                is_error,
+            }),
+            ..Message::default()
+        });
+    }
+
+    /// Set the output of a known call in place (formats that store call and result in one
+    /// record). `false` when the call is unknown.
+    pub fn attach_output(&mut self, call_id: &str, output: String, is_error: bool) -> bool {
+        let Some(&(mi, ci)) = self.calls.get(call_id) else {
+            return false;
+        };
+        let c = &mut self.s.messages[mi].tool_calls[ci];
+        c.output = Some(output);
+        c.is_error = Some(is_error);
+        true
+    }
+
+    /// `true` the first time `key` is seen: usage of one API reply split over several
+    /// records is counted on the first and never again.
+    pub fn usage_once(&mut self, key: &str) -> bool {
+        self.usage_keys.insert(key.to_string())
+    }
+
+    /// Injected context, shown collapsed and never a prompt (see [`MessageKind::Context`]).
+    pub fn context(&mut self, label: &str, text: String, timestamp: Option<DateTime<Utc>>) {
+        self.push(Message {
+            role: Role::System,
+            kind: MessageKind::Context,
+            label: Some(label.to_string()),
+            content: text,
+            timestamp,
+            ..Message::default()
+        });
+    }
+
+    /// A session event that is not conversation (model change, info notice, error).
+    pub fn event(&mut self, text: String, timestamp: Option<DateTime<Utc>>) {
+        self.push(Message {
+            role: Role::System,
+            kind: MessageKind::Event,
+            content: text,
+            timestamp,
+            ..Message::default()
+        });
+    }
+
+    /// The finished session: title, times and the one-copy rule applied.
+    pub fn finish(mut self) -> Session {
+        let s = &mut self.s;
+        if s.title.is_none() {
+            s.title = s
+                .messages
+                .iter()
+                .filter(|m| m.role == Role::User && m.kind == MessageKind::Normal)
+                .find_map(|m| title_from_text(&m.content));
+        }
+        let times = || s.messages.iter().filter_map(|m| m.timestamp);
+        if s.created_at.is_none() {
+            s.created_at = times().min();
+        }
+        let last = times().max();
+        if s.updated_at.is_none() || last > s.updated_at {
+            s.updated_at = last.or(s.updated_at);
+        }
+        s.drop_duplicate_text();
+        self.s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::ToolCall;
+
+    #[test]
+    fn unique_names_take_the_next_free_suffix() {
+        let mut taken = HashSet::new();
+        let got: Vec<String> = ["a", "a", "a~2", "a", "b"]
+            .iter()
+            .map(|b| unique_name(&mut taken, b))
+            .collect();
+        assert_eq!(got, ["a", "a~2", "a~2~2", "a~3", "b"]);
+    }
+
+    #[test]
+    fn data_urls_become_placeholders_without_their_bytes() {
+        let url = format!("data:image/png;base64,{}", "A".repeat(4000));
+        assert_eq!(data_url_placeholder(&url), "[image: image/png, 3.0 KB]");
+        assert_eq!(
+            data_url_placeholder("https://x/y.png"),
+            "[image: https://x/y.png]"
+        );
+        assert_eq!(
+            data_url_placeholder("data:application/pdf;base64,AAAA"),
+            "[attachment: application/pdf, 3 B]"
+        );
+    }
+
+    #[test]
+    fn builder_pairs_results_titles_and_times() {
+        let t0 = parse_rfc3339("2026-01-01T10:00:00Z");
+        let t1 = parse_rfc3339("2026-01-01T10:05:00Z");
+        let mut b = SessionBuilder::new(Agent::Codex, "x");
+        b.context("environment context", "<env/>".into(), t0);
+        b.push(Message {
+            role: Role::User,
+            content: "\n  fix   the build\nplease".into(),
+            timestamp: t0,
+            ..Message::default()
+        });
+        b.push(Message {
+            role: Role::Assistant,
+            tool_calls: vec![ToolCall {
+                tool_call_id: "c1".into(),
+                tool_name: "shell".into(),
+                ..ToolCall::default()
+            }],
+            ..Message::default()
+        });
+        b.tool_result("c1", None, "ok".into(), false, t1);
+        assert!(b.usage_once("r1") && !b.usage_once("r1"));
+        let s = b.finish();
+        assert_eq!(s.title.as_deref(), Some("fix the build"));
+        assert_eq!((s.created_at, s.updated_at), (t0, t1));
+        let r = s.messages[3].tool_result.as_ref().expect("result");
+        assert_eq!((r.tool_name.as_str(), r.output.as_str()), ("shell", "ok"));
+    }
+
+    #[test]
+    fn an_override_replaces_defaults_and_spec_paths_stay() {
+        let env = Env {
+            home: PathBuf::from("/h"),
+            vars: [("X_HOME".to_string(), "/x".to_string())].into(),
+        };
+        let places = Places {
+            env: &[("X_HOME", "sessions")],
+            defaults: &[".x/sessions"],
+            spec: &[".spec/x"],
+        };
+        let got: Vec<(PathBuf, String)> = roots(&env, Agent::Codex, &places)
+            .into_iter()
+            .map(|r| (r.path, r.how))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (PathBuf::from("/x/sessions"), "X_HOME".to_string()),
+                (PathBuf::from("/h/.spec/x"), "spec".to_string())
+            ]
+        );
+    }
+}
