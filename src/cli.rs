@@ -132,13 +132,16 @@ pub fn run(cli: Cli) -> Result<()> {
             cache_mb,
             allow_other,
             stores,
-        } => crate::mount::mount(crate::mount::MountArgs {
-            dir,
-            foreground,
-            cache_mb,
-            allow_other,
-            stores,
-        }),
+        } => crate::mount::mount(
+            crate::mount::MountArgs {
+                dir,
+                foreground,
+                cache_mb,
+                allow_other,
+                store_args: stores.to_args(),
+            },
+            || open_fs(&stores, cache_mb, true),
+        ),
         Command::Umount { dir } => crate::mount::umount(&dir),
         Command::List {
             agent,
@@ -171,6 +174,23 @@ pub fn run(cli: Cli) -> Result<()> {
 }
 
 /// The environment plus hand-given roots, as every command sees them.
+impl StoreArgs {
+    /// The options as command-line arguments again (paths made absolute, since the serving
+    /// process runs elsewhere).
+    pub fn to_args(&self) -> Vec<std::ffi::OsString> {
+        let mut out = Vec::new();
+        for s in &self.stores {
+            out.push("--store".into());
+            out.push(s.into());
+        }
+        for t in &self.threads_roots {
+            out.push("--threads-root".into());
+            out.push(std::fs::canonicalize(t).unwrap_or(t.clone()).into());
+        }
+        out
+    }
+}
+
 pub fn open_stores(args: &StoreArgs, env: &Env) -> Result<Vec<Box<dyn Store>>> {
     let mut extra = Vec::new();
     for s in &args.stores {

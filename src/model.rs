@@ -150,6 +150,18 @@ impl TokenUsage {
     pub fn is_zero(&self) -> bool {
         *self == TokenUsage::default()
     }
+
+    /// USD at `model`'s list price ([`crate::pricing`]), `None` for an unpriced model.
+    pub fn estimate_usd(&self, model: &str) -> Option<f64> {
+        crate::pricing::price(model).map(|p| {
+            p.usd(
+                self.input_tokens,
+                self.output_tokens + self.thinking_tokens,
+                self.cached_tokens,
+                self.cache_write_tokens,
+            )
+        })
+    }
 }
 
 /// A tool call made by an assistant message.
@@ -418,7 +430,7 @@ impl Session {
             cost.cached_tokens = u.cached_tokens;
             if let Some(c) = self
                 .primary_model()
-                .and_then(|model| crate::pricing::estimate(&model, u))
+                .and_then(|model| u.estimate_usd(&model))
             {
                 cost.total_usd = c;
                 cost.estimated = true;
@@ -435,7 +447,7 @@ impl Session {
             match (m.cost, &m.token_usage, &m.model) {
                 (Some(c), _, _) => cost.total_usd += c,
                 (None, Some(u), Some(model)) if !u.is_zero() => {
-                    if let Some(c) = crate::pricing::estimate(model, u) {
+                    if let Some(c) = u.estimate_usd(model) {
                         cost.total_usd += c;
                         cost.estimated = true;
                     }

@@ -6,9 +6,11 @@
 //! (or the child dies, whose last log line then becomes the error). Re-executing rather than
 //! forking keeps the daemon free of any state from the parent's threads.
 
-use crate::cli::{open_fs, StoreArgs};
+use crate::tree::Fs;
 use anyhow::{anyhow, bail, Result};
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 pub struct MountArgs {
@@ -16,17 +18,21 @@ pub struct MountArgs {
     pub foreground: bool,
     pub cache_mb: usize,
     pub allow_other: bool,
-    pub stores: StoreArgs,
+    /// The store options as given (`--store`, `--threads-root`), passed on unchanged to the
+    /// serving process in background mode.
+    pub store_args: Vec<OsString>,
 }
 
-pub fn mount(args: MountArgs) -> Result<()> {
+/// Mount on `args.dir`; `open` builds the filesystem in the serving process (called only
+/// after the checks, and before FUSE starts).
+pub fn mount(args: MountArgs, open: impl FnOnce() -> Result<Arc<Fs>>) -> Result<()> {
     check_fuse()?;
     check_mountpoint(&args.dir)?;
     if args.foreground {
-        // Before any thread exists (the render-ahead threads start in open_fs).
+        // Before any thread exists (the render-ahead threads start in `open`).
         crate::fuse::block_stop_signals();
         crate::fuse::limit_malloc_arenas();
-        let fs = open_fs(&args.stores, args.cache_mb, true)?;
+        let fs = open()?;
         let dir = args.dir.clone();
         let ready = || {
             if let Some(fd) = std::env::var_os("SESSFS_QUIET_READY") {
@@ -58,13 +64,7 @@ fn daemonize(args: &MountArgs) -> Result<()> {
     if args.allow_other {
         cmd.arg("--allow-other");
     }
-    for s in &args.stores.stores {
-        cmd.arg("--store").arg(s);
-    }
-    for t in &args.stores.threads_roots {
-        cmd.arg("--threads-root")
-            .arg(std::fs::canonicalize(t).unwrap_or(t.clone()));
-    }
+    cmd.args(&args.store_args);
     cmd.env("SESSFS_QUIET_READY", "1")
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())

@@ -32,8 +32,28 @@ const TABLE: &[(&str, f64, f64, f64, f64)] = &[
     ("gemini-2.5-flash", 0.3, 2.5, 0.075, 0.0),
 ];
 
-/// Estimated USD for one message's usage, if the model is in the table.
-pub fn estimate(model: &str, usage: &crate::model::TokenUsage) -> Option<f64> {
+/// USD per million tokens of one model.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Price {
+    pub input: f64,
+    pub output: f64,
+    pub cache_read: f64,
+    pub cache_write: f64,
+}
+
+impl Price {
+    /// USD for token counts; reasoning tokens are billed as output.
+    pub fn usd(&self, input: u64, output: u64, cache_read: u64, cache_write: u64) -> f64 {
+        let m = 1e-6;
+        input as f64 * self.input * m
+            + output as f64 * self.output * m
+            + cache_read as f64 * self.cache_read * m
+            + cache_write as f64 * self.cache_write * m
+    }
+}
+
+/// The list price of `model`, if the table has it.
+pub fn price(model: &str) -> Option<Price> {
     let mut name = model
         .rsplit('/')
         .next()
@@ -42,45 +62,41 @@ pub fn estimate(model: &str, usage: &crate::model::TokenUsage) -> Option<f64> {
     if let Some(i) = name.find("claude-") {
         name.drain(..i);
     }
-    let (_, inp, out, cr, cw) = TABLE
+    let &(_, input, output, cache_read, cache_write) = TABLE
         .iter()
         .filter(|(prefix, ..)| name.starts_with(prefix))
         .max_by_key(|(prefix, ..)| prefix.len())?;
-    let m = 1e-6;
-    Some(
-        usage.input_tokens as f64 * inp * m
-            + (usage.output_tokens + usage.thinking_tokens) as f64 * out * m
-            + usage.cached_tokens as f64 * cr * m
-            + usage.cache_write_tokens as f64 * cw * m,
-    )
+    Some(Price {
+        input,
+        output,
+        cache_read,
+        cache_write,
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::TokenUsage;
+
+    fn estimate(model: &str, input: u64, output: u64) -> Option<f64> {
+        price(model).map(|p| p.usd(input, output, 0, 0))
+    }
 
     #[test]
     fn longest_prefix_wins_and_provider_is_ignored() {
-        let u = TokenUsage {
-            input_tokens: 1_000_000,
-            ..Default::default()
-        };
-        assert_eq!(estimate("claude-opus-4-5-20251101", &u), Some(5.0));
-        assert_eq!(estimate("anthropic/claude-opus-4-1", &u), Some(15.0));
-        assert_eq!(estimate("unknown-model", &u), None);
+        let m = 1_000_000;
+        assert_eq!(estimate("claude-opus-4-5-20251101", m, 0), Some(5.0));
+        assert_eq!(estimate("anthropic/claude-opus-4-1", m, 0), Some(15.0));
+        assert_eq!(estimate("unknown-model", m, 0), None);
     }
 
     /// Claude 3 Sonnet sessions and Bedrock model ids used to get no estimate at all.
     #[test]
     fn claude_3_sonnet_and_bedrock_ids_are_priced() {
-        let u = TokenUsage {
-            output_tokens: 1_000_000,
-            ..Default::default()
-        };
-        assert_eq!(estimate("claude-3-sonnet-20240229", &u), Some(15.0));
+        let m = 1_000_000;
+        assert_eq!(estimate("claude-3-sonnet-20240229", 0, m), Some(15.0));
         assert_eq!(
-            estimate("us.anthropic.claude-sonnet-4-20250514-v1:0", &u),
+            estimate("us.anthropic.claude-sonnet-4-20250514-v1:0", 0, m),
             Some(15.0)
         );
     }

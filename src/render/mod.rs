@@ -169,14 +169,7 @@ fn join_blocks((header, blocks): &(String, Vec<String>)) -> String {
 /// The escaped `name`, with `~2`, `~3`, ... appended when an earlier sibling took it, so
 /// two branches or subagents with one name both stay visible.
 fn unique_name(used: &mut std::collections::HashSet<String>, name: &str) -> String {
-    let base = crate::names::escape(name);
-    let mut candidate = base.clone();
-    let mut n = 1;
-    while !used.insert(candidate.clone()) {
-        n += 1;
-        candidate = format!("{base}~{n}");
-    }
-    candidate
+    crate::stores::kit::unique_name(used, &crate::names::escape(name))
 }
 
 /// The entry name of each subagent under `subagents/`, in `s.subagents` order: the one

@@ -348,7 +348,7 @@ fn message_cost(m: &Message) -> Option<(f64, bool)> {
         return Some((c, false));
     }
     let u = m.token_usage.as_ref().filter(|u| !u.is_zero())?;
-    let c = crate::pricing::estimate(m.model.as_deref()?, u)?;
+    let c = u.estimate_usd(m.model.as_deref()?)?;
     Some((c, true))
 }
 

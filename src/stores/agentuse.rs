@@ -134,29 +134,11 @@ fn sessions_in(container: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-/// Sorted subdirectories, hidden ones and symlinks skipped.
-fn subdirs(dir: &Path) -> Vec<PathBuf> {
-    let rd = match std::fs::read_dir(dir) {
-        Ok(rd) => rd,
-        Err(e) => {
-            log::debug!("cannot read {}: {e}", dir.display());
-            return Vec::new();
-        }
-    };
-    let mut out: Vec<PathBuf> = rd
-        .flatten()
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-        .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
-        .map(|e| e.path())
-        .collect();
-    out.sort();
-    out
-}
+use super::kit::subdirs;
 
+/// A directory's name as an id: non-UTF-8 bytes kept as `\xNN` (see `names::os_id`).
 fn file_name(p: &Path) -> String {
-    p.file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default()
+    p.file_name().map(crate::names::os_id).unwrap_or_default()
 }
 
 fn is_ulid(s: &str) -> bool {

@@ -876,21 +876,18 @@ fn tagged(b: &Value) -> Option<(String, &Value)> {
     }
 }
 
-fn str_field<'a>(v: &'a Value, keys: &[&str]) -> Option<&'a str> {
-    keys.iter().find_map(|k| v.get(*k).and_then(Value::as_str))
-}
+use super::kit::str_any as str_field;
 
 /// Placeholder for an image or other binary block; the data itself is only measured.
 fn binary_placeholder(kind: &str, b: &Value) -> String {
     let src = b.get("source").unwrap_or(&Value::Null);
     let mime = str_field(src, &["media_type", "mediaType", "mime_type"])
         .or_else(|| str_field(b, &["media_type", "mediaType", "mime_type", "mimeType"]));
-    let size = src
+    let data = src
         .get("data")
         .or_else(|| b.get("data"))
-        .and_then(Value::as_str)
-        .map(model::base64_decoded_len);
-    model::placeholder(kind, mime, size)
+        .and_then(Value::as_str);
+    super::kit::base64_placeholder(kind, mime, data)
 }
 
 /// Text of a tool result's `content`: a string or a list of text parts.

@@ -243,20 +243,7 @@ pub fn threads_dir(p: &Path) -> PathBuf {
     p.to_path_buf()
 }
 
-/// Sorted subdirectories, hidden ones and symlinks skipped.
-fn subdirs(dir: &Path) -> Vec<PathBuf> {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut out: Vec<PathBuf> = rd
-        .flatten()
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-        .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
-        .map(|e| e.path())
-        .collect();
-    out.sort();
-    out
-}
+use super::kit::subdirs;
 
 pub struct AtsfStore {
     roots: Vec<Root>,

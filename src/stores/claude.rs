@@ -20,6 +20,7 @@ mod records;
 mod session;
 mod text;
 
+use super::kit::{entries as sorted_entries, file_name};
 use super::{Env, Listed, Root, Store};
 use crate::model::{Agent, Session, Subagent};
 use crate::names;
@@ -91,27 +92,18 @@ impl Store for ClaudeStore {
     }
 
     fn load(&self, listed: &Listed) -> Session {
-        load_session(&listed.path, &listed.id)
+        // Listing already found the flat subagent files beside this session: loading one
+        // session never lists its project directory again (that made a project's cost
+        // quadratic in its number of sessions).
+        let project = listed.path.parent();
+        let flat: Vec<PathBuf> = listed
+            .sources
+            .iter()
+            .filter(|p| p.parent() == project && agent_id_of(p).is_some())
+            .cloned()
+            .collect();
+        load(&listed.path, &listed.id, Some(flat))
     }
-}
-
-fn sorted_entries(dir: &Path) -> Vec<PathBuf> {
-    let rd = match std::fs::read_dir(dir) {
-        Ok(rd) => rd,
-        Err(e) => {
-            if dir.exists() {
-                log::warn!("cannot read {}: {e}", dir.display());
-            }
-            return Vec::new();
-        }
-    };
-    let mut v: Vec<PathBuf> = rd.flatten().map(|e| e.path()).collect();
-    v.sort();
-    v
-}
-
-fn file_name(p: &Path) -> &str {
-    p.file_name().and_then(|n| n.to_str()).unwrap_or("")
 }
 
 /// `agent-<id>.jsonl` -> `<id>`.
@@ -215,8 +207,14 @@ fn read_agent_meta(path: &Path) -> Option<Value> {
     serde_json::from_slice(&buf).ok()
 }
 
-/// Load one main session file with its subagents.
+/// Load one main session file with its subagents, looking for flat subagent files beside it.
 pub fn load_session(path: &Path, id: &str) -> Session {
+    load(path, id, None)
+}
+
+/// Load one main session file; `flat` are its flat `agent-*.jsonl` siblings when the
+/// caller already knows them, else the project directory is scanned.
+fn load(path: &Path, id: &str, flat: Option<Vec<PathBuf>>) -> Session {
     let parsed = session::parse_file(path);
     let mut members: Vec<usize> = (0..parsed.recs.len())
         .filter(|&i| !parsed.recs[i].sidechain)
@@ -260,7 +258,8 @@ pub fn load_session(path: &Path, id: &str) -> Session {
         .session_id
         .clone()
         .unwrap_or_else(|| id.to_string());
-    for f in flat_agent_files(path, &session_id) {
+    let flat = flat.unwrap_or_else(|| flat_agent_files(path, &session_id));
+    for f in flat {
         files.push((f, None));
     }
     for (file, meta_path) in files {

@@ -6,7 +6,8 @@
 //! Session-level facts that are not conversation (titles, tags, links to subagents) are
 //! folded into one [`FileMeta`] on the way.
 
-use crate::model::{self, TokenUsage, ToolCall};
+use crate::model::{TokenUsage, ToolCall};
+use crate::stores::kit::{self, u64_field};
 use crate::stores::parse_time;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
@@ -122,24 +123,13 @@ pub(super) struct FileMeta {
 }
 
 fn str_field(v: &Value, key: &str) -> Option<String> {
-    v.get(key)
-        .and_then(Value::as_str)
+    kit::str_field(v, key)
         .filter(|s| !s.is_empty())
         .map(str::to_string)
 }
 
 fn bool_field(v: &Value, key: &str) -> bool {
     v.get(key).and_then(Value::as_bool).unwrap_or(false)
-}
-
-fn u64_field(v: &Value, key: &str) -> u64 {
-    match v.get(key) {
-        Some(Value::Number(n)) => n
-            .as_u64()
-            .or_else(|| n.as_f64().filter(|f| *f >= 0.0).map(|f| f as u64))
-            .unwrap_or(0),
-        _ => 0,
-    }
 }
 
 impl FileMeta {
@@ -375,11 +365,8 @@ fn media_placeholder(b: &Value) -> String {
     let mime = src
         .and_then(|s| s.get("media_type"))
         .and_then(Value::as_str);
-    let size = src
-        .and_then(|s| s.get("data"))
-        .and_then(Value::as_str)
-        .map(model::base64_decoded_len);
-    model::placeholder(kind, mime, size)
+    let data = src.and_then(|s| s.get("data")).and_then(Value::as_str);
+    kit::base64_placeholder(kind, mime, data)
 }
 
 /// The text of a `tool_result` content: a string or text/image blocks.

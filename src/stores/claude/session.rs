@@ -378,10 +378,8 @@ pub(super) fn assemble(parsed: &Parsed, shape: Shape) -> Session {
             .filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
             .take(8)
             .collect();
-        let mut name = format!("branch-{short}");
-        if s.branches.iter().any(|x| x.name == name) {
-            name = format!("{name}-{}", s.branches.len());
-        }
+        let mut taken: HashSet<String> = s.branches.iter().map(|x| x.name.clone()).collect();
+        let name = crate::stores::kit::unique_name(&mut taken, &format!("branch-{short}"));
         s.branches.push(Branch {
             name,
             fork_point: b

@@ -22,6 +22,7 @@ mod parse;
 #[cfg(test)]
 mod tests;
 
+use super::kit::{self, subdirs};
 use super::{Env, Listed, Root, Store};
 use crate::model::{Agent, Session, Subagent};
 use crate::names;
@@ -123,11 +124,8 @@ pub fn candidates(env: &Env, dialect: Dialect) -> Vec<Root> {
                 push(home.join(name), "default");
             }
             // `openclaw --profile X` keeps its state in `~/.openclaw-X`.
-            for p in subdirs(&home) {
-                let profile = p
-                    .file_name()
-                    .and_then(|n| n.to_str())
-                    .is_some_and(|n| n.starts_with(".openclaw-"));
+            for p in kit::entries(&home) {
+                let profile = kit::file_name(&p).starts_with(".openclaw-") && p.is_dir();
                 if profile {
                     push(p, "profile");
                 }
@@ -136,20 +134,6 @@ pub fn candidates(env: &Env, dialect: Dialect) -> Vec<Root> {
             push(home.join(".clawdbot/sessions"), "legacy");
         }
     }
-    out
-}
-
-/// Subdirectories of `dir`, sorted; nothing when it cannot be read.
-fn subdirs(dir: &Path) -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = match std::fs::read_dir(dir) {
-        Ok(rd) => rd
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| p.is_dir())
-            .collect(),
-        Err(_) => Vec::new(),
-    };
-    out.sort();
     out
 }
 

@@ -14,6 +14,7 @@ use crate::model::{
     self, Branch, Message, MessageKind, Role, Session, Source, TokenUsage, ToolCall, ToolResult,
 };
 use crate::names;
+use crate::stores::kit::{self, str_field, u64_field};
 use crate::stores::{jsonl, parse_time, Listed};
 use chrono::{DateTime, Utc};
 use serde_json::Value;
@@ -542,12 +543,7 @@ impl Loader {
                 Some(l) => names::escape(l),
                 None => names::escape(&format!("branch-{}", self.entries[i].id)),
             };
-            let mut name = base.clone();
-            let mut k = 2;
-            while !used.insert(name.clone()) {
-                name = format!("{base}-{k}");
-                k += 1;
-            }
+            let name = kit::unique_name(&mut used, &base);
             branches.push(Branch {
                 name,
                 fork_point: fork.map(|f| self.entries[path[f]].id.clone()),
@@ -670,20 +666,6 @@ fn path_to(leaf: usize, parent: &[Option<usize>], cycle: &mut bool) -> Vec<usize
     out
 }
 
-fn str_field<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
-    v.get(key).and_then(Value::as_str)
-}
-
-fn u64_field(v: &Value, key: &str) -> u64 {
-    match v.get(key) {
-        Some(x) => x
-            .as_u64()
-            .or_else(|| x.as_f64().filter(|f| *f >= 0.0).map(|f| f as u64))
-            .unwrap_or(0),
-        None => 0,
-    }
-}
-
 /// Whitespace collapsed to single spaces.
 fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
@@ -798,8 +780,7 @@ fn image_placeholder(b: &Value) -> String {
             let hex: String = d["blob:sha256:".len()..].chars().take(12).collect();
             format!("[image: blob sha256:{hex}]")
         }
-        Some(d) => model::placeholder("image", mime, Some(model::base64_decoded_len(d))),
-        None => model::placeholder("image", mime, None),
+        d => kit::base64_placeholder("image", mime, d),
     }
 }
 

@@ -440,7 +440,7 @@ fn labels_name_branches_and_names_stay_unique() {
     assert_eq!(all_text(&s.messages), "root\nthird try\nkept");
     assert_eq!(s.title.as_deref(), Some("Named session"));
     let names: Vec<_> = s.branches.iter().map(|b| b.name.as_str()).collect();
-    assert_eq!(names, ["tries%2Fa", "tries%2Fa-2"]);
+    assert_eq!(names, ["tries%2Fa", "tries%2Fa~2"]);
     assert_eq!(s.branches[0].leaf.as_deref(), Some("x2"));
     assert_eq!(s.branches[1].fork_point.as_deref(), Some("r"));
     assert_eq!(
