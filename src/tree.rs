@@ -1046,20 +1046,16 @@ pub fn panic_message(p: &Box<dyn std::any::Any + Send>) -> String {
 mod tests {
     use super::*;
     use crate::model::{Message, Role};
-    use crate::stores::Root;
 
     /// A store of sessions whose content is one file each: the file's text is the message.
     struct FakeStore {
-        roots: Vec<Root>,
+        base: crate::stores::Base,
         dir: PathBuf,
     }
 
     impl Store for FakeStore {
-        fn agent(&self) -> Agent {
-            Agent::Pi
-        }
-        fn roots(&self) -> &[Root] {
-            &self.roots
+        fn base(&self) -> &crate::stores::Base {
+            &self.base
         }
         fn list(&self) -> Vec<Listed> {
             let mut v: Vec<Listed> = std::fs::read_dir(&self.dir)
@@ -1094,7 +1090,7 @@ mod tests {
             std::fs::write(dir.path().join(n), t).unwrap();
         }
         let store = FakeStore {
-            roots: vec![],
+            base: crate::stores::Base::new(Agent::Pi, vec![]),
             dir: dir.path().to_path_buf(),
         };
         (dir, Fs::new(vec![Box::new(store)], Options::default()))

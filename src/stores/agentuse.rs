@@ -33,7 +33,7 @@
 //! - **Corrupt files cost a warning**, as agentuse's own scans skip them: a bad part is
 //!   skipped, a missing `message.json` loses the prompt but keeps the parts.
 
-use super::{parse_time, Env, Listed, Root, Store};
+use super::{parse_time, Base, Env, Listed, Root, Store};
 use crate::model::{
     placeholder, unified_id, Agent, Message, MessageKind, Role, Session, Subagent, TokenUsage,
     ToolCall,
@@ -62,27 +62,25 @@ pub fn candidates(env: &Env) -> Vec<Root> {
 }
 
 pub struct AgentuseStore {
-    roots: Vec<Root>,
+    base: Base,
 }
 
 impl AgentuseStore {
     pub fn new(roots: Vec<Root>) -> AgentuseStore {
-        AgentuseStore { roots }
+        AgentuseStore {
+            base: Base::new(Agent::Agentuse, roots),
+        }
     }
 }
 
 impl Store for AgentuseStore {
-    fn agent(&self) -> Agent {
-        Agent::Agentuse
-    }
-
-    fn roots(&self) -> &[Root] {
-        &self.roots
+    fn base(&self) -> &Base {
+        &self.base
     }
 
     fn list(&self) -> Vec<Listed> {
         let mut out = Vec::new();
-        for (i, root) in self.roots.iter().enumerate() {
+        for (i, root) in self.base.roots.iter().enumerate() {
             for dir in session_dirs(&root.path) {
                 let name = file_name(&dir);
                 out.push(Listed {
@@ -204,45 +202,14 @@ fn sanitize_agent_name(name: &str) -> String {
 
 /// Read and parse one JSON file; the error names it by `label`.
 fn read_json(path: &Path, label: &str) -> Result<Value, String> {
-    let meta = std::fs::metadata(path).map_err(|e| format!("{label}: cannot read: {e}"))?;
-    if meta.len() > MAX_JSON_BYTES {
-        return Err(format!(
-            "{label}: {} bytes, too large to parse, skipped",
-            meta.len()
-        ));
-    }
-    let bytes = std::fs::read(path).map_err(|e| format!("{label}: cannot read: {e}"))?;
-    match serde_json::from_slice::<Value>(&bytes) {
-        Ok(v) => Ok(v),
-        Err(e) => match std::str::from_utf8(&bytes) {
-            Ok(_) => Err(format!("{label}: invalid JSON: {e}")),
-            Err(_) => serde_json::from_str(&String::from_utf8_lossy(&bytes))
-                .map_err(|e| format!("{label}: invalid JSON: {e}")),
-        },
-    }
+    super::kit::read_json(path, label, MAX_JSON_BYTES)
 }
 
 fn rel(base: &Path, p: &Path) -> String {
     p.strip_prefix(base).unwrap_or(p).display().to_string()
 }
 
-fn str_at<'a>(v: &'a Value, path: &[&str]) -> Option<&'a str> {
-    at(v, path)?.as_str()
-}
-
-fn at<'a>(v: &'a Value, path: &[&str]) -> Option<&'a Value> {
-    let mut cur = v;
-    for k in path {
-        cur = cur.get(k)?;
-    }
-    Some(cur)
-}
-
-fn u64_at(v: &Value, path: &[&str]) -> u64 {
-    at(v, path)
-        .and_then(|x| x.as_u64().or_else(|| x.as_f64().map(|f| f.max(0.0) as u64)))
-        .unwrap_or(0)
-}
+use super::kit::{str_at, u64_at, value_at as at};
 
 fn non_empty(s: Option<&str>) -> Option<&str> {
     s.map(str::trim).filter(|s| !s.is_empty())
@@ -899,10 +866,7 @@ mod tests {
     }
 
     fn env_for(home: &Path) -> Env {
-        Env {
-            home: home.to_path_buf(),
-            vars: Default::default(),
-        }
+        Env::at_home(home)
     }
 
     fn store(home: &Path) -> AgentuseStore {

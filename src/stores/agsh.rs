@@ -43,7 +43,7 @@
 //! are top-level sessions linked through `parent` / `subagents`; meka's session counters
 //! become [`Session::reported_usage`].
 
-use super::{stat_version, Env, Listed, Root, Store};
+use super::{stat_version, Base, Env, Listed, Root, Store};
 use crate::model::{
     self, Agent, Message, MessageKind, Role, Session, Source, Subagent, TokenUsage, ToolCall,
     ToolResult,
@@ -121,7 +121,7 @@ pub enum Access {
 }
 
 pub struct AgshStore {
-    roots: Vec<Root>,
+    base: Base,
     /// Private copies of databases that cannot be read in place, reused while the
     /// database and its WAL keep their size and mtime.
     copies: Mutex<HashMap<PathBuf, Arc<PrivateCopy>>>,
@@ -130,7 +130,7 @@ pub struct AgshStore {
 impl AgshStore {
     pub fn new(roots: Vec<Root>) -> AgshStore {
         AgshStore {
-            roots,
+            base: Base::new(Agent::Agsh, roots),
             copies: Mutex::new(HashMap::new()),
         }
     }
@@ -152,7 +152,7 @@ impl AgshStore {
         let mut out: Vec<(usize, PathBuf)> = Vec::new();
         let mut seen: HashSet<PathBuf> = HashSet::new();
         let mut problems = Vec::new();
-        for (i, root) in self.roots.iter().enumerate() {
+        for (i, root) in self.base.roots.iter().enumerate() {
             let files: Vec<PathBuf> = if root.path.is_dir() {
                 // A `--store` directory: the data dir itself or its parent.
                 [
@@ -241,16 +241,12 @@ impl AgshStore {
 }
 
 impl Store for AgshStore {
-    fn agent(&self) -> Agent {
-        Agent::Agsh
+    fn base(&self) -> &Base {
+        &self.base
     }
 
     fn problems(&self) -> Vec<String> {
         AgshStore::problems(self)
-    }
-
-    fn roots(&self) -> &[Root] {
-        &self.roots
     }
 
     fn list(&self) -> Vec<Listed> {

@@ -28,7 +28,7 @@
 //! - **Assets are never read**, only `stat`ed: images and audio become placeholders naming
 //!   the asset file and its size.
 
-use super::{jsonl, parse_time, Env, Listed, Root, Store};
+use super::{jsonl, parse_time, Base, Env, Listed, Root, Store};
 use crate::model::{placeholder, unified_id, Agent, Message, Role, Session, TokenUsage, ToolCall};
 use serde_json::Value;
 use std::collections::VecDeque;
@@ -246,28 +246,26 @@ pub fn threads_dir(p: &Path) -> PathBuf {
 use super::kit::subdirs;
 
 pub struct AtsfStore {
-    roots: Vec<Root>,
+    base: Base,
 }
 
 impl AtsfStore {
     pub fn new(roots: Vec<Root>) -> AtsfStore {
-        AtsfStore { roots }
+        AtsfStore {
+            base: Base::new(Agent::Atsf, roots),
+        }
     }
 }
 
 impl Store for AtsfStore {
-    fn agent(&self) -> Agent {
-        Agent::Atsf
-    }
-
-    fn roots(&self) -> &[Root] {
-        &self.roots
+    fn base(&self) -> &Base {
+        &self.base
     }
 
     fn list(&self) -> Vec<Listed> {
         let mut out = Vec::new();
         let mut seen: Vec<PathBuf> = Vec::new();
-        for (i, root) in self.roots.iter().enumerate() {
+        for (i, root) in self.base.roots.iter().enumerate() {
             let td = threads_dir(&root.path);
             // The same threads directory reached twice (a project and its threads dir).
             let canon = td.canonicalize().unwrap_or_else(|_| td.clone());
@@ -302,28 +300,17 @@ impl Store for AtsfStore {
     }
 }
 
+/// A non-empty, trimmed string at a path of keys.
 fn str_at<'a>(v: &'a Value, path: &[&str]) -> Option<&'a str> {
-    let mut cur = v;
-    for k in path {
-        cur = cur.get(k)?;
-    }
-    cur.as_str().map(str::trim).filter(|s| !s.is_empty())
+    super::kit::str_at(v, path)
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
 }
 
 fn read_manifest(path: &Path) -> Result<Value, String> {
-    let meta = std::fs::metadata(path).map_err(|e| format!("thread.json: cannot read: {e}"))?;
-    if meta.len() > MAX_MANIFEST_BYTES {
-        return Err(format!(
-            "thread.json: {} bytes, too large to parse",
-            meta.len()
-        ));
-    }
-    let bytes = std::fs::read(path).map_err(|e| format!("thread.json: cannot read: {e}"))?;
-    let text = String::from_utf8_lossy(&bytes);
-    match serde_json::from_str::<Value>(&text) {
-        Ok(v @ Value::Object(_)) => Ok(v),
-        Ok(_) => Err("thread.json: not a JSON object".into()),
-        Err(e) => Err(format!("thread.json: invalid JSON: {e}")),
+    match super::kit::read_json(path, "thread.json", MAX_MANIFEST_BYTES)? {
+        v @ Value::Object(_) => Ok(v),
+        _ => Err("thread.json: not a JSON object".into()),
     }
 }
 
@@ -657,10 +644,7 @@ mod tests {
     }
 
     fn env_for(home: &Path) -> Env {
-        Env {
-            home: home.to_path_buf(),
-            vars: Default::default(),
-        }
+        Env::at_home(home)
     }
 
     fn load_all(home: &Path) -> Vec<Session> {

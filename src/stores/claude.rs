@@ -21,7 +21,7 @@ mod session;
 mod text;
 
 use super::kit::{entries as sorted_entries, file_name};
-use super::{Env, Listed, Root, Store};
+use super::{Base, Env, Listed, Root, Store};
 use crate::model::{Agent, Session, Subagent};
 use crate::names;
 use serde_json::Value;
@@ -60,27 +60,25 @@ pub fn candidates(env: &Env) -> Vec<Root> {
 }
 
 pub struct ClaudeStore {
-    roots: Vec<Root>,
+    base: Base,
 }
 
 impl ClaudeStore {
     pub fn new(roots: Vec<Root>) -> ClaudeStore {
-        ClaudeStore { roots }
+        ClaudeStore {
+            base: Base::new(Agent::Claude, roots),
+        }
     }
 }
 
 impl Store for ClaudeStore {
-    fn agent(&self) -> Agent {
-        Agent::Claude
-    }
-
-    fn roots(&self) -> &[Root] {
-        &self.roots
+    fn base(&self) -> &Base {
+        &self.base
     }
 
     fn list(&self) -> Vec<Listed> {
         let mut out = Vec::new();
-        for (idx, root) in self.roots.iter().enumerate() {
+        for (idx, root) in self.base.roots.iter().enumerate() {
             for project in sorted_entries(&root.path)
                 .into_iter()
                 .filter(|p| p.is_dir())

@@ -132,6 +132,42 @@ pub fn u64_field(v: &Value, key: &str) -> u64 {
     }
 }
 
+/// The value at a path of object keys.
+pub fn value_at<'a>(v: &'a Value, path: &[&str]) -> Option<&'a Value> {
+    path.iter().try_fold(v, |cur, k| cur.get(k))
+}
+
+/// The string at a path of object keys.
+pub fn str_at<'a>(v: &'a Value, path: &[&str]) -> Option<&'a str> {
+    value_at(v, path)?.as_str()
+}
+
+/// The count at a path of object keys; 0 when absent or not a number.
+pub fn u64_at(v: &Value, path: &[&str]) -> u64 {
+    value_at(v, path)
+        .and_then(|x| x.as_u64().or_else(|| x.as_f64().map(|f| f.max(0.0) as u64)))
+        .unwrap_or(0)
+}
+
+/// Read and parse one whole JSON file of at most `max_bytes` (JSON-tree stores). Invalid
+/// UTF-8 is read lossily rather than refused. The error is a warning naming the file by
+/// `label`.
+pub fn read_json(path: &Path, label: &str, max_bytes: u64) -> Result<Value, String> {
+    let meta = std::fs::metadata(path).map_err(|e| format!("{label}: cannot read: {e}"))?;
+    if meta.len() > max_bytes {
+        return Err(format!(
+            "{label}: {} bytes, too large to parse, skipped",
+            meta.len()
+        ));
+    }
+    let bytes = std::fs::read(path).map_err(|e| format!("{label}: cannot read: {e}"))?;
+    let parsed = match std::str::from_utf8(&bytes) {
+        Ok(text) => serde_json::from_str::<Value>(text),
+        Err(_) => serde_json::from_str::<Value>(&String::from_utf8_lossy(&bytes)),
+    };
+    parsed.map_err(|e| format!("{label}: invalid JSON: {e}"))
+}
+
 /// Parse an ISO 8601 / RFC 3339 timestamp.
 pub fn parse_rfc3339(s: &str) -> Option<DateTime<Utc>> {
     DateTime::parse_from_rfc3339(s)

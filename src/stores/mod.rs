@@ -48,6 +48,14 @@ impl Env {
         Env { home, vars }
     }
 
+    /// `$HOME` alone, no variables (tests and fuzzing lay out a private home).
+    pub fn at_home(home: &Path) -> Env {
+        Env {
+            home: home.to_path_buf(),
+            vars: BTreeMap::new(),
+        }
+    }
+
     /// A non-empty variable.
     pub fn var(&self, name: &str) -> Option<&str> {
         self.vars
@@ -124,11 +132,30 @@ impl Listed {
     }
 }
 
+/// What every store holds: its agent and the roots it reads.
+#[derive(Clone, Debug)]
+pub struct Base {
+    pub agent: Agent,
+    pub roots: Vec<Root>,
+}
+
+impl Base {
+    pub fn new(agent: Agent, roots: Vec<Root>) -> Base {
+        Base { agent, roots }
+    }
+}
+
 pub trait Store: Send + Sync {
-    fn agent(&self) -> Agent;
+    fn base(&self) -> &Base;
+
+    fn agent(&self) -> Agent {
+        self.base().agent
+    }
 
     /// The roots that exist and are being read.
-    fn roots(&self) -> &[Root];
+    fn roots(&self) -> &[Root] {
+        &self.base().roots
+    }
 
     /// Every session under every root. Problems are logged and skipped, never fatal.
     fn list(&self) -> Vec<Listed>;

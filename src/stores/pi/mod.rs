@@ -23,7 +23,7 @@ mod parse;
 mod tests;
 
 use super::kit::{self, subdirs};
-use super::{Env, Listed, Root, Store};
+use super::{Base, Env, Listed, Root, Store};
 use crate::model::{Agent, Session, Subagent};
 use crate::names;
 use std::io::Read;
@@ -139,12 +139,15 @@ pub fn candidates(env: &Env, dialect: Dialect) -> Vec<Root> {
 
 pub struct PiStore {
     dialect: Dialect,
-    roots: Vec<Root>,
+    base: Base,
 }
 
 impl PiStore {
     pub fn new(dialect: Dialect, roots: Vec<Root>) -> PiStore {
-        PiStore { dialect, roots }
+        PiStore {
+            dialect,
+            base: Base::new(dialect.agent(), roots),
+        }
     }
 
     pub fn dialect(&self) -> Dialect {
@@ -153,17 +156,13 @@ impl PiStore {
 }
 
 impl Store for PiStore {
-    fn agent(&self) -> Agent {
-        self.dialect.agent()
-    }
-
-    fn roots(&self) -> &[Root] {
-        &self.roots
+    fn base(&self) -> &Base {
+        &self.base
     }
 
     fn list(&self) -> Vec<Listed> {
         let mut out = Vec::new();
-        for (i, root) in self.roots.iter().enumerate() {
+        for (i, root) in self.base.roots.iter().enumerate() {
             for path in session_files(self.dialect, &root.path) {
                 let id = peek_id(&path).unwrap_or_else(|| id_from_file_name(&path));
                 let children = artifact_sessions(self.dialect, &path);
