@@ -21,6 +21,7 @@ pub mod agentuse;
 pub mod agsh;
 pub mod atsf;
 pub mod claude;
+pub mod copilot;
 pub mod gemini;
 pub mod jsonl;
 pub mod kit;
@@ -174,6 +175,12 @@ pub const REGISTRY: &[Spec] = &[
         candidates: gemini::candidates,
         given: as_given,
         open: |r| Box::new(gemini::GeminiStore::new(r)),
+    },
+    Spec {
+        agent: Agent::Copilot,
+        candidates: copilot::candidates,
+        given: as_given,
+        open: |r| Box::new(copilot::CopilotStore::new(r)),
     },
     Spec {
         agent: Agent::Pi,
