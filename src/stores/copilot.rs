@@ -295,7 +295,8 @@ data_struct!(Context {
 });
 data_struct!(ModelChangeData {
     new_model,
-    previous_model
+    previous_model,
+    reasoning_effort
 });
 data_struct!(ModeData {
     new_mode,
@@ -335,6 +336,8 @@ struct StartData<'a> {
     version: u64,
     #[serde(default, borrow, deserialize_with = "kit::cow_str")]
     selected_model: Cow<'a, str>,
+    #[serde(default, borrow, deserialize_with = "kit::cow_str")]
+    copilot_version: Cow<'a, str>,
     #[serde(default, borrow, deserialize_with = "kit::cow_str")]
     start_time: Cow<'a, str>,
     #[serde(default, borrow)]
@@ -439,13 +442,15 @@ struct Ev {
 enum Item {
     Start {
         model: Option<String>,
+        /// `copilotVersion`, the CLI that wrote the file.
+        version: Option<String>,
         cwd: Option<String>,
         repository: Option<String>,
         branch: Option<String>,
         start: Option<DateTime<Utc>>,
     },
-    /// `(new model, previous model)`.
-    Model(String, Option<String>),
+    /// The new model, and how the change reads as an event.
+    Model(String, String),
     /// A message as it is; `None` model on assistant messages is filled in from the
     /// current model while converting.
     Msg(Message),
@@ -524,6 +529,7 @@ fn digest(env: &Envelope<'_>, at: &str, warnings: &mut Vec<String>) -> Item {
             let ctx = d.context.unwrap_or_default();
             Item::Start {
                 model: non_empty(&d.selected_model),
+                version: non_empty(&d.copilot_version),
                 cwd: non_empty(&ctx.cwd),
                 repository: non_empty(&ctx.repository),
                 branch: non_empty(&ctx.branch),
@@ -536,7 +542,16 @@ fn digest(env: &Envelope<'_>, at: &str, warnings: &mut Vec<String>) -> Item {
                 return Item::Other;
             };
             match non_empty(&d.new_model) {
-                Some(m) => Item::Model(m, non_empty(&d.previous_model)),
+                Some(m) => {
+                    let mut text = match non_empty(&d.previous_model) {
+                        Some(p) => format!("model: {p} -> {m}"),
+                        None => format!("model: {m}"),
+                    };
+                    if let Some(r) = non_empty(&d.reasoning_effort) {
+                        text.push_str(&format!(" (reasoning effort {r})"));
+                    }
+                    Item::Model(m, text)
+                }
                 None => Item::Other,
             }
         }
@@ -853,6 +868,7 @@ fn order(evs: &[Ev], warnings: &mut Vec<String>) -> Order {
 /// What one pass over events yields besides messages.
 #[derive(Default)]
 struct Facts {
+    version: Option<String>,
     cwd: Option<String>,
     repository: Option<String>,
     branch: Option<String>,
@@ -870,6 +886,7 @@ fn convert<'e>(evs: impl Iterator<Item = &'e Ev>, b: &mut kit::SessionBuilder, f
         match &e.item {
             Item::Start {
                 model: m,
+                version,
                 cwd,
                 repository,
                 branch,
@@ -880,13 +897,10 @@ fn convert<'e>(evs: impl Iterator<Item = &'e Ev>, b: &mut kit::SessionBuilder, f
                 f.repository = repository.clone().or(f.repository.take());
                 f.branch = branch.clone().or(f.branch.take());
                 f.start = f.start.or(*start).or(e.ts);
+                f.version = version.clone().or(f.version.take());
             }
-            Item::Model(m, prev) => {
-                let text = match prev {
-                    Some(p) => format!("model: {p} -> {m}"),
-                    None => format!("model: {m}"),
-                };
-                b.event(text, e.ts);
+            Item::Model(m, text) => {
+                b.event(text.clone(), e.ts);
                 model = Some(m.clone());
             }
             Item::Msg(m) => {
@@ -1011,6 +1025,7 @@ fn load_events(path: &Path, id: &str) -> Session {
         s.source.paths.push(path.with_file_name("workspace.yaml"));
     }
     s.source.format = "copilot-events-jsonl".into();
+    s.source.format_version = facts.version;
     s.warnings.splice(0..0, warnings);
     s
 }

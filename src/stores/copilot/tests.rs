@@ -120,6 +120,11 @@ fn real_events_fixture_pairs_tools_and_keeps_the_off_chain_events_as_a_branch() 
         .count();
     assert_eq!(results, 11);
     assert_eq!(s.cwd.as_deref(), Some("/home/wei/repo/VibeCodingTracker"));
+    assert_eq!(s.source.format_version.as_deref(), Some("1.0.34"));
+    assert_eq!(
+        s.messages[2].content,
+        "model: claude-sonnet-4.6 -> claude-sonnet-4.6 (reasoning effort high)"
+    );
     assert!(s
         .tags
         .contains(&"repository:Mai0313/VibeCodingTracker".to_string()));
