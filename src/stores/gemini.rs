@@ -37,11 +37,14 @@ use serde::Deserialize;
 use serde_json::Value;
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::io::Read;
+use std::io::{BufRead, Read};
 use std::path::{Path, PathBuf};
 
 /// Legacy `.json` documents larger than this are not parsed.
 const MAX_JSON_BYTES: u64 = 256 << 20;
+/// The chat format version sessfs was written against (files carry none yet; a `version`
+/// above this costs a warning).
+const KNOWN_VERSION: u64 = 1;
 /// Subagent chats nested deeper than this are not loaded.
 const MAX_NESTING: usize = 8;
 
@@ -158,13 +161,21 @@ fn child_files(dir: &Path) -> Vec<PathBuf> {
 /// The session id without a full parse: the first line's `sessionId` for JSONL, the
 /// `sessionId` key near the top of a legacy document (it is written first), else the name.
 fn listed_id(path: &Path) -> String {
+    let name = kit::file_name(path);
+    let jsonl = name.ends_with(".jsonl");
     let mut head = Vec::new();
     if let Ok(f) = std::fs::File::open(path) {
-        let _ = f.take(4096).read_to_end(&mut head);
+        // The JSONL header line, however long (it may list `directories`); a legacy
+        // document starts with its `sessionId`.
+        let mut r = std::io::BufReader::new(f.take(if jsonl { 1 << 20 } else { 4096 }));
+        let _ = if jsonl {
+            r.read_until(b'\n', &mut head)
+        } else {
+            r.read_to_end(&mut head)
+        };
     }
     let jsonl_header = || {
-        let line = head.split(|b| *b == b'\n').next()?;
-        let h: Header<'_> = serde_json::from_slice(line).ok()?;
+        let h: Header<'_> = serde_json::from_slice(&head).ok()?;
         Some(h.session_id.into_owned()).filter(|s| !s.is_empty())
     };
     let json_key = || {
@@ -175,12 +186,7 @@ fn listed_id(path: &Path) -> String {
         let end = rest.find(['"', '\\'])?;
         Some(rest[..end].to_string()).filter(|s| !s.is_empty())
     };
-    let name = kit::file_name(path);
-    let found = if name.ends_with(".jsonl") {
-        jsonl_header()
-    } else {
-        json_key()
-    };
+    let found = if jsonl { jsonl_header() } else { json_key() };
     found.unwrap_or_else(|| {
         name.trim_end_matches(".jsonl")
             .trim_end_matches(".json")
@@ -276,6 +282,9 @@ struct Record<'a> {
     summary: Cow<'a, str>,
     #[serde(default, borrow, deserialize_with = "kit::cow_str")]
     kind: Cow<'a, str>,
+    /// Gemini writes no format version today; one that appears is reported, not trusted.
+    #[serde(default, deserialize_with = "kit::count")]
+    version: u64,
     #[serde(rename = "$set", default, borrow)]
     set: Option<Box<Patch<'a>>>,
     #[serde(rename = "$rewindTo", default, borrow)]
@@ -443,6 +452,12 @@ impl Replay {
         } else if r.ty.is_some() || !r.id.is_empty() {
             self.message(r, at);
         } else if !r.session_id.is_empty() {
+            if r.version > KNOWN_VERSION {
+                self.warnings.push(format!(
+                    "{at}: format version {} is newer than the {KNOWN_VERSION} sessfs reads; read as version {KNOWN_VERSION}",
+                    r.version
+                ));
+            }
             self.meta(
                 &r.session_id,
                 &r.start_time,

@@ -408,7 +408,7 @@ fn corrupt_lines_cost_warnings_not_the_session() {
         "p",
         "session-2026-05-01T10-00-s-1.jsonl",
         &[
-            META,
+            &META.replace(r#""kind":"main""#, r#""kind":"main","version":3"#),
             r#"{"id":"u1","type":"user","content":"still here"}"#,
             "garbage {",
             r#"{"id":"g1","type":"gemini","content":"answer","tokens":"lots"}"#,
@@ -421,7 +421,11 @@ fn corrupt_lines_cost_warnings_not_the_session() {
     fs::write(&path, bytes).unwrap();
     let s = load_one(tmp.path());
     assert_eq!(texts(&s), ["still here", "and more"]);
-    assert_eq!(s.warnings.len(), 4, "{:?}", s.warnings);
+    assert_eq!(s.warnings.len(), 5, "{:?}", s.warnings);
+    assert!(s
+        .warnings
+        .iter()
+        .any(|w| w.contains("format version 3 is newer")));
     assert!(s.warnings.iter().any(|w| w.contains("line 3: skipped")));
     assert!(s.warnings.iter().any(|w| w.contains("line 4: skipped")));
     assert!(s.warnings.iter().any(|w| w.contains("unknown type")));
@@ -457,4 +461,25 @@ fn a_migrated_legacy_chat_is_listed_once() {
     let listed = store(tmp.path()).list();
     assert_eq!(listed.len(), 1);
     assert!(kit::file_name(&listed[0].path).ends_with(".jsonl"));
+}
+
+#[test]
+fn a_long_header_line_still_names_the_session() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dirs: Vec<String> = (0..400).map(|i| format!("\"/srv/repo/dir-{i}\"")).collect();
+    let meta = format!(
+        r#"{{"sessionId":"long-1","projectHash":"h","startTime":"2026-05-01T10:00:00.000Z","lastUpdated":"2026-05-01T10:00:00.000Z","kind":"main","directories":[{}]}}"#,
+        dirs.join(",")
+    );
+    assert!(meta.len() > 4096);
+    chat(
+        tmp.path(),
+        "p",
+        "session-2026-05-01T10-00-long-1.jsonl",
+        &[&meta, r#"{"id":"u1","type":"user","content":"hello"}"#],
+    );
+    let st = store(tmp.path());
+    let l = st.list();
+    assert_eq!(l[0].id, "long-1");
+    assert_eq!(st.load(&l[0]).id, "long-1");
 }
