@@ -6,6 +6,7 @@
 //! last line without its newline (it is most likely still being written), and reports each
 //! problem once as a warning with its line number.
 
+use serde::de::IgnoredAny;
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
@@ -25,6 +26,29 @@ pub fn read(path: &Path, mut f: impl FnMut(usize, Value)) -> Vec<String> {
 
 /// As [`read`], from any reader; `name` is used in warnings.
 pub fn read_from(r: impl Read, name: &str, f: &mut dyn FnMut(usize, Value)) -> Vec<String> {
+    scan(r, name, &mut |n, text| parse_line(text).map(|v| f(n, v)))
+}
+
+/// As [`read`], but `f` gets each line's bytes and parses them itself, so a store can
+/// deserialize into typed structs that borrow from the line. `f` returns `Err(reason)` for
+/// a line it cannot use; that line is skipped and reported like a line that is not JSON.
+/// A line with invalid UTF-8 is offered again with the bad bytes replaced.
+pub fn read_lines(
+    path: &Path,
+    mut f: impl FnMut(usize, &[u8]) -> Result<(), String>,
+) -> Vec<String> {
+    let file = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) => return vec![format!("cannot open {}: {e}", path.display())],
+    };
+    scan(file, &path.display().to_string(), &mut f)
+}
+
+/// What [`scan`] hands each line to: `Err(reason)` skips the line with a warning.
+type LineFn<'f> = dyn FnMut(usize, &[u8]) -> Result<(), String> + 'f;
+
+/// The one loop behind every reader: lines, the partial last line, bad-line warnings.
+fn scan(r: impl Read, name: &str, f: &mut LineFn<'_>) -> Vec<String> {
     let mut reader = BufReader::with_capacity(64 * 1024, r);
     let mut warnings = Vec::new();
     let mut bad = 0usize;
@@ -46,23 +70,27 @@ pub fn read_from(r: impl Read, name: &str, f: &mut dyn FnMut(usize, Value)) -> V
         if text.is_empty() {
             continue;
         }
-        if !complete {
+        if !complete && serde_json::from_slice::<IgnoredAny>(text).is_err() {
             // Most likely the agent is still writing this line.
-            if serde_json::from_slice::<Value>(text).is_err() {
-                warnings.push(format!(
-                    "{name}: line {line_no}: partial last line ignored ({} bytes)",
-                    text.len()
-                ));
-                break;
-            }
+            warnings.push(format!(
+                "{name}: line {line_no}: partial last line ignored ({} bytes)",
+                text.len()
+            ));
+            break;
         }
-        match parse_line(text) {
-            Ok(v) => f(line_no, v),
-            Err(e) => {
-                bad += 1;
-                if bad <= MAX_WARNINGS {
-                    warnings.push(format!("{name}: line {line_no}: skipped: {e}"));
-                }
+        let result = match f(line_no, text) {
+            // serde_json rejects invalid UTF-8 inside strings; retry lossily so one bad
+            // byte costs one replacement character, not the whole record.
+            Err(_) if std::str::from_utf8(text).is_err() => {
+                let lossy = String::from_utf8_lossy(text).into_owned();
+                f(line_no, lossy.as_bytes())
+            }
+            r => r,
+        };
+        if let Err(e) = result {
+            bad += 1;
+            if bad <= MAX_WARNINGS {
+                warnings.push(format!("{name}: line {line_no}: skipped: {e}"));
             }
         }
     }
@@ -79,22 +107,6 @@ fn parse_line(text: &[u8]) -> Result<Value, String> {
     match serde_json::from_slice::<Value>(text) {
         Ok(v @ (Value::Object(_) | Value::Array(_))) => Ok(v),
         Ok(_) => Err("not a JSON object".into()),
-        Err(e) if e.is_syntax() || e.is_eof() => {
-            // serde_json rejects invalid UTF-8 inside strings; retry lossily so one bad
-            // byte costs one replacement character, not the whole record.
-            match std::str::from_utf8(text) {
-                Ok(_) => Err(format!("invalid JSON: {e}")),
-                Err(_) => {
-                    let lossy = String::from_utf8_lossy(text);
-                    serde_json::from_str::<Value>(&lossy)
-                        .map_err(|e| format!("invalid JSON: {e}"))
-                        .and_then(|v| match v {
-                            v @ (Value::Object(_) | Value::Array(_)) => Ok(v),
-                            _ => Err("not a JSON object".into()),
-                        })
-                }
-            }
-        }
         Err(e) => Err(format!("invalid JSON: {e}")),
     }
 }
@@ -134,6 +146,29 @@ mod tests {
         let (v, w) = collect(b"{\"a\":1}\n{\"b\":2}");
         assert_eq!(v.len(), 2);
         assert!(w.is_empty());
+    }
+
+    #[test]
+    fn typed_lines_borrow_and_rejected_lines_warn() {
+        #[derive(serde::Deserialize)]
+        struct Rec<'a> {
+            #[serde(borrow)]
+            a: std::borrow::Cow<'a, str>,
+        }
+        let mut got = Vec::new();
+        let w = scan(
+            &b"{\"a\":\"x\"}\n{\"b\":1}\n{\"a\":\"y\xffz\"}\n{\"a\":"[..],
+            "t",
+            &mut |n, line| {
+                let r: Rec<'_> = serde_json::from_slice(line).map_err(|e| e.to_string())?;
+                got.push((n, r.a.into_owned()));
+                Ok(())
+            },
+        );
+        assert_eq!(got, [(1, "x".into()), (3, "y\u{fffd}z".into())]);
+        assert_eq!(w.len(), 2, "{w:?}");
+        assert!(w[0].contains("line 2: skipped"));
+        assert!(w[1].contains("partial last line"));
     }
 
     #[test]

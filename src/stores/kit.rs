@@ -13,6 +13,7 @@ use super::{Env, Root};
 use crate::model::{self, Agent, Message, MessageKind, Role, Session, ToolResult};
 use chrono::{DateTime, Utc};
 use serde_json::Value;
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
@@ -173,6 +174,48 @@ pub fn parse_rfc3339(s: &str) -> Option<DateTime<Utc>> {
     DateTime::parse_from_rfc3339(s)
         .ok()
         .map(|d| d.with_timezone(&Utc))
+}
+
+// ---------------------------------------------------------------------------------------
+// Typed parsing helpers, for `#[serde(deserialize_with = "...")]`
+
+/// A string field that borrows from the input when it holds no escapes; `null` reads as
+/// empty. With `#[serde(default, borrow, deserialize_with = "kit::cow_str")]` a field of
+/// type `Cow<'a, str>` is empty when absent or null instead of failing the whole record.
+pub fn cow_str<'de: 'a, 'a, D: serde::Deserializer<'de>>(d: D) -> Result<Cow<'a, str>, D::Error> {
+    struct V;
+    impl<'de> serde::de::Visitor<'de> for V {
+        type Value = Cow<'de, str>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a string or null")
+        }
+        fn visit_borrowed_str<E: serde::de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+            Ok(Cow::Borrowed(v))
+        }
+        fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
+            Ok(Cow::Owned(v.to_string()))
+        }
+        fn visit_string<E: serde::de::Error>(self, v: String) -> Result<Self::Value, E> {
+            Ok(Cow::Owned(v))
+        }
+        fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+            Ok(Cow::Borrowed(""))
+        }
+    }
+    d.deserialize_any(V)
+}
+
+/// A count: a non-negative integer or float; `null`, negatives and other types read as 0,
+/// so an odd counter never costs the record that holds it.
+pub fn count<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+    let v = <Value as serde::Deserialize>::deserialize(d)?;
+    Ok(match v {
+        Value::Number(n) => n
+            .as_u64()
+            .or_else(|| n.as_f64().filter(|f| *f >= 0.0).map(|f| f as u64))
+            .unwrap_or(0),
+        _ => 0,
+    })
 }
 
 // ---------------------------------------------------------------------------------------

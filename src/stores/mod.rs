@@ -21,6 +21,8 @@ pub mod agentuse;
 pub mod agsh;
 pub mod atsf;
 pub mod claude;
+pub mod copilot;
+pub mod gemini;
 pub mod jsonl;
 pub mod kit;
 pub mod pi;
@@ -194,6 +196,18 @@ pub const REGISTRY: &[Spec] = &[
         candidates: claude::candidates,
         given: as_given,
         open: |r| Box::new(claude::ClaudeStore::new(r)),
+    },
+    Spec {
+        agent: Agent::Gemini,
+        candidates: gemini::candidates,
+        given: as_given,
+        open: |r| Box::new(gemini::GeminiStore::new(r)),
+    },
+    Spec {
+        agent: Agent::Copilot,
+        candidates: copilot::candidates,
+        given: as_given,
+        open: |r| Box::new(copilot::CopilotStore::new(r)),
     },
     Spec {
         agent: Agent::Pi,

@@ -5,6 +5,7 @@
 pub mod agsh;
 pub mod claude;
 pub mod expected;
+pub mod gemcop;
 pub mod pi;
 pub mod seeds_json;
 
@@ -66,6 +67,14 @@ impl Home {
         h.files
             .extend(seeds_json::write_atsf(&p).into_iter().map(PathBuf::from));
         h
+    }
+
+    /// Gemini CLI and Copilot CLI stores, with the record of every session written.
+    pub fn gemcop() -> (Home, Vec<gemcop::Written>) {
+        let mut h = Home::empty();
+        let stores = gemcop::write_stores(h.path());
+        h.files.extend(stores.files);
+        (h, stores.sessions)
     }
 
     pub fn path(&self) -> &Path {

@@ -1,0 +1,552 @@
+use super::*;
+use std::fs;
+use std::path::PathBuf;
+
+const REAL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/real/copilot");
+
+fn env_for(home: &Path) -> Env {
+    Env {
+        home: home.to_path_buf(),
+        vars: Default::default(),
+    }
+}
+
+fn store(home: &Path) -> CopilotStore {
+    CopilotStore::new(
+        candidates(&env_for(home))
+            .into_iter()
+            .filter(|r| r.path.exists())
+            .collect(),
+    )
+}
+
+fn write(path: &Path, text: &str) -> PathBuf {
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    fs::write(path, text).unwrap();
+    path.to_path_buf()
+}
+
+/// Events as the CLI writes them: each `parentId` is the previous event's id.
+fn events(lines: &[(&str, &str)]) -> String {
+    let mut out = String::new();
+    let mut parent: Option<String> = None;
+    for (i, (ty, data)) in lines.iter().enumerate() {
+        let id = format!("e{i}");
+        let p = parent
+            .as_ref()
+            .map_or("null".to_string(), |p| format!("\"{p}\""));
+        out.push_str(&format!(
+            r#"{{"type":"{ty}","data":{data},"id":"{id}","timestamp":"2026-05-01T10:00:{i:02}.000Z","parentId":{p}}}"#
+        ));
+        out.push('\n');
+        parent = Some(id);
+    }
+    out
+}
+
+fn load_only(home: &Path) -> Session {
+    let st = store(home);
+    let l = st.list();
+    assert_eq!(l.len(), 1, "{l:#?}");
+    st.load(&l[0])
+}
+
+fn texts(s: &Session) -> Vec<String> {
+    s.messages.iter().map(|m| m.text().to_string()).collect()
+}
+
+#[test]
+fn candidates_honour_copilot_home_and_old_xdg_config_home() {
+    let mut env = env_for(Path::new("/h"));
+    assert_eq!(candidates(&env)[0].path, PathBuf::from("/h/.copilot"));
+    env.vars.insert("COPILOT_HOME".into(), "/c".into());
+    env.vars.insert("XDG_CONFIG_HOME".into(), "/x".into());
+    let got: Vec<(PathBuf, String)> = candidates(&env)
+        .into_iter()
+        .map(|r| (r.path, r.how))
+        .collect();
+    assert_eq!(got[0], (PathBuf::from("/c"), "COPILOT_HOME".to_string()));
+    assert!(got.contains(&(PathBuf::from("/x/.copilot"), "XDG_CONFIG_HOME".to_string())));
+    assert!(got.iter().any(|(_, how)| how == "spec"));
+}
+
+#[test]
+fn real_events_fixture_pairs_tools_and_keeps_the_off_chain_events_as_a_branch() {
+    let tmp = tempfile::tempdir().unwrap();
+    let id = "96ef38f0-9d09-45c3-8124-6448c36090ed";
+    let dir = tmp.path().join(".copilot/session-state").join(id);
+    fs::create_dir_all(&dir).unwrap();
+    fs::copy(
+        Path::new(REAL).join("vct_events.jsonl"),
+        dir.join("events.jsonl"),
+    )
+    .unwrap();
+    let s = load_only(tmp.path());
+    assert!(s.warnings.is_empty(), "{:?}", s.warnings);
+    assert_eq!(s.id, id);
+    assert_eq!(s.messages.len(), 26);
+    assert_eq!(s.turn_count(), 1);
+    assert!(s.messages[5]
+        .content
+        .starts_with("請不要修改任何代碼 我希望你幫我調查一下"));
+    assert_eq!(s.messages[4].kind, MessageKind::Context);
+    assert_eq!(s.messages[4].label.as_deref(), Some("system prompt"));
+    let asst = &s.messages[6];
+    assert_eq!(asst.role, Role::Assistant);
+    assert_eq!(asst.tool_calls.len(), 4);
+    assert_eq!(asst.model.as_deref(), Some("claude-sonnet-4.6"));
+    assert!(asst
+        .thinking
+        .as_deref()
+        .unwrap()
+        .starts_with("The user wants me to investigate documentation generation tools"));
+    let r = s.messages[7].tool_result.as_ref().unwrap();
+    assert_eq!(
+        (
+            r.tool_call_id.as_str(),
+            r.tool_name.as_str(),
+            r.output.as_str()
+        ),
+        (
+            "toolu_015mmFQgTioWn3quiaKRMYX3",
+            "report_intent",
+            "Intent logged"
+        )
+    );
+    let results = s
+        .messages
+        .iter()
+        .filter(|m| m.tool_result.is_some())
+        .count();
+    assert_eq!(results, 11);
+    assert_eq!(s.cwd.as_deref(), Some("/home/wei/repo/VibeCodingTracker"));
+    assert_eq!(s.source.format_version.as_deref(), Some("1.0.34"));
+    assert_eq!(
+        s.messages[2].content,
+        "model: claude-sonnet-4.6 -> claude-sonnet-4.6 (reasoning effort high)"
+    );
+    assert!(s
+        .tags
+        .contains(&"repository:Mai0313/VibeCodingTracker".to_string()));
+    assert!(s.tags.contains(&"premium-requests:2".to_string()));
+    // Shutdown totals, input without cache reads; no USD.
+    let u = s.reported_usage.unwrap();
+    assert_eq!(
+        (
+            u.input_tokens,
+            u.output_tokens,
+            u.cached_tokens,
+            u.thinking_tokens
+        ),
+        (186_809 - 151_738, 2_848, 151_738, 1_024)
+    );
+    assert_eq!(s.cost().input_tokens, 186_809 - 151_738);
+    assert!(s.messages.iter().all(|m| m.cost.is_none()));
+
+    // Events 1a2b3c4d-0001..4 hang off f47081d7…; the last event's chain skips them.
+    assert_eq!(s.branches.len(), 1);
+    let b = &s.branches[0];
+    assert_eq!(b.name, "branch-1a2b3c4d-0004-4000-9000-000000000004");
+    assert_eq!(
+        b.fork_point.as_deref(),
+        Some("f47081d7-3cf2-4ba7-b507-be3c0965c332")
+    );
+    assert_eq!(b.messages.len(), 20);
+    assert_eq!(
+        b.messages[19].tool_result.as_ref().unwrap().output,
+        "rustdoc is the built-in documentation generator for Rust projects."
+    );
+    assert_eq!(
+        b.messages[19].tool_result.as_ref().unwrap().tool_name,
+        "web_fetch"
+    );
+}
+
+#[test]
+fn real_partial_and_history_fixtures_load() {
+    let tmp = tempfile::tempdir().unwrap();
+    let c = tmp.path().join(".copilot");
+    fs::create_dir_all(c.join("session-state")).unwrap();
+    fs::create_dir_all(c.join("history-session-state")).unwrap();
+    fs::copy(
+        Path::new(REAL).join("derived_partial_last_line.jsonl"),
+        c.join("session-state/96ef38f0-9d09-45c3-8124-6448c36090ed.jsonl"),
+    )
+    .unwrap();
+    fs::copy(
+        Path::new(REAL).join("vct_history-session-state_legacy.json"),
+        c.join(
+            "history-session-state/session_0b2a81da-02cf-4cbb-ae14-07c597b84f4e_1760187292206.json",
+        ),
+    )
+    .unwrap();
+    let st = store(tmp.path());
+    let mut l = st.list();
+    l.sort_by(|a, b| a.id.cmp(&b.id));
+    let ids: Vec<&str> = l.iter().map(|l| l.id.as_str()).collect();
+    assert_eq!(
+        ids,
+        [
+            "0b2a81da-02cf-4cbb-ae14-07c597b84f4e",
+            "96ef38f0-9d09-45c3-8124-6448c36090ed"
+        ]
+    );
+
+    let h = st.load(&l[0]);
+    assert!(h.warnings.is_empty(), "{:?}", h.warnings);
+    assert_eq!(h.source.format, "copilot-history-json");
+    let kinds: Vec<(Role, usize)> = h
+        .messages
+        .iter()
+        .map(|m| (m.role, m.tool_calls.len()))
+        .collect();
+    use Role::*;
+    assert_eq!(
+        kinds,
+        [
+            (System, 0),
+            (System, 0),
+            (User, 0),
+            (Assistant, 4),
+            (Assistant, 7),
+            (Assistant, 2),
+            (Assistant, 2),
+            (Assistant, 0)
+        ]
+    );
+    let first = &h.messages[3].tool_calls[0];
+    assert_eq!(first.tool_call_id, "toolu_01Mx6TvUBjF3WtcTQtkgSq2k");
+    assert_eq!(first.tool_name, "str_replace_editor");
+    assert!(first
+        .output
+        .as_deref()
+        .unwrap()
+        .starts_with("\ndiff --git a/home/wei/repo/VibeCodingTracker/Cargo.toml"));
+    assert_eq!(
+        h.messages[0].content,
+        "info: Connected to GitHub MCP Server"
+    );
+
+    let p = st.load(&l[1]);
+    assert_eq!(p.warnings.len(), 1, "{:?}", p.warnings);
+    assert!(p.warnings[0].contains("partial last line"));
+    assert_eq!(p.messages.len(), 26);
+    assert_eq!(p.reported_usage, None, "the shutdown line was cut");
+}
+
+#[test]
+fn every_real_fixture_loads_into_a_transcript() {
+    for f in kit::entries(Path::new(REAL)) {
+        let n = kit::file_name(&f);
+        let s = if n.ends_with(".jsonl") {
+            load_events(&f, "x")
+        } else if n.ends_with(".json") {
+            load_history(&f, "x")
+        } else {
+            continue;
+        };
+        assert!(!s.messages.is_empty(), "{n}");
+        assert!(s.messages.iter().any(|m| m.role == Role::User), "{n}");
+    }
+}
+
+#[test]
+fn workspace_yaml_gives_title_cwd_repository_and_branch() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join(".copilot/session-state/s-1");
+    write(
+        &dir.join("events.jsonl"),
+        &events(&[
+            (
+                "session.start",
+                r#"{"sessionId":"s-1","version":1,"selectedModel":"gpt-5","startTime":"2026-05-01T09:59:00.000Z","context":{"cwd":"/from/start"}}"#,
+            ),
+            ("user.message", r#"{"content":"fix the login page"}"#),
+        ]),
+    );
+    write(
+        &dir.join("workspace.yaml"),
+        "id: s-1\ncwd: /home/dev/web app\ngit_root: /home/dev/web app\nrepository: acme/web\nbranch: 'fix/login'\nsummary: \"Fix the \\\"login\\\" page\"\ncreated_at: 2026-05-01T09:59:00.000Z\nupdated_at: 2026-05-01T11:00:00.000Z\n",
+    );
+    let st = store(tmp.path());
+    let l = st.list();
+    assert_eq!(
+        l[0].sources,
+        [dir.join("events.jsonl"), dir.join("workspace.yaml")]
+    );
+    let s = st.load(&l[0]);
+    assert_eq!(s.title.as_deref(), Some("Fix the \"login\" page"));
+    assert_eq!(s.cwd.as_deref(), Some("/home/dev/web app"));
+    assert!(s.tags.contains(&"repository:acme/web".to_string()));
+    assert!(s.tags.contains(&"branch:fix/login".to_string()));
+    assert_eq!(s.updated_at, kit::parse_rfc3339("2026-05-01T11:00:00.000Z"));
+    assert_eq!(s.created_at, kit::parse_rfc3339("2026-05-01T09:59:00.000Z"));
+}
+
+#[test]
+fn flat_yaml_reads_block_scalars_and_skips_nesting() {
+    let y =
+        parse_flat_yaml("summary: |\n  line one\n  line two\nnested:\n  a: b\nplain: x: y\n# c\n");
+    assert_eq!(y["summary"], "line one\nline two");
+    assert_eq!(y["nested"], "");
+    assert_eq!(y["plain"], "x: y");
+    assert!(!y.contains_key("a"));
+}
+
+#[test]
+fn tool_results_pair_by_call_id_and_errors_are_marked() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(
+        &tmp.path().join(".copilot/session-state/flat-1.jsonl"),
+        &events(&[
+            ("session.start", r#"{"sessionId":"flat-1","version":1}"#),
+            (
+                "session.model_change",
+                r#"{"newModel":"claude-sonnet-4.5"}"#,
+            ),
+            (
+                "system.message",
+                r#"{"role":"developer","content":"be brief"}"#,
+            ),
+            (
+                "user.message",
+                r#"{"content":"run the tests","attachments":[{"type":"file","path":"/r/a.rs","displayName":"a.rs"}]}"#,
+            ),
+            (
+                "assistant.message",
+                r#"{"messageId":"m1","content":"Running.","reasoningOpaque":"XXXX","toolRequests":[{"toolCallId":"t1","name":"bash","arguments":{"command":"cargo test"}},{"toolCallId":"t2","name":"view","arguments":{"path":"x"}}]}"#,
+            ),
+            (
+                "tool.execution_start",
+                r#"{"toolCallId":"t1","toolName":"bash","arguments":{}}"#,
+            ),
+            (
+                "tool.execution_complete",
+                r#"{"toolCallId":"t2","success":false,"error":{"message":"no such file","code":"ENOENT"}}"#,
+            ),
+            (
+                "tool.execution_complete",
+                r#"{"toolCallId":"t1","success":true,"result":{"content":"test result: ok"}}"#,
+            ),
+            (
+                "session.compaction_complete",
+                r#"{"success":true,"summaryContent":"We ran the tests."}"#,
+            ),
+            (
+                "session.warning",
+                r#"{"warningType":"x","message":"rate limited"}"#,
+            ),
+            ("hook.start", r#"{"anything":1}"#),
+        ]),
+    );
+    let s = load_only(tmp.path());
+    assert!(s.warnings.is_empty(), "{:?}", s.warnings);
+    assert_eq!(s.source.format, "copilot-events-jsonl");
+    assert_eq!(
+        texts(&s),
+        [
+            "model: claude-sonnet-4.5",
+            "be brief",
+            "run the tests\n[attachment: /r/a.rs]",
+            "Running.",
+            "no such file (ENOENT)",
+            "test result: ok",
+            "We ran the tests.",
+            "warning: rate limited",
+        ]
+    );
+    assert_eq!(s.messages[1].label.as_deref(), Some("developer message"));
+    let a = &s.messages[3];
+    assert_eq!(a.thinking.as_deref(), Some(SEALED_THINKING));
+    assert_eq!(a.model.as_deref(), Some("claude-sonnet-4.5"));
+    assert_eq!(a.tool_calls[0].input["command"], "cargo test");
+    let r4 = s.messages[4].tool_result.as_ref().unwrap();
+    assert_eq!((r4.tool_name.as_str(), r4.is_error), ("view", true));
+    let r5 = s.messages[5].tool_result.as_ref().unwrap();
+    assert_eq!((r5.tool_name.as_str(), r5.is_error), ("bash", false));
+    assert_eq!(s.messages[6].kind, MessageKind::CompactionSummary);
+    assert_eq!(s.title.as_deref(), Some("run the tests"));
+}
+
+#[test]
+fn subagent_events_nest_under_the_spawning_call() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut text = events(&[
+        ("session.start", r#"{"sessionId":"s-2","version":1}"#),
+        ("user.message", r#"{"content":"explore the repo"}"#),
+        (
+            "assistant.message",
+            r#"{"messageId":"m1","content":"","toolRequests":[{"toolCallId":"task-1","name":"task","arguments":{"agent_type":"explore"}}]}"#,
+        ),
+        (
+            "subagent.started",
+            r#"{"toolCallId":"task-1","agentName":"explore","agentDisplayName":"Explore","agentDescription":"Fast codebase exploration"}"#,
+        ),
+    ]);
+    // The subagent's own events: envelope agentId, data.parentToolCallId; still in the chain.
+    for (i, (ty, data)) in [
+        ("user.message", r#"{"content":"find the entry point","parentToolCallId":"task-1"}"#),
+        (
+            "assistant.message",
+            r#"{"messageId":"c1","content":"main.rs holds it","toolRequests":[{"toolCallId":"c-t1","name":"grep","arguments":{}}],"parentToolCallId":"task-1"}"#,
+        ),
+        ("tool.execution_complete", r#"{"toolCallId":"c-t1","success":true,"result":{"content":"src/main.rs:1"},"parentToolCallId":"task-1"}"#),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let parent = if i == 0 { "e3".to_string() } else { format!("a{}", i - 1) };
+        text.push_str(&format!(
+            r#"{{"type":"{ty}","data":{data},"id":"a{i}","timestamp":"2026-05-01T10:01:0{i}.000Z","parentId":"{parent}","agentId":"agent-77"}}"#
+        ));
+        text.push('\n');
+    }
+    text.push_str(r#"{"type":"tool.execution_complete","data":{"toolCallId":"task-1","success":true,"result":{"content":"entry point: src/main.rs"}},"id":"e4","timestamp":"2026-05-01T10:02:00.000Z","parentId":"a2"}"#);
+    text.push('\n');
+    write(
+        &tmp.path().join(".copilot/session-state/s-2/events.jsonl"),
+        &text,
+    );
+
+    let s = load_only(tmp.path());
+    assert!(s.warnings.is_empty(), "{:?}", s.warnings);
+    assert!(s.branches.is_empty());
+    assert_eq!(
+        texts(&s),
+        ["explore the repo", "", "entry point: src/main.rs"]
+    );
+    assert_eq!(s.subagents.len(), 1);
+    let sub = &s.subagents[0];
+    assert_eq!(sub.name, "explore");
+    assert_eq!(sub.tool_call_id.as_deref(), Some("task-1"));
+    assert_eq!(
+        sub.description.as_deref(),
+        Some("Fast codebase exploration")
+    );
+    let child = sub.session.as_ref().unwrap();
+    assert_eq!(child.id, "agent-77");
+    assert_eq!(child.parent.as_deref(), Some("copilot:s-2"));
+    assert_eq!(
+        texts(child),
+        ["find the entry point", "main.rs holds it", "src/main.rs:1"]
+    );
+}
+
+#[test]
+fn shutdown_metrics_sum_over_models_and_resumes() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(
+        &tmp.path().join(".copilot/session-state/s-3/events.jsonl"),
+        &events(&[
+            (
+                "session.start",
+                r#"{"sessionId":"s-3","version":1,"selectedModel":"gpt-5"}"#,
+            ),
+            ("user.message", r#"{"content":"hi"}"#),
+            (
+                "assistant.message",
+                r#"{"messageId":"m","content":"hello","outputTokens":5}"#,
+            ),
+            (
+                "session.shutdown",
+                r#"{"totalPremiumRequests":3,"modelMetrics":{"gpt-5":{"requests":{"count":2,"cost":1},"usage":{"inputTokens":1000,"outputTokens":100,"cacheReadTokens":400,"cacheWriteTokens":0,"reasoningTokens":10}},"claude-sonnet-4.5":{"requests":{"count":1,"cost":2},"usage":{"inputTokens":500,"outputTokens":50,"cacheReadTokens":0,"cacheWriteTokens":20,"reasoningTokens":0}}}}"#,
+            ),
+            ("session.resume", r#"{"eventCount":4}"#),
+            (
+                "session.shutdown",
+                r#"{"modelMetrics":{"gpt-5":{"requests":{"count":1,"cost":1},"usage":{"inputTokens":300,"outputTokens":30,"cacheReadTokens":100}}}}"#,
+            ),
+        ]),
+    );
+    let s = load_only(tmp.path());
+    assert_eq!(
+        s.reported_usage,
+        Some(TokenUsage {
+            input_tokens: 600 + 500 + 200,
+            output_tokens: 180,
+            thinking_tokens: 10,
+            cached_tokens: 500,
+            cache_write_tokens: 20,
+        })
+    );
+    assert!(s.tags.contains(&"premium-requests:4".to_string()));
+    assert_eq!(s.messages[1].model.as_deref(), Some("gpt-5"));
+    assert!(s.messages[1].token_usage.is_none());
+}
+
+#[test]
+fn corrupt_lines_a_future_version_and_a_broken_chain_cost_warnings() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut text = events(&[
+        ("session.start", r#"{"sessionId":"s-4","version":7}"#),
+        ("user.message", r#"{"content":"still readable"}"#),
+    ]);
+    text.push_str("not json at all\n");
+    text.push_str(r#"{"type":"user.message","data":{"content":["not","a","string"]},"id":"x","parentId":"e1"}"#);
+    text.push('\n');
+    text.push_str(r#"{"type":"assistant.message","data":{"content":"answer"},"id":"e9","parentId":"missing"}"#);
+    text.push('\n');
+    text.push_str(r#"{"type":"assistant.mess"#);
+    write(
+        &tmp.path().join(".copilot/session-state/s-4/events.jsonl"),
+        &text,
+    );
+    let s = load_only(tmp.path());
+    assert_eq!(texts(&s), ["still readable", "answer"]);
+    let w = &s.warnings;
+    assert_eq!(w.len(), 5, "{w:?}");
+    assert!(w.iter().any(|w| w.contains("schema version 7 is newer")));
+    assert!(w.iter().any(|w| w.contains("line 3: skipped")));
+    assert!(w
+        .iter()
+        .any(|w| w.contains("line 4: unexpected data skipped")));
+    assert!(w.iter().any(|w| w.contains("partial last line")));
+    assert!(w.iter().any(|w| w.contains("parentId chain is broken")));
+
+    // A history document that is not JSON lists by name and loads empty with a warning.
+    write(
+        &tmp.path()
+            .join(".copilot/history-session-state/session_h-1_1700000000000.json"),
+        "{\"sessionId\": \"h-1\", \"timeline\": [",
+    );
+    let st = store(tmp.path());
+    let l = st.list().into_iter().find(|l| l.id == "h-1").unwrap();
+    let h = st.load(&l);
+    assert!(h.messages.is_empty());
+    assert!(h.warnings[0].contains("not a Copilot history session"));
+}
+
+#[test]
+fn history_chat_messages_are_read_when_there_is_no_timeline() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(
+        &tmp.path()
+            .join(".copilot/history-session-state/session_h-2_1700000000000.json"),
+        r#"{"sessionId":"h-2","startTime":"2025-09-01T10:00:00.000Z","chatMessages":[
+            {"role":"system","content":"You are Copilot."},
+            {"role":"user","content":[{"type":"text","text":"what is in src?"},{"type":"image_url","image_url":{"url":"data:image/png;base64,AAAA"}}]},
+            {"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"bash","arguments":"{\"command\":\"ls src\"}"}}]},
+            {"role":"tool","tool_call_id":"call_1","content":"main.rs"},
+            {"role":"assistant","content":"src holds main.rs."}
+        ],"timeline":[]}"#,
+    );
+    let s = load_only(tmp.path());
+    assert!(s.warnings.is_empty(), "{:?}", s.warnings);
+    assert_eq!(
+        texts(&s),
+        [
+            "You are Copilot.",
+            "what is in src?\n[image: image/png, 3 B]",
+            "",
+            "main.rs",
+            "src holds main.rs."
+        ]
+    );
+    assert_eq!(s.messages[0].kind, MessageKind::Context);
+    assert_eq!(s.messages[2].tool_calls[0].input["command"], "ls src");
+    assert_eq!(
+        s.messages[3].tool_result.as_ref().unwrap().tool_name,
+        "bash"
+    );
+    assert_eq!(s.created_at, kit::parse_rfc3339("2025-09-01T10:00:00.000Z"));
+}

@@ -1,0 +1,485 @@
+use super::*;
+use std::fs;
+
+const REAL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/real/gemini");
+
+fn env_for(home: &Path) -> Env {
+    Env {
+        home: home.to_path_buf(),
+        vars: Default::default(),
+    }
+}
+
+fn store(home: &Path) -> GeminiStore {
+    GeminiStore::new(
+        candidates(&env_for(home))
+            .into_iter()
+            .filter(|r| r.path.exists())
+            .collect(),
+    )
+}
+
+/// Write `lines` as `<home>/.gemini/tmp/<project>/chats/<file>`.
+fn chat(home: &Path, project: &str, file: &str, lines: &[&str]) -> PathBuf {
+    let dir = home.join(".gemini/tmp").join(project).join("chats");
+    let path = dir.join(file);
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let mut text = lines.join("\n");
+    text.push('\n');
+    fs::write(&path, text).unwrap();
+    path
+}
+
+fn load_one(home: &Path) -> Session {
+    let st = store(home);
+    let listed = st.list();
+    assert_eq!(listed.len(), 1, "{listed:#?}");
+    st.load(&listed[0])
+}
+
+fn texts(s: &Session) -> Vec<String> {
+    s.messages.iter().map(|m| m.content.clone()).collect()
+}
+
+const META: &str = r#"{"sessionId":"s-1","projectHash":"h","startTime":"2026-05-01T10:00:00.000Z","lastUpdated":"2026-05-01T10:00:00.000Z","kind":"main"}"#;
+
+#[test]
+fn candidates_honour_gemini_cli_home() {
+    let mut env = env_for(Path::new("/h"));
+    let r = candidates(&env);
+    assert_eq!(r[0].path, PathBuf::from("/h/.gemini/tmp"));
+    assert_eq!(r[0].how, "default");
+    env.vars.insert("GEMINI_CLI_HOME".into(), "/g".into());
+    let r = candidates(&env);
+    assert_eq!(r[0].path, PathBuf::from("/g/.gemini/tmp"));
+    assert_eq!(r[0].how, "GEMINI_CLI_HOME");
+    assert!(r.iter().any(|r| r.how == "spec"));
+}
+
+#[test]
+fn real_jsonl_fixture_replays_to_one_version_per_id() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = Path::new(REAL).join("vct_session-2026-04-23.jsonl");
+    let dst = tmp
+        .path()
+        .join(".gemini/tmp/discordbot/chats/session-2026-04-23T12-52-0ab84937.jsonl");
+    fs::create_dir_all(dst.parent().unwrap()).unwrap();
+    fs::copy(&src, &dst).unwrap();
+    let s = load_one(tmp.path());
+    assert!(s.warnings.is_empty(), "{:?}", s.warnings);
+    assert_eq!(s.id, "0ab84937-9fe7-4284-986a-33c832af0b6a");
+    // 11 distinct message ids; 5 of them were appended twice.
+    assert_eq!(s.messages.len(), 11);
+    let roles: Vec<Role> = s.messages.iter().map(|m| m.role).collect();
+    use Role::*;
+    assert_eq!(
+        roles,
+        [
+            System, User, Assistant, Assistant, Assistant, Assistant, User, Assistant, User,
+            Assistant, System
+        ]
+    );
+    assert_eq!(s.messages[0].kind, MessageKind::Event);
+    assert_eq!(s.messages[10].content, "info: Request cancelled.");
+    let calls: Vec<&ToolCall> = s.messages.iter().flat_map(|m| &m.tool_calls).collect();
+    assert_eq!(calls.len(), 12);
+    assert!(calls.iter().all(|c| c.is_error == Some(false)));
+    let readme = calls.iter().find(|c| c.tool_call_id == "aao1q07o").unwrap();
+    assert_eq!(readme.tool_name, "read_file");
+    assert!(readme
+        .output
+        .as_deref()
+        .unwrap()
+        .starts_with("<div align=\"center\" markdown=\"1\">"));
+    assert!(s.messages[2]
+        .thinking
+        .as_deref()
+        .unwrap()
+        .starts_with("Initiating File Generation\nI'm now focused"));
+    // Usage of the last version of each id; cached tokens counted apart from input.
+    let c = s.cost();
+    assert_eq!(c.input_tokens, 202_586 - 48_951);
+    assert_eq!(c.cached_tokens, 48_951);
+    assert_eq!(c.output_tokens, 2_152);
+    assert_eq!(c.thinking_tokens, 2_141);
+    assert_eq!(s.cwd, None, "no projects.json, no marker: no guessed cwd");
+}
+
+#[test]
+fn real_legacy_and_partial_fixtures_load() {
+    let tmp = tempfile::tempdir().unwrap();
+    let hash = "ab14fe397f91d5f283525b3178d2314aef552f761131c42172a21b7bf735e73d";
+    let chats = tmp.path().join(".gemini/tmp").join(hash).join("chats");
+    fs::create_dir_all(&chats).unwrap();
+    fs::copy(
+        Path::new(REAL).join("vct_session-2026-03-27_legacy.json"),
+        chats.join("session-2026-03-27T10-19-8a20078e.json"),
+    )
+    .unwrap();
+    fs::copy(
+        Path::new(REAL).join("derived_partial_last_line.jsonl"),
+        chats.join("session-2026-04-23T12-52-0ab84937.jsonl"),
+    )
+    .unwrap();
+    let st = store(tmp.path());
+    let mut listed = st.list();
+    listed.sort_by(|a, b| a.id.cmp(&b.id));
+    let ids: Vec<&str> = listed.iter().map(|l| l.id.as_str()).collect();
+    assert_eq!(
+        ids,
+        [
+            "0ab84937-9fe7-4284-986a-33c832af0b6a",
+            "8a20078e-2d5e-4f81-a640-9b879bbb7e6d"
+        ]
+    );
+    let partial = st.load(&listed[0]);
+    assert_eq!(partial.warnings.len(), 1, "{:?}", partial.warnings);
+    assert!(partial.warnings[0].contains("partial last line"));
+    assert_eq!(partial.messages.len(), 11);
+
+    let legacy = st.load(&listed[1]);
+    assert!(legacy.warnings.is_empty(), "{:?}", legacy.warnings);
+    assert_eq!(legacy.source.format, "gemini-json");
+    assert_eq!(legacy.messages.len(), 4);
+    assert!(legacy.messages[0]
+        .content
+        .starts_with("請幫我依照專案實際狀況更新 README.md"));
+    let calls: Vec<&ToolCall> = legacy.messages.iter().flat_map(|m| &m.tool_calls).collect();
+    assert_eq!(calls.len(), 7);
+    assert!(calls.iter().all(|c| c.output.is_some()));
+    assert_eq!(legacy.cost().input_tokens, 76_348 - 39_826);
+    assert_eq!(
+        legacy.title.as_deref(),
+        Some("請幫我依照專案實際狀況更新 README.md README.zh-CN.md README.zh-TW.md, 開發者的引導不需要寫在裡面, 這三份文件應該更加偏向使用者取向")
+    );
+}
+
+#[test]
+fn every_real_fixture_loads_into_a_transcript() {
+    for f in kit::entries(Path::new(REAL)) {
+        let n = kit::file_name(&f);
+        if !(n.ends_with(".jsonl") || n.ends_with(".json")) {
+            continue;
+        }
+        let s = load_file(&f, None, 0);
+        assert!(!s.messages.is_empty(), "{n}");
+        assert!(s.messages.iter().any(|m| m.role == Role::User), "{n}");
+    }
+}
+
+#[test]
+fn a_repeated_id_replaces_the_message_where_it_stands_and_counts_usage_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    chat(
+        tmp.path(),
+        "p",
+        "session-2026-05-01T10-00-s-1.jsonl",
+        &[
+            META,
+            r#"{"id":"u1","timestamp":"2026-05-01T10:00:01Z","type":"user","content":[{"text":"list the files"}]}"#,
+            r#"{"id":"g1","timestamp":"2026-05-01T10:00:02Z","type":"gemini","content":"","toolCalls":[{"id":"c1","name":"ls","args":{"dir":"."},"status":"executing"}],"tokens":{"input":100,"output":10,"cached":0,"total":110},"model":"gemini-2.5-pro"}"#,
+            r#"{"$set":{"lastUpdated":"2026-05-01T10:00:02Z"}}"#,
+            r#"{"id":"g1","timestamp":"2026-05-01T10:00:02Z","type":"gemini","content":"Here they are.","toolCalls":[{"id":"c1","name":"ls","args":{"dir":"."},"status":"success","result":[{"functionResponse":{"id":"c1","name":"ls","response":{"output":"a.txt\nb.txt"}}}],"resultDisplay":"2 files"}],"tokens":{"input":120,"output":12,"cached":20,"thoughts":3,"total":135},"model":"gemini-2.5-pro"}"#,
+            r#"{"id":"u2","timestamp":"2026-05-01T10:00:03Z","type":"user","content":"thanks"}"#,
+        ],
+    );
+    let s = load_one(tmp.path());
+    assert!(s.warnings.is_empty(), "{:?}", s.warnings);
+    assert_eq!(texts(&s), ["list the files", "Here they are.", "thanks"]);
+    let call = &s.messages[1].tool_calls[0];
+    assert_eq!(call.output.as_deref(), Some("a.txt\nb.txt"));
+    assert_eq!(call.is_error, Some(false));
+    assert_eq!(call.input["dir"], ".");
+    let c = s.cost();
+    assert_eq!(
+        (
+            c.input_tokens,
+            c.cached_tokens,
+            c.output_tokens,
+            c.thinking_tokens
+        ),
+        (100, 20, 12, 3)
+    );
+    assert_eq!(s.title.as_deref(), Some("list the files"));
+}
+
+#[test]
+fn set_patches_metadata_and_set_messages_replaces_all() {
+    let tmp = tempfile::tempdir().unwrap();
+    chat(
+        tmp.path(),
+        "p",
+        "session-2026-05-01T10-00-s-1.jsonl",
+        &[
+            META,
+            r#"{"id":"u1","timestamp":"2026-05-01T10:00:01Z","type":"user","content":"first draft prompt"}"#,
+            r#"{"$set":{"summary":"Renaming the crate","lastUpdated":"2026-05-01T11:00:00Z"}}"#,
+            r#"{"$set":{"messages":[{"id":"m1","timestamp":"2026-05-01T10:30:00Z","type":"user","content":"checkpointed prompt"},{"id":"m2","timestamp":"2026-05-01T10:30:01Z","type":"gemini","content":"checkpointed answer"}]}}"#,
+            r#"{"id":"u3","timestamp":"2026-05-01T10:40:00Z","type":"user","content":"after the checkpoint"}"#,
+            r#"{"id":"m1","timestamp":"2026-05-01T10:30:00Z","type":"user","content":"checkpointed prompt, edited"}"#,
+        ],
+    );
+    let s = load_one(tmp.path());
+    assert!(s.warnings.is_empty(), "{:?}", s.warnings);
+    assert_eq!(
+        texts(&s),
+        [
+            "checkpointed prompt, edited",
+            "checkpointed answer",
+            "after the checkpoint"
+        ]
+    );
+    assert_eq!(s.title.as_deref(), Some("Renaming the crate"));
+    assert_eq!(s.updated_at, kit::parse_rfc3339("2026-05-01T11:00:00Z"));
+    assert_eq!(s.created_at, kit::parse_rfc3339("2026-05-01T10:00:00Z"));
+}
+
+#[test]
+fn a_rewind_keeps_the_dropped_tail_as_a_branch() {
+    let tmp = tempfile::tempdir().unwrap();
+    chat(
+        tmp.path(),
+        "p",
+        "session-2026-05-01T10-00-s-1.jsonl",
+        &[
+            META,
+            r#"{"id":"u1","timestamp":"2026-05-01T10:00:01Z","type":"user","content":"write a poem"}"#,
+            r#"{"id":"g1","timestamp":"2026-05-01T10:00:02Z","type":"gemini","content":"Roses are red"}"#,
+            r#"{"id":"u2","timestamp":"2026-05-01T10:00:03Z","type":"user","content":"make it rhyme harder"}"#,
+            r#"{"id":"g2","timestamp":"2026-05-01T10:00:04Z","type":"gemini","content":"Violets are blue"}"#,
+            r#"{"$rewindTo":"u2"}"#,
+            r#"{"id":"u3","timestamp":"2026-05-01T10:00:05Z","type":"user","content":"make it a haiku"}"#,
+            r#"{"$rewindTo":"nope"}"#,
+        ],
+    );
+    let s = load_one(tmp.path());
+    assert_eq!(
+        texts(&s),
+        ["write a poem", "Roses are red", "make it a haiku"]
+    );
+    assert_eq!(s.branches.len(), 1);
+    let b = &s.branches[0];
+    assert_eq!(b.name, "branch-g2");
+    assert_eq!(b.fork_point.as_deref(), Some("g1"));
+    assert_eq!(b.leaf.as_deref(), Some("g2"));
+    let bt: Vec<&str> = b.messages.iter().map(|m| m.content.as_str()).collect();
+    assert_eq!(
+        bt,
+        [
+            "write a poem",
+            "Roses are red",
+            "make it rhyme harder",
+            "Violets are blue"
+        ]
+    );
+    assert_eq!(s.warnings.len(), 1, "{:?}", s.warnings);
+    assert!(s.warnings[0].contains("rewind to unknown message nope"));
+}
+
+#[test]
+fn subagent_chats_nest_under_their_parent() {
+    let tmp = tempfile::tempdir().unwrap();
+    chat(
+        tmp.path(),
+        "p",
+        "session-2026-05-01T10-00-s-1.jsonl",
+        &[
+            META,
+            r#"{"id":"u1","type":"user","content":"investigate the bug"}"#,
+            r#"{"id":"g1","type":"gemini","content":"","toolCalls":[{"id":"c9","name":"codebase_investigator","args":{},"status":"success","agentId":"sub-7","result":[{"functionResponse":{"id":"c9","name":"codebase_investigator","response":{"output":"found it in parse.rs"}}}]}]}"#,
+        ],
+    );
+    chat(
+        tmp.path(),
+        "p",
+        "s-1/sub-7.jsonl",
+        &[
+            r#"{"sessionId":"sub-7","projectHash":"h","startTime":"2026-05-01T10:00:05Z","lastUpdated":"2026-05-01T10:00:05Z","kind":"subagent"}"#,
+            r#"{"id":"x1","type":"user","content":"look for the parser bug"}"#,
+            r#"{"id":"x2","type":"gemini","content":"The bug is in parse.rs"}"#,
+        ],
+    );
+    let st = store(tmp.path());
+    let listed = st.list();
+    assert_eq!(listed.len(), 1, "the subagent chat is not top-level");
+    assert_eq!(listed[0].sources.len(), 3, "{:?}", listed[0].sources);
+    let s = st.load(&listed[0]);
+    assert_eq!(s.subagents.len(), 1);
+    let sub = &s.subagents[0];
+    assert_eq!(sub.name, "sub-7");
+    assert_eq!(sub.tool_call_id.as_deref(), Some("c9"));
+    let child = sub.session.as_ref().unwrap();
+    assert_eq!(child.parent.as_deref(), Some("gemini:s-1"));
+    assert_eq!(
+        texts(child),
+        ["look for the parser bug", "The bug is in parse.rs"]
+    );
+    assert!(child.tags.contains(&"subagent".to_string()));
+}
+
+#[test]
+fn cwd_comes_from_projects_json_or_the_marker_never_a_guess() {
+    let tmp = tempfile::tempdir().unwrap();
+    let h = tmp.path();
+    chat(
+        h,
+        "webapp",
+        "session-2026-05-01T10-00-s-1.jsonl",
+        &[META, r#"{"id":"u","type":"user","content":"a"}"#],
+    );
+    chat(
+        h,
+        "api-2",
+        "session-2026-05-01T10-00-s-2.jsonl",
+        &[
+            &META.replace("s-1", "s-2"),
+            r#"{"id":"u","type":"user","content":"b"}"#,
+        ],
+    );
+    chat(
+        h,
+        "0123abcd",
+        "session-2026-05-01T10-00-s-3.jsonl",
+        &[
+            &META.replace("s-1", "s-3"),
+            r#"{"id":"u","type":"user","content":"c"}"#,
+        ],
+    );
+    fs::write(
+        h.join(".gemini/projects.json"),
+        r#"{"projects":{"/home/dev/webapp":"webapp","/home/dev/other":"other"}}"#,
+    )
+    .unwrap();
+    fs::write(h.join(".gemini/tmp/api-2/.project_root"), "/srv/api\n").unwrap();
+    let st = store(h);
+    let cwd: BTreeMap<String, Option<String>> = st
+        .list()
+        .iter()
+        .map(|l| (l.id.clone(), st.load(l).cwd))
+        .collect();
+    assert_eq!(cwd["s-1"].as_deref(), Some("/home/dev/webapp"));
+    assert_eq!(cwd["s-2"].as_deref(), Some("/srv/api"));
+    assert_eq!(cwd["s-3"], None);
+}
+
+#[test]
+fn tool_errors_display_fallback_and_content_parts() {
+    let tmp = tempfile::tempdir().unwrap();
+    chat(
+        tmp.path(),
+        "p",
+        "session-2026-05-01T10-00-s-1.jsonl",
+        &[
+            META,
+            r#"{"id":"u1","type":"user","content":[{"text":"see "},{"text":"this"},{"inlineData":{"mimeType":"image/png","data":"AAAAAAAA"}}]}"#,
+            r#"{"id":"g1","type":"gemini","content":[{"text":"pondering","thought":true},{"text":"done"}],"toolCalls":[{"id":"a","name":"shell","args":{"command":"false"},"status":"error","result":[{"functionResponse":{"id":"a","name":"shell","response":{"error":"exit code 1"}}}]},{"id":"b","name":"edit","args":{},"status":"success","resultDisplay":"edited 3 lines"},{"id":"c","name":"slow","args":{},"status":"executing"}]}"#,
+            r#"{"id":"w1","type":"warning","content":"quota nearly used"}"#,
+            r#"{"id":"e1","type":"error","content":"API error 500"}"#,
+        ],
+    );
+    let s = load_one(tmp.path());
+    assert_eq!(s.messages[0].content, "see this\n\n[image: image/png, 6 B]");
+    let g = &s.messages[1];
+    assert_eq!(g.content, "done");
+    assert_eq!(g.thinking.as_deref(), Some("pondering"));
+    let c = &g.tool_calls;
+    assert_eq!(
+        (c[0].output.as_deref(), c[0].is_error),
+        (Some("exit code 1"), Some(true))
+    );
+    assert_eq!(
+        (c[1].output.as_deref(), c[1].is_error),
+        (Some("edited 3 lines"), Some(false))
+    );
+    assert_eq!((c[2].output.as_deref(), c[2].is_error), (None, None));
+    assert_eq!(s.messages[2].content, "warning: quota nearly used");
+    assert_eq!(s.messages[3].content, "error: API error 500");
+    assert!(s.messages[2..]
+        .iter()
+        .all(|m| m.role == Role::System && m.kind == MessageKind::Event));
+    assert_eq!(s.turn_count(), 1, "events are not prompts");
+}
+
+#[test]
+fn corrupt_lines_cost_warnings_not_the_session() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = chat(
+        tmp.path(),
+        "p",
+        "session-2026-05-01T10-00-s-1.jsonl",
+        &[
+            &META.replace(r#""kind":"main""#, r#""kind":"main","version":3"#),
+            r#"{"id":"u1","type":"user","content":"still here"}"#,
+            "garbage {",
+            r#"{"id":"g1","type":"gemini","content":"answer","tokens":"lots"}"#,
+            r#"{"id":"z1","type":"hologram","content":"from the future"}"#,
+            r#"{"id":"g2","type":"gemini","content":"and more"}"#,
+        ],
+    );
+    let mut bytes = fs::read(&path).unwrap();
+    bytes.extend_from_slice(br#"{"id":"g3","type":"gem"#);
+    fs::write(&path, bytes).unwrap();
+    let s = load_one(tmp.path());
+    assert_eq!(texts(&s), ["still here", "and more"]);
+    assert_eq!(s.warnings.len(), 5, "{:?}", s.warnings);
+    assert!(s
+        .warnings
+        .iter()
+        .any(|w| w.contains("format version 3 is newer")));
+    assert!(s.warnings.iter().any(|w| w.contains("line 3: skipped")));
+    assert!(s.warnings.iter().any(|w| w.contains("line 4: skipped")));
+    assert!(s.warnings.iter().any(|w| w.contains("unknown type")));
+    assert!(s.warnings.iter().any(|w| w.contains("partial last line")));
+
+    // A legacy document that is not JSON at all still lists and loads, with a warning.
+    let bad = path.with_file_name("session-2026-05-02T10-00-s-9.json");
+    fs::write(&bad, b"{\"sessionId\": \"s-9\", \"messages\": [").unwrap();
+    let st = store(tmp.path());
+    let l = st.list().into_iter().find(|l| l.id == "s-9").unwrap();
+    let s = st.load(&l);
+    assert!(s.messages.is_empty());
+    assert!(
+        s.warnings[0].contains("not a Gemini conversation"),
+        "{:?}",
+        s.warnings
+    );
+}
+
+#[test]
+fn a_migrated_legacy_chat_is_listed_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    chat(
+        tmp.path(),
+        "p",
+        "session-2026-05-01T10-00-s-1.jsonl",
+        &[META],
+    );
+    let legacy = tmp
+        .path()
+        .join(".gemini/tmp/p/chats/session-2026-05-01T10-00-s-1.json");
+    fs::write(&legacy, r#"{"sessionId":"s-1","messages":[]}"#).unwrap();
+    let listed = store(tmp.path()).list();
+    assert_eq!(listed.len(), 1);
+    assert!(kit::file_name(&listed[0].path).ends_with(".jsonl"));
+}
+
+#[test]
+fn a_long_header_line_still_names_the_session() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dirs: Vec<String> = (0..400).map(|i| format!("\"/srv/repo/dir-{i}\"")).collect();
+    let meta = format!(
+        r#"{{"sessionId":"long-1","projectHash":"h","startTime":"2026-05-01T10:00:00.000Z","lastUpdated":"2026-05-01T10:00:00.000Z","kind":"main","directories":[{}]}}"#,
+        dirs.join(",")
+    );
+    assert!(meta.len() > 4096);
+    chat(
+        tmp.path(),
+        "p",
+        "session-2026-05-01T10-00-long-1.jsonl",
+        &[&meta, r#"{"id":"u1","type":"user","content":"hello"}"#],
+    );
+    let st = store(tmp.path());
+    let l = st.list();
+    assert_eq!(l[0].id, "long-1");
+    assert_eq!(st.load(&l[0]).id, "long-1");
+}
