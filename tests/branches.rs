@@ -3,12 +3,11 @@
 
 mod common;
 
-use common::{real_fixtures, stderr, stdout, Home, Mount};
+use common::{real_fixtures, stderr, stdout, Foreground, Home, Mount};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
 const PI_BUCKET: &str = "--tmp-sessfs-branches--";
 const CLAUDE_PROJECT: &str = "-tmp-sessfs-branches";
@@ -531,108 +530,6 @@ fn full_home() -> Home {
 
     put_spotter_tree(h);
     home
-}
-
-/// `sessfs mount --foreground` as a child of the test, logging at debug level to a file, so
-/// the test can count renders (`rendered <agent>/<name> version …`, one line per render).
-struct Foreground {
-    dir: tempfile::TempDir,
-    _logdir: tempfile::TempDir,
-    log: PathBuf,
-    child: Child,
-}
-
-impl Foreground {
-    fn new(home: &Home) -> Foreground {
-        common::require_fuse();
-        let dir = tempfile::Builder::new()
-            .prefix("sessfs-mnt")
-            .tempdir()
-            .expect("temp dir");
-        let logdir = tempfile::tempdir().expect("temp dir");
-        let log = logdir.path().join("sessfs.log");
-        let logf = std::fs::File::create(&log).expect("log file");
-        let mp = dir.path().to_str().expect("utf-8 path").to_string();
-        let mut child = home
-            .command(&["mount", &mp, "--foreground"])
-            .env("RUST_LOG", "sessfs=debug")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(logf)
-            .spawn()
-            .expect("spawn sessfs");
-        let start = Instant::now();
-        loop {
-            let mounted = std::fs::read_to_string("/proc/self/mountinfo")
-                .map(|m| m.contains(&format!(" {mp} ")))
-                .unwrap_or(false);
-            if mounted {
-                break;
-            }
-            if let Ok(Some(st)) = child.try_wait() {
-                panic!("sessfs exited ({st}): {}", read(&log));
-            }
-            // A guard against a hung test, not a timing assertion.
-            assert!(
-                start.elapsed() < Duration::from_secs(60),
-                "mount never came up"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        Foreground {
-            dir,
-            _logdir: logdir,
-            log,
-            child,
-        }
-    }
-
-    fn path(&self) -> &Path {
-        self.dir.path()
-    }
-
-    /// How many times each `<agent>/<name>` was rendered so far.
-    fn renders(&self) -> BTreeMap<String, usize> {
-        let mut out = BTreeMap::new();
-        for line in read(&self.log).lines() {
-            if let Some((_, rest)) = line.split_once("] rendered ") {
-                let key = rest.split(" version ").next().unwrap_or(rest);
-                *out.entry(key.to_string()).or_insert(0) += 1;
-            }
-        }
-        out
-    }
-
-    fn sh(&self, script: &str) -> std::process::Output {
-        Command::new("bash")
-            .arg("-c")
-            .arg(script)
-            .current_dir(self.path())
-            .output()
-            .expect("run bash")
-    }
-}
-
-impl Drop for Foreground {
-    fn drop(&mut self) {
-        let _ = Command::new(common::bin())
-            .arg("umount")
-            .arg(self.dir.path())
-            .output();
-        let start = Instant::now();
-        while start.elapsed() < Duration::from_secs(10) {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = Command::new("fusermount3")
-            .arg("-uz")
-            .arg(self.dir.path())
-            .output();
-    }
 }
 
 /// Every session directory of the mount as `<agent>/<name>`.

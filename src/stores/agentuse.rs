@@ -801,7 +801,7 @@ fn read_artifact(md: &Path, file: &str) -> Result<String, String> {
     if meta.len() > MAX_ARTIFACT_BYTES {
         return Err(format!("{} bytes, too large", meta.len()));
     }
-    let bytes = std::fs::read(&path).map_err(|e| e.to_string())?;
+    let bytes = super::kit::read_file(&path).map_err(|e| e.to_string())?;
     if file.ends_with(".json") {
         let v: Value = serde_json::from_slice(&bytes).map_err(|e| format!("invalid JSON: {e}"))?;
         Ok(value_text(v.get("output").unwrap_or(&v)))

@@ -326,7 +326,7 @@ fn list_ids(conn: &Connection) -> rusqlite::Result<Vec<String>> {
 fn wal_file_missing(db: &Path) -> bool {
     use std::io::Read;
     let mut header = [0u8; 20];
-    let is_wal = std::fs::File::open(db)
+    let is_wal = super::kit::open_file(db)
         .and_then(|mut f| f.read_exact(&mut header))
         .is_ok()
         && header.starts_with(b"SQLite format 3\0")
@@ -338,6 +338,13 @@ fn wal_file_missing(db: &Path) -> bool {
 }
 
 fn open_read_only(path: &Path) -> rusqlite::Result<Connection> {
+    // SQLite's own open blocks on a FIFO and reads devices; only a regular file is opened.
+    if let Err(e) = super::kit::open_file(path) {
+        return Err(rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CANTOPEN),
+            Some(format!("{}: {e}", path.display())),
+        ));
+    }
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
         | OpenFlags::SQLITE_OPEN_NO_MUTEX
         | OpenFlags::SQLITE_OPEN_URI;
@@ -391,7 +398,7 @@ fn describe(e: &rusqlite::Error) -> String {
 fn is_sqlite_file(path: &Path) -> bool {
     use std::io::Read;
     let mut head = [0u8; 16];
-    std::fs::File::open(path)
+    super::kit::open_file(path)
         .and_then(|mut f| f.read_exact(&mut head))
         .is_ok()
         && &head == b"SQLite format 3\0"

@@ -178,7 +178,7 @@ fn flat_agent_files(main: &Path, session_id: &str) -> Vec<PathBuf> {
 /// The first `sessionId` in the first 16 KB of a file, without parsing whole lines
 /// (a first line can be megabytes of base64).
 fn head_session_id(path: &Path) -> Option<String> {
-    let f = std::fs::File::open(path).ok()?;
+    let f = super::kit::open_file(path).ok()?;
     let mut buf = Vec::new();
     f.take(16 * 1024).read_to_end(&mut buf).ok()?;
     let s = String::from_utf8_lossy(&buf);
@@ -199,7 +199,7 @@ fn head_session_id(path: &Path) -> Option<String> {
 
 /// `.meta.json` of a nested subagent: `{agentType, description, toolUseId}`.
 fn read_agent_meta(path: &Path) -> Option<Value> {
-    let f = std::fs::File::open(path).ok()?;
+    let f = super::kit::open_file(path).ok()?;
     let mut buf = Vec::new();
     f.take(1024 * 1024).read_to_end(&mut buf).ok()?;
     serde_json::from_slice(&buf).ok()

@@ -29,7 +29,7 @@
 //!   `totalPremiumRequests` in real files), not USD, so it is a tag, never a cost.
 //! - `workspace.yaml` is a handful of flat `key: value` lines; they are read by hand.
 
-use super::{jsonl, kit, Env, Listed, Root, Store};
+use super::{jsonl, kit, Base, Env, Listed, Root, Store};
 use crate::model::{
     unified_id, Agent, Branch, Message, MessageKind, Role, Session, Subagent, TokenUsage, ToolCall,
     SEALED_THINKING,
@@ -70,27 +70,25 @@ pub fn candidates(env: &Env) -> Vec<Root> {
 }
 
 pub struct CopilotStore {
-    roots: Vec<Root>,
+    base: Base,
 }
 
 impl CopilotStore {
     pub fn new(roots: Vec<Root>) -> CopilotStore {
-        CopilotStore { roots }
+        CopilotStore {
+            base: Base::new(Agent::Copilot, roots),
+        }
     }
 }
 
 impl Store for CopilotStore {
-    fn agent(&self) -> Agent {
-        Agent::Copilot
-    }
-
-    fn roots(&self) -> &[Root] {
-        &self.roots
+    fn base(&self) -> &Base {
+        &self.base
     }
 
     fn list(&self) -> Vec<Listed> {
         let mut out = Vec::new();
-        for (i, root) in self.roots.iter().enumerate() {
+        for (i, root) in self.base.roots.iter().enumerate() {
             let state = root.path.join("session-state");
             let history = root.path.join("history-session-state");
             if state.is_dir() || history.is_dir() {
@@ -1211,7 +1209,7 @@ fn load_history(path: &Path, id: &str) -> Session {
             b.warn(format!("{} bytes, too large to parse, skipped", m.len()));
             return b.finish();
         }
-        _ => match std::fs::read(path) {
+        _ => match kit::read_file(path) {
             Ok(x) => x,
             Err(e) => {
                 b.warn(format!("cannot read: {e}"));

@@ -29,7 +29,7 @@
 //! - Records are parsed into typed, borrowed structs; only tool arguments, results and
 //!   content parts (free-form by nature) are `Value`s.
 
-use super::{jsonl, kit, Env, Listed, Root, Store};
+use super::{jsonl, kit, Base, Env, Listed, Root, Store};
 use crate::model::{
     unified_id, Agent, Branch, Message, MessageKind, Role, Session, Subagent, TokenUsage, ToolCall,
 };
@@ -61,27 +61,25 @@ pub fn candidates(env: &Env) -> Vec<Root> {
 }
 
 pub struct GeminiStore {
-    roots: Vec<Root>,
+    base: Base,
 }
 
 impl GeminiStore {
     pub fn new(roots: Vec<Root>) -> GeminiStore {
-        GeminiStore { roots }
+        GeminiStore {
+            base: Base::new(Agent::Gemini, roots),
+        }
     }
 }
 
 impl Store for GeminiStore {
-    fn agent(&self) -> Agent {
-        Agent::Gemini
-    }
-
-    fn roots(&self) -> &[Root] {
-        &self.roots
+    fn base(&self) -> &Base {
+        &self.base
     }
 
     fn list(&self) -> Vec<Listed> {
         let mut out = Vec::new();
-        for (i, root) in self.roots.iter().enumerate() {
+        for (i, root) in self.base.roots.iter().enumerate() {
             for chats in chats_dirs(&root.path) {
                 list_chats(&chats, i, &mut out);
             }
@@ -164,7 +162,7 @@ fn listed_id(path: &Path) -> String {
     let name = kit::file_name(path);
     let jsonl = name.ends_with(".jsonl");
     let mut head = Vec::new();
-    if let Ok(f) = std::fs::File::open(path) {
+    if let Ok(f) = kit::open_file(path) {
         // The JSONL header line, however long (it may list `directories`); a legacy
         // document starts with its `sessionId`.
         let mut r = std::io::BufReader::new(f.take(if jsonl { 1 << 20 } else { 4096 }));
@@ -230,7 +228,7 @@ fn project_cwd(chat_file: &Path) -> Option<String> {
     let project = chat_file.parent()?.parent()?;
     let slug = kit::file_name(project);
     let registry = project.parent()?.parent()?.join("projects.json");
-    if let Ok(bytes) = std::fs::read(&registry) {
+    if let Ok(bytes) = kit::read_file(&registry) {
         if let Ok(p) = serde_json::from_slice::<Projects>(&bytes) {
             if let Some((path, _)) = p.projects.iter().find(|(_, s)| s.as_str() == slug) {
                 return Some(path.clone());
@@ -781,7 +779,7 @@ fn read_legacy(path: &Path, replay: &mut Replay) {
                 .push(format!("{} bytes, too large to parse, skipped", m.len()));
             return;
         }
-        _ => match std::fs::read(path) {
+        _ => match kit::read_file(path) {
             Ok(b) => b,
             Err(e) => {
                 replay.warnings.push(format!("cannot read: {e}"));

@@ -17,7 +17,7 @@ const MAX_WARNINGS: usize = 20;
 /// Call `f(line_number, value)` for every line that parses as a JSON object or array.
 /// Returns the warnings (unreadable file, bad lines, a partial last line).
 pub fn read(path: &Path, mut f: impl FnMut(usize, Value)) -> Vec<String> {
-    let file = match std::fs::File::open(path) {
+    let file = match super::kit::open_file(path) {
         Ok(f) => f,
         Err(e) => return vec![format!("cannot open {}: {e}", path.display())],
     };
@@ -37,7 +37,7 @@ pub fn read_lines(
     path: &Path,
     mut f: impl FnMut(usize, &[u8]) -> Result<(), String>,
 ) -> Vec<String> {
-    let file = match std::fs::File::open(path) {
+    let file = match super::kit::open_file(path) {
         Ok(f) => f,
         Err(e) => return vec![format!("cannot open {}: {e}", path.display())],
     };

@@ -56,6 +56,38 @@ pub fn subdirs(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// Open a store file for reading, refusing anything that is not a regular file.
+///
+/// Every store reads through this. A session file can become a FIFO, a device (a symlink to
+/// `/dev/zero`), a socket or a directory between listing and loading; a plain `open` of a
+/// FIFO blocks until a writer comes (forever, on a FUSE worker thread) and `/dev/zero`
+/// never ends. The open is non-blocking, so it returns at once, and `fstat` on the opened
+/// descriptor (not the path, which can change again) decides.
+pub fn open_file(path: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)?;
+    if f.metadata()?.is_file() {
+        Ok(f)
+    } else {
+        Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file",
+        ))
+    }
+}
+
+/// The whole of a regular file (see [`open_file`]).
+pub fn read_file(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut f = open_file(path)?;
+    let mut buf = Vec::new();
+    f.read_to_end(&mut buf)?;
+    Ok(buf)
+}
+
 /// The file name as UTF-8, or `""` when it has none or is not UTF-8 (callers that keep
 /// non-UTF-8 names use [`crate::names::os_id`]).
 pub fn file_name(p: &Path) -> &str {
@@ -161,7 +193,7 @@ pub fn read_json(path: &Path, label: &str, max_bytes: u64) -> Result<Value, Stri
             meta.len()
         ));
     }
-    let bytes = std::fs::read(path).map_err(|e| format!("{label}: cannot read: {e}"))?;
+    let bytes = read_file(path).map_err(|e| format!("{label}: cannot read: {e}"))?;
     let parsed = match std::str::from_utf8(&bytes) {
         Ok(text) => serde_json::from_str::<Value>(text),
         Err(_) => serde_json::from_str::<Value>(&String::from_utf8_lossy(&bytes)),

@@ -11,7 +11,7 @@ pub mod seeds_json;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 use tempfile::TempDir;
 
@@ -221,6 +221,114 @@ impl Drop for Mount {
         {
             std::thread::sleep(Duration::from_millis(20));
         }
+    }
+}
+
+/// `sessfs mount --foreground` as a child of the test, logging at debug level to a file, so
+/// the test can count renders (`rendered <agent>/<name> version …`, one line per render).
+pub struct Foreground {
+    pub dir: tempfile::TempDir,
+    _logdir: tempfile::TempDir,
+    pub log: PathBuf,
+    pub child: Child,
+}
+
+impl Foreground {
+    pub fn new(home: &Home) -> Foreground {
+        require_fuse();
+        let dir = tempfile::Builder::new()
+            .prefix("sessfs-mnt")
+            .tempdir()
+            .expect("temp dir");
+        let logdir = tempfile::tempdir().expect("temp dir");
+        let log = logdir.path().join("sessfs.log");
+        let logf = std::fs::File::create(&log).expect("log file");
+        let mp = dir.path().to_str().expect("utf-8 path").to_string();
+        let mut child = home
+            .command(&["mount", &mp, "--foreground"])
+            .env("RUST_LOG", "sessfs=debug")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(logf)
+            .spawn()
+            .expect("spawn sessfs");
+        let start = Instant::now();
+        loop {
+            let mounted = std::fs::read_to_string("/proc/self/mountinfo")
+                .map(|m| m.contains(&format!(" {mp} ")))
+                .unwrap_or(false);
+            if mounted {
+                break;
+            }
+            if let Ok(Some(st)) = child.try_wait() {
+                panic!(
+                    "sessfs exited ({st}): {}",
+                    std::fs::read_to_string(&log).unwrap_or_default()
+                );
+            }
+            // A guard against a hung test, not a timing assertion.
+            assert!(
+                start.elapsed() < Duration::from_secs(60),
+                "mount never came up"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Foreground {
+            dir,
+            _logdir: logdir,
+            log,
+            child,
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// How many times each `<agent>/<name>` was rendered so far.
+    pub fn renders(&self) -> BTreeMap<String, usize> {
+        let mut out = BTreeMap::new();
+        for line in std::fs::read_to_string(&self.log)
+            .unwrap_or_default()
+            .lines()
+        {
+            if let Some((_, rest)) = line.split_once("] rendered ") {
+                let key = rest.split(" version ").next().unwrap_or(rest);
+                *out.entry(key.to_string()).or_insert(0) += 1;
+            }
+        }
+        out
+    }
+
+    pub fn sh(&self, script: &str) -> std::process::Output {
+        Command::new("bash")
+            .arg("-c")
+            .arg(script)
+            .current_dir(self.path())
+            .output()
+            .expect("run bash")
+    }
+}
+
+impl Drop for Foreground {
+    fn drop(&mut self) {
+        let _ = Command::new(bin())
+            .arg("umount")
+            .arg(self.dir.path())
+            .output();
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_secs(10) {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = Command::new("fusermount3")
+            .arg("-uz")
+            .arg(self.dir.path())
+            .output();
     }
 }
 

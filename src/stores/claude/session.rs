@@ -283,7 +283,7 @@ fn read_spill(
         candidates.push(dir.join(name));
     }
     let path = candidates.into_iter().find(|p| p.is_file())?;
-    let file = match std::fs::File::open(&path) {
+    let file = match crate::stores::kit::open_file(&path) {
         Ok(f) => f,
         Err(e) => {
             warnings.push(format!("cannot read {}: {e}", path.display()));

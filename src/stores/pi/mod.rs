@@ -315,7 +315,7 @@ const PEEK_BYTES: u64 = 64 * 1024;
 /// omp title slot. `None` when neither parses as a `session` header.
 pub(crate) fn peek_header(path: &Path) -> Option<serde_json::Value> {
     use std::io::BufRead;
-    let f = std::fs::File::open(path).ok()?;
+    let f = kit::open_file(path).ok()?;
     let mut r = std::io::BufReader::with_capacity(8 * 1024, f.take(PEEK_BYTES));
     let mut line = Vec::new();
     for _ in 0..2 {
