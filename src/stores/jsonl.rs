@@ -25,6 +25,19 @@ pub fn read(path: &Path, mut f: impl FnMut(usize, Value)) -> Vec<String> {
 
 /// As [`read`], from any reader; `name` is used in warnings.
 pub fn read_from(r: impl Read, name: &str, f: &mut dyn FnMut(usize, Value)) -> Vec<String> {
+    read_lines_from(r, name, &mut |n, text| parse_line(text).map(|v| f(n, v)))
+}
+
+/// The streaming loop under [`read_from`], for stores that parse lines into typed, borrowed
+/// records: `f(line_number, bytes)` gets each non-blank line (trimmed) and returns `Err(why)`
+/// for a line it could not use. Only one line is held at a time, and its buffer is reused, so
+/// memory is bounded by the longest line. A last line without its newline that `f` rejects
+/// is taken as still being written: one "partial last line" warning.
+pub fn read_lines_from(
+    r: impl Read,
+    name: &str,
+    f: &mut dyn FnMut(usize, &[u8]) -> Result<(), String>,
+) -> Vec<String> {
     let mut reader = BufReader::with_capacity(64 * 1024, r);
     let mut warnings = Vec::new();
     let mut bad = 0usize;
@@ -46,18 +59,16 @@ pub fn read_from(r: impl Read, name: &str, f: &mut dyn FnMut(usize, Value)) -> V
         if text.is_empty() {
             continue;
         }
-        if !complete {
-            // Most likely the agent is still writing this line.
-            if serde_json::from_slice::<Value>(text).is_err() {
+        match f(line_no, text) {
+            Ok(()) => {}
+            Err(_) if !complete => {
+                // Most likely the agent is still writing this line.
                 warnings.push(format!(
                     "{name}: line {line_no}: partial last line ignored ({} bytes)",
                     text.len()
                 ));
                 break;
             }
-        }
-        match parse_line(text) {
-            Ok(v) => f(line_no, v),
             Err(e) => {
                 bad += 1;
                 if bad <= MAX_WARNINGS {
