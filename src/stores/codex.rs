@@ -641,8 +641,11 @@ fn load_listed(listed: &Listed) -> Session {
         .map(|p| (p.clone(), peek_head(p)))
         .collect();
     let main = parse_file(&listed.path, &listed.id);
+    // Listed on its own, a subagent's parent is missing (else it would be nested).
+    let spawner = main.head.parent.clone();
     let mut s = resolve(main, &others, &titles, None, 0);
-    if let Some(p) = s.parent.clone() {
+    if let Some(p) = spawner {
+        s.parent = Some(model::unified_id(Agent::Codex, &p));
         s.warnings.push(format!(
             "subagent of {p}, whose rollout was not found: listed on its own"
         ));
