@@ -28,16 +28,15 @@ pub fn read_from(r: impl Read, name: &str, f: &mut dyn FnMut(usize, Value)) -> V
     read_lines_from(r, name, &mut |n, text| parse_line(text).map(|v| f(n, v)))
 }
 
+/// A line handler: `(line number, trimmed bytes)`, `Err(why)` when the line is unusable.
+pub type LineFn<'a> = dyn FnMut(usize, &[u8]) -> Result<(), String> + 'a;
+
 /// The streaming loop under [`read_from`], for stores that parse lines into typed, borrowed
 /// records: `f(line_number, bytes)` gets each non-blank line (trimmed) and returns `Err(why)`
 /// for a line it could not use. Only one line is held at a time, and its buffer is reused, so
 /// memory is bounded by the longest line. A last line without its newline that `f` rejects
 /// is taken as still being written: one "partial last line" warning.
-pub fn read_lines_from(
-    r: impl Read,
-    name: &str,
-    f: &mut dyn FnMut(usize, &[u8]) -> Result<(), String>,
-) -> Vec<String> {
+pub fn read_lines_from(r: impl Read, name: &str, f: &mut LineFn<'_>) -> Vec<String> {
     let mut reader = BufReader::with_capacity(64 * 1024, r);
     let mut warnings = Vec::new();
     let mut bad = 0usize;
