@@ -1211,8 +1211,12 @@ fn contents_text(c: Option<&Contents<'_>>) -> String {
 }
 
 /// The title a prompt gives: its first line of words, past the `<image name=…>` wrapper
-/// lines and placeholders Codex puts before the text of a prompt with pictures.
+/// lines and placeholders Codex puts before the text of a prompt with pictures, and past
+/// the IDE context the VS Code extension puts before `## My request for Codex:`.
 fn prompt_title(text: &str) -> Option<String> {
+    let text = text
+        .split_once("## My request for Codex:")
+        .map_or(text, |(_, request)| request);
     let words: Vec<&str> = text
         .lines()
         .filter(|l| {

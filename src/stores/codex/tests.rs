@@ -226,6 +226,11 @@ fn titles_from_the_index_newest_line_wins_else_first_prompt() {
         title("00000000-0000-7000-8000-000000000002").as_deref(),
         Some("New name")
     );
+    // The VS Code extension's request, not its IDE context header.
+    assert_eq!(
+        real("vct_rollout.jsonl").session.title.as_deref(),
+        Some("幫我檢查一下 go.mod 裡面 為何 go版本是 1.24?")
+    );
     // The prompt after an image wrapper titles the session, not the wrapper.
     let p = real("agentlogs_images.jsonl");
     assert_eq!(
