@@ -19,6 +19,11 @@ const TABLE: &[(&str, f64, f64, f64, f64)] = &[
     ("claude-haiku-4", 1.0, 5.0, 0.1, 1.25),
     ("claude-3-5-haiku", 0.8, 4.0, 0.08, 1.0),
     ("claude-3-haiku", 0.25, 1.25, 0.03, 0.3),
+    // OpenAI list prices per 1M tokens. `gpt-5-codex`, `gpt-5.1`, `gpt-5.1-codex(-max)` are
+    // priced as `gpt-5`; `gpt-5.2*` and the codex mini models are not.
+    ("gpt-5.2", 1.75, 14.0, 0.175, 0.0),
+    ("gpt-5.1-codex-mini", 0.25, 2.0, 0.025, 0.0),
+    ("codex-mini", 1.5, 6.0, 0.375, 0.0),
     ("gpt-5-mini", 0.25, 2.0, 0.025, 0.0),
     ("gpt-5-nano", 0.05, 0.4, 0.005, 0.0),
     ("gpt-5", 1.25, 10.0, 0.125, 0.0),

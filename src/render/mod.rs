@@ -231,6 +231,15 @@ fn pretty_json<T: Serialize + ?Sized>(v: &T) -> String {
         .unwrap_or_else(|e| serde_json::json!({ "error": e.to_string() }).to_string())
 }
 
+/// A tool call's input as a fenced block: a string input (Codex `apply_patch` patch text, a
+/// raw command) is shown as the text it is, anything else as pretty JSON.
+fn input_block(input: &serde_json::Value) -> String {
+    match input {
+        serde_json::Value::String(s) => text::fence(s, ""),
+        v => text::fence(&pretty_json(v), "json"),
+    }
+}
+
 fn compact_json<T: Serialize + ?Sized>(v: &T) -> String {
     serde_json::to_string(v)
         .unwrap_or_else(|e| serde_json::json!({ "error": e.to_string() }).to_string())

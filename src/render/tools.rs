@@ -134,7 +134,7 @@ fn render_one(s: &Session, c: &CallRef<'_>) -> String {
         ));
     }
     out.push_str("\n## Input\n\n");
-    out.push_str(&fence(&super::pretty_json(&call.input), "json"));
+    out.push_str(&super::input_block(&call.input));
     out.push_str("\n## Output\n\n");
     match output {
         Some(o) => out.push_str(&fence(o, "")),

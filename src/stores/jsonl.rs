@@ -44,8 +44,13 @@ pub fn read_lines(
     scan(file, &path.display().to_string(), &mut f)
 }
 
+/// As [`read_lines`], from any reader (a decompressing one, say); `name` is used in warnings.
+pub fn read_lines_from(r: impl Read, name: &str, f: &mut LineFn<'_>) -> Vec<String> {
+    scan(r, name, f)
+}
+
 /// What [`scan`] hands each line to: `Err(reason)` skips the line with a warning.
-type LineFn<'f> = dyn FnMut(usize, &[u8]) -> Result<(), String> + 'f;
+pub type LineFn<'f> = dyn FnMut(usize, &[u8]) -> Result<(), String> + 'f;
 
 /// The one loop behind every reader: lines, the partial last line, bad-line warnings.
 fn scan(r: impl Read, name: &str, f: &mut LineFn<'_>) -> Vec<String> {

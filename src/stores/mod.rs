@@ -21,6 +21,7 @@ pub mod agentuse;
 pub mod agsh;
 pub mod atsf;
 pub mod claude;
+pub mod codex;
 pub mod copilot;
 pub mod gemini;
 pub mod jsonl;
@@ -196,6 +197,12 @@ pub const REGISTRY: &[Spec] = &[
         candidates: claude::candidates,
         given: as_given,
         open: |r| Box::new(claude::ClaudeStore::new(r)),
+    },
+    Spec {
+        agent: Agent::Codex,
+        candidates: codex::candidates,
+        given: as_given,
+        open: |r| Box::new(codex::CodexStore::new(r)),
     },
     Spec {
         agent: Agent::Gemini,

@@ -4,6 +4,7 @@
 
 pub mod agsh;
 pub mod claude;
+pub mod codex;
 pub mod expected;
 pub mod gemcop;
 pub mod pi;

@@ -1,0 +1,1294 @@
+//! OpenAI Codex CLI: `$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<local ts>-<thread id>.jsonl`.
+//!
+//! A rollout is one JSONL file per thread: `{timestamp, type, payload}` lines whose `type`
+//! is `session_meta` (first line), `turn_context` (the model of the following replies),
+//! `response_item` (what the model saw and said), `event_msg` (UI events, among them the
+//! cumulative `token_count`) or `compacted`. Older files use other shapes, read here too:
+//! mid-2025 builds wrote no envelope (line 1 `{id, timestamp, instructions}`, then
+//! `{"record_type":"state"}` markers and bare response items), and Codex ≥ 0.137 compresses
+//! idle rollouts to `.jsonl.zst` (a plain `.jsonl` of the same name, written on resume, wins).
+//! `archived_sessions/` holds archived rollouts flat; the agent-mux spec path
+//! `~/.codex/sessions/<id>.jsonl` is a flat directory and is listed as such.
+//!
+//! Design decisions, and why:
+//!
+//! - **One user stream.** Codex writes each prompt twice: as a `response_item` message with
+//!   role `user` (the model-visible stream, in order with the tool calls, and the only one in
+//!   old files) and as an `event_msg` `user_message` (the UI's copy). The `response_item`
+//!   stream is used; `event_msg` prompts (and `agent_message` replies) are used only when a
+//!   file has no `response_item` prompt (or reply) at all. Injected user-role messages
+//!   (`<environment_context>`, AGENTS.md, `<user_instructions>`, …) and `developer` messages
+//!   become [`MessageKind::Context`] messages: never a prompt, a turn or the title.
+//! - **Tokens.** `token_count.info.total_token_usage` is cumulative: the last one is the
+//!   session's total, stored in [`Session::reported_usage`] (never a sum of lines).
+//! - **Forks** copy the parent's rollout items, `token_count` events included, into the new
+//!   file, and Codex seeds the fork's counter from the last copied one, so the fork's totals
+//!   continue the parent's. The fork's own usage is its last total minus the parent's total
+//!   at the fork point: the last entry of the longest common prefix of the two files'
+//!   `token_count` sequences. The copied messages are marked `inherited`.
+//! - **Subagents** (`source: {"subagent": {"thread_spawn": {"parent_thread_id": …}}}`) are
+//!   separate rollouts. They are nested under their parent and not listed themselves; the
+//!   parent's [`Listed::sources`] name their files so a growing child re-renders its parent.
+//!   A child whose parent rollout is gone is listed on its own, with a warning.
+//! - **Memory.** A rollout can reach gigabytes of inline images. Lines are streamed, parsed
+//!   into borrowed typed records and dropped; images become placeholders while parsing.
+//!   `compacted.replacement_history` repeats the whole history and is never read.
+//!
+//! Listing reads file names, `stat` and the first line of each file only (the id, and whether
+//! the rollout is a fork or a subagent).
+
+#[cfg(test)]
+mod tests;
+
+use super::{jsonl, kit, Base, Env, Listed, Root, Store};
+use crate::model::{
+    self, Agent, Message, MessageKind, Role, Session, Subagent, TokenUsage, ToolCall,
+};
+use crate::names;
+use chrono::{DateTime, Utc};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use std::borrow::Cow;
+use std::collections::{HashMap, HashSet};
+use std::io::{BufRead, Read};
+use std::path::{Path, PathBuf};
+
+/// Where Codex keeps its threads: `$CODEX_HOME` (default `~/.codex`), then the agent-mux
+/// spec's flat `~/.codex/sessions`.
+pub fn candidates(env: &Env) -> Vec<Root> {
+    kit::roots(
+        env,
+        Agent::Codex,
+        &kit::Places {
+            env: &[("CODEX_HOME", "")],
+            defaults: &[".codex"],
+            spec: &[".codex/sessions"],
+        },
+    )
+}
+
+const INDEX: &str = "session_index.jsonl";
+/// Subagents of subagents are nested this deep at most (a guard against parent cycles).
+const MAX_DEPTH: usize = 8;
+/// Listing reads at most this much of a first line (base instructions make it tens of KB).
+const HEAD_BYTES: u64 = 4 * 1024 * 1024;
+
+pub struct CodexStore {
+    base: Base,
+}
+
+impl CodexStore {
+    pub fn new(roots: Vec<Root>) -> CodexStore {
+        CodexStore {
+            base: Base::new(Agent::Codex, roots),
+        }
+    }
+}
+
+impl Store for CodexStore {
+    fn base(&self) -> &Base {
+        &self.base
+    }
+
+    fn list(&self) -> Vec<Listed> {
+        let mut seen = HashSet::new();
+        let mut files: Vec<(PathBuf, Head, usize)> = Vec::new();
+        for (i, root) in self.base.roots.iter().enumerate() {
+            for p in rollout_files(&root.path) {
+                let key = p.canonicalize().unwrap_or_else(|_| p.clone());
+                if seen.insert(key) {
+                    let head = peek_head(&p);
+                    files.push((p, head, i));
+                }
+            }
+        }
+        list_files(&files)
+    }
+
+    fn load(&self, listed: &Listed) -> Session {
+        load_listed(listed)
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Listing
+
+/// The rollouts under a root, plain files winning over `.zst` files of the same name.
+/// A Codex home (it has `sessions/` or `archived_sessions/`) is read there; any other root
+/// is a sessions directory itself (the spec path, or a `--store` given by hand).
+pub fn rollout_files(root: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let (sessions, archived) = (root.join("sessions"), root.join("archived_sessions"));
+    if sessions.is_dir() || archived.is_dir() {
+        walk(&sessions, 3, &mut out);
+        walk(&archived, 0, &mut out);
+    } else {
+        walk(root, 3, &mut out);
+    }
+    out.sort();
+    let plain: HashSet<PathBuf> = out.iter().filter(|p| !is_zst(p)).cloned().collect();
+    out.retain(|p| !is_zst(p) || !plain.contains(&p.with_extension("")));
+    out
+}
+
+fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
+    for p in kit::entries(dir) {
+        let name = kit::file_name(&p);
+        if name.starts_with('.') {
+            continue;
+        }
+        if p.is_dir() {
+            if depth > 0 && !p.is_symlink() {
+                walk(&p, depth - 1, out);
+            }
+        } else if (name.ends_with(".jsonl") || name.ends_with(".jsonl.zst"))
+            && name != INDEX
+            && name != "history.jsonl"
+            && p.is_file()
+        {
+            out.push(p);
+        }
+    }
+}
+
+fn is_zst(p: &Path) -> bool {
+    kit::file_name(p).ends_with(".zst")
+}
+
+/// What the first line of a rollout says about the thread.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Head {
+    pub id: Option<String>,
+    pub forked_from: Option<String>,
+    /// The spawning thread, for subagents.
+    pub parent: Option<String>,
+    pub nickname: Option<String>,
+    pub role: Option<String>,
+}
+
+impl Head {
+    fn from_meta(m: &Meta<'_>) -> Head {
+        let spawn = m.source.as_ref().and_then(|s| spawn_of(s.get()));
+        let own = |c: &Option<Cow<'_, str>>| {
+            c.as_deref()
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned)
+        };
+        Head {
+            id: own(&m.id),
+            forked_from: own(&m.forked_from_id),
+            parent: spawn
+                .as_ref()
+                .and_then(|s| own(&s.parent_thread_id))
+                .or_else(|| own(&m.parent_thread_id)),
+            nickname: own(&m.agent_nickname)
+                .or_else(|| spawn.as_ref().and_then(|s| own(&s.agent_nickname))),
+            role: own(&m.agent_role).or_else(|| spawn.as_ref().and_then(|s| own(&s.agent_role))),
+        }
+    }
+}
+
+/// A reader over a rollout, decompressing `.zst` as it streams.
+fn open(path: &Path) -> std::io::Result<Box<dyn Read>> {
+    let f = kit::open_file(path)?;
+    if is_zst(path) {
+        Ok(Box::new(zstd::stream::read::Decoder::new(f)?))
+    } else {
+        Ok(Box::new(f))
+    }
+}
+
+/// The first line's thread facts; empty when it cannot be read (the file name then gives
+/// the id).
+pub fn peek_head(path: &Path) -> Head {
+    let Ok(r) = open(path) else {
+        return Head::default();
+    };
+    let mut r = std::io::BufReader::new(r.take(HEAD_BYTES));
+    let mut line = Vec::new();
+    if r.read_until(b'\n', &mut line).is_err() {
+        return Head::default();
+    }
+    let Ok(raw) = serde_json::from_slice::<RawLine>(&line) else {
+        return Head::default();
+    };
+    let meta = match (raw.kind.as_deref(), raw.payload) {
+        (Some("session_meta"), Some(p)) => serde_json::from_str::<Meta>(p.get()).ok(),
+        (None, None) => serde_json::from_slice::<Meta>(&line).ok(),
+        _ => None,
+    };
+    meta.map(|m| Head::from_meta(&m)).unwrap_or_default()
+}
+
+/// The thread id a file name ends with: `rollout-2025-01-01T10-00-00-<uuid>.jsonl` gives the
+/// uuid; a name without one gives its stem.
+pub fn id_from_file_name(path: &Path) -> String {
+    let name = path.file_name().map(names::os_id).unwrap_or_default();
+    let stem = name
+        .strip_suffix(".zst")
+        .unwrap_or(&name)
+        .strip_suffix(".jsonl")
+        .unwrap_or(&name)
+        .to_string();
+    let b = stem.as_bytes();
+    if b.len() >= 36 {
+        let tail = &stem[stem.len() - 36..];
+        let uuid = tail.char_indices().all(|(i, c)| match i {
+            8 | 13 | 18 | 23 => c == '-',
+            _ => c.is_ascii_hexdigit(),
+        });
+        if uuid {
+            return tail.to_string();
+        }
+    }
+    stem.strip_prefix("rollout-").unwrap_or(&stem).to_string()
+}
+
+fn id_of(path: &Path, head: &Head) -> String {
+    head.id.clone().unwrap_or_else(|| id_from_file_name(path))
+}
+
+/// Top-level sessions from every rollout found: subagents whose parent exists are folded
+/// into their parent's sources; a fork's parent file and the title index are sources too.
+fn list_files(files: &[(PathBuf, Head, usize)]) -> Vec<Listed> {
+    let ids: Vec<String> = files.iter().map(|(p, h, _)| id_of(p, h)).collect();
+    let mut by_id: HashMap<&str, usize> = HashMap::new();
+    for (i, id) in ids.iter().enumerate() {
+        by_id.entry(id.as_str()).or_insert(i);
+    }
+    // A file is nested when its parent chain ends at a top-level thread (no cycle).
+    let parent_of = |i: usize| -> Option<usize> {
+        let p = files[i].1.parent.as_deref()?;
+        by_id.get(p).copied().filter(|&j| j != i)
+    };
+    let nested = |i: usize| -> bool {
+        let mut seen = HashSet::from([i]);
+        let mut cur = i;
+        while let Some(p) = parent_of(cur) {
+            if !seen.insert(p) {
+                return false;
+            }
+            cur = p;
+        }
+        cur != i
+    };
+    let mut children: HashMap<usize, Vec<usize>> = HashMap::new();
+    let mut top = Vec::new();
+    for i in 0..files.len() {
+        if nested(i) {
+            if let Some(p) = parent_of(i) {
+                children.entry(p).or_default().push(i);
+            }
+        } else {
+            top.push(i);
+        }
+    }
+    let mut out = Vec::new();
+    for i in top {
+        let (path, head, root) = &files[i];
+        let mut listed = Listed::file(ids[i].clone(), path.clone(), *root);
+        let mut stack = vec![i];
+        let mut seen = HashSet::from([i]);
+        while let Some(n) = stack.pop() {
+            for &c in children.get(&n).into_iter().flatten() {
+                if seen.insert(c) {
+                    listed.sources.push(files[c].0.clone());
+                    stack.push(c);
+                }
+            }
+        }
+        let forked = head.forked_from.as_deref().and_then(|f| by_id.get(f));
+        if let Some(&f) = forked.filter(|&&f| f != i) {
+            listed.sources.push(files[f].0.clone());
+        }
+        if let Some(index) = index_for(path) {
+            listed.sources.push(index);
+        }
+        out.push(listed);
+    }
+    out
+}
+
+/// `session_index.jsonl` of the Codex home a rollout lives in, if there is one.
+fn index_for(rollout: &Path) -> Option<PathBuf> {
+    rollout
+        .ancestors()
+        .skip(1)
+        .take(5)
+        .map(|d| d.join(INDEX))
+        .find(|p| p.is_file())
+}
+
+// ---------------------------------------------------------------------------------------
+// Records
+
+/// One line, as far as dispatch needs it: the payload is kept raw and parsed by `type`.
+#[derive(Deserialize)]
+struct RawLine<'a> {
+    #[serde(borrow, default)]
+    timestamp: Option<Cow<'a, str>>,
+    #[serde(rename = "type", borrow, default)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    payload: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    record_type: Option<Cow<'a, str>>,
+}
+
+/// `session_meta` payload, or the envelope-less first line of mid-2025 files.
+#[derive(Deserialize)]
+struct Meta<'a> {
+    #[serde(borrow, default)]
+    id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    forked_from_id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    timestamp: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    cwd: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    cli_version: Option<Cow<'a, str>>,
+    /// `"cli"`, `"exec"`, `{"subagent": …}`: shapes vary by version, read leniently.
+    #[serde(borrow, default)]
+    source: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    parent_thread_id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    agent_nickname: Option<Cow<'a, str>>,
+    #[serde(borrow, default, alias = "agent_type")]
+    agent_role: Option<Cow<'a, str>>,
+    /// Mid-2025 builds: the user's instructions (AGENTS.md), when any.
+    #[serde(borrow, default)]
+    instructions: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct SourceObj<'a> {
+    #[serde(borrow, default)]
+    subagent: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct SpawnWrap<'a> {
+    #[serde(borrow, default)]
+    thread_spawn: Option<ThreadSpawn<'a>>,
+}
+
+#[derive(Deserialize)]
+struct ThreadSpawn<'a> {
+    #[serde(borrow, default)]
+    parent_thread_id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    agent_nickname: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    agent_role: Option<Cow<'a, str>>,
+}
+
+/// `source.subagent.thread_spawn`, when the source is a spawned subagent.
+fn spawn_of(source: &str) -> Option<ThreadSpawn<'_>> {
+    let obj: SourceObj = serde_json::from_str(source).ok()?;
+    let wrap: SpawnWrap = serde_json::from_str(obj.subagent?.get()).ok()?;
+    wrap.thread_spawn
+}
+
+#[derive(Deserialize)]
+struct TurnContext<'a> {
+    #[serde(borrow, default)]
+    model: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    cwd: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum ResponseItem<'a> {
+    Message {
+        #[serde(borrow)]
+        role: Cow<'a, str>,
+        #[serde(borrow, default)]
+        content: Option<Contents<'a>>,
+    },
+    Reasoning {
+        #[serde(borrow, default)]
+        summary: Vec<TextPart<'a>>,
+        #[serde(borrow, default)]
+        content: Option<Vec<TextPart<'a>>>,
+        #[serde(borrow, default)]
+        encrypted_content: Option<Cow<'a, str>>,
+    },
+    FunctionCall {
+        #[serde(borrow)]
+        name: Cow<'a, str>,
+        #[serde(borrow, default)]
+        arguments: Cow<'a, str>,
+        #[serde(borrow, default)]
+        call_id: Cow<'a, str>,
+    },
+    CustomToolCall {
+        #[serde(borrow)]
+        name: Cow<'a, str>,
+        #[serde(borrow, default)]
+        input: Cow<'a, str>,
+        #[serde(borrow, default)]
+        call_id: Cow<'a, str>,
+    },
+    LocalShellCall {
+        #[serde(borrow, default)]
+        call_id: Option<Cow<'a, str>>,
+        #[serde(borrow, default)]
+        id: Option<Cow<'a, str>>,
+        /// Free-form (`{type:"exec", command:[…], …}`): shown as the call's input.
+        #[serde(default)]
+        action: serde_json::Value,
+    },
+    WebSearchCall {
+        #[serde(borrow, default)]
+        id: Option<Cow<'a, str>>,
+        #[serde(default)]
+        action: serde_json::Value,
+    },
+    FunctionCallOutput {
+        #[serde(borrow, default)]
+        call_id: Cow<'a, str>,
+        #[serde(borrow)]
+        output: Output<'a>,
+    },
+    CustomToolCallOutput {
+        #[serde(borrow, default)]
+        call_id: Cow<'a, str>,
+        #[serde(borrow)]
+        output: Output<'a>,
+    },
+    #[serde(other)]
+    Other,
+}
+
+/// Message content: a list of parts, or (rarely) a bare string.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Contents<'a> {
+    Text(#[serde(borrow)] Cow<'a, str>),
+    Parts(#[serde(borrow)] Vec<Part<'a>>),
+}
+
+#[derive(Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Part<'a> {
+    InputText {
+        #[serde(borrow, default)]
+        text: Cow<'a, str>,
+    },
+    OutputText {
+        #[serde(borrow, default)]
+        text: Cow<'a, str>,
+    },
+    Text {
+        #[serde(borrow, default)]
+        text: Cow<'a, str>,
+    },
+    InputImage {
+        #[serde(borrow, default)]
+        image_url: Cow<'a, str>,
+    },
+    #[serde(other)]
+    Other,
+}
+
+#[derive(Deserialize)]
+struct TextPart<'a> {
+    #[serde(borrow, default)]
+    text: Cow<'a, str>,
+}
+
+/// A tool output: a string, or `{content, success}` with content a string or parts.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Output<'a> {
+    Text(#[serde(borrow)] Cow<'a, str>),
+    Struct {
+        #[serde(borrow, default)]
+        content: Option<Contents<'a>>,
+        #[serde(default)]
+        success: Option<bool>,
+    },
+}
+
+/// The JSON string older shells return: `{"output": "...", "metadata": {"exit_code": 0}}`.
+#[derive(Deserialize)]
+struct ExecJson<'a> {
+    #[serde(borrow)]
+    output: Cow<'a, str>,
+    #[serde(default)]
+    metadata: Option<ExecMeta>,
+}
+
+#[derive(Deserialize)]
+struct ExecMeta {
+    #[serde(default)]
+    exit_code: Option<i64>,
+}
+
+#[derive(Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum EventMsg<'a> {
+    UserMessage {
+        #[serde(borrow, default)]
+        message: Cow<'a, str>,
+        #[serde(borrow, default)]
+        images: Option<Vec<Cow<'a, str>>>,
+    },
+    AgentMessage {
+        #[serde(borrow, default)]
+        message: Cow<'a, str>,
+    },
+    TokenCount {
+        #[serde(default)]
+        info: Option<TokenInfo>,
+    },
+    #[serde(other)]
+    Other,
+}
+
+#[derive(Deserialize)]
+struct TokenInfo {
+    #[serde(default)]
+    total_token_usage: Option<Usage>,
+}
+
+/// One cumulative `total_token_usage`.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+pub struct Usage {
+    #[serde(default)]
+    pub input_tokens: u64,
+    #[serde(default)]
+    pub cached_input_tokens: u64,
+    #[serde(default)]
+    pub output_tokens: u64,
+    #[serde(default)]
+    pub reasoning_output_tokens: u64,
+}
+
+impl Usage {
+    fn minus(self, o: Usage) -> Usage {
+        Usage {
+            input_tokens: self.input_tokens.saturating_sub(o.input_tokens),
+            cached_input_tokens: self
+                .cached_input_tokens
+                .saturating_sub(o.cached_input_tokens),
+            output_tokens: self.output_tokens.saturating_sub(o.output_tokens),
+            reasoning_output_tokens: self
+                .reasoning_output_tokens
+                .saturating_sub(o.reasoning_output_tokens),
+        }
+    }
+
+    /// OpenAI counts cached prompt tokens inside `input_tokens` and reasoning inside
+    /// `output_tokens`; the model keeps the four apart.
+    fn tokens(self) -> TokenUsage {
+        TokenUsage {
+            input_tokens: self.input_tokens.saturating_sub(self.cached_input_tokens),
+            cached_tokens: self.cached_input_tokens,
+            output_tokens: self
+                .output_tokens
+                .saturating_sub(self.reasoning_output_tokens),
+            thinking_tokens: self.reasoning_output_tokens,
+            cache_write_tokens: 0,
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct Compacted<'a> {
+    #[serde(borrow, default)]
+    message: Cow<'a, str>,
+    // `replacement_history` is deliberately not a field: it is skipped unread.
+}
+
+#[derive(Deserialize)]
+struct IndexLine<'a> {
+    #[serde(borrow, default)]
+    id: Cow<'a, str>,
+    #[serde(borrow, default)]
+    thread_name: Option<Cow<'a, str>>,
+}
+
+// ---------------------------------------------------------------------------------------
+// Loading
+
+/// A rollout parsed on its own, before forks and subagents are resolved.
+pub struct Parsed {
+    pub session: Session,
+    pub head: Head,
+    /// Every cumulative `token_count` total, in file order.
+    pub totals: Vec<Usage>,
+}
+
+fn load_listed(listed: &Listed) -> Session {
+    let titles = listed
+        .sources
+        .iter()
+        .find(|p| kit::file_name(p) == INDEX)
+        .map(|p| read_index(p))
+        .unwrap_or_default();
+    let others: Vec<(PathBuf, Head)> = listed
+        .sources
+        .iter()
+        .skip(1)
+        .filter(|p| kit::file_name(p) != INDEX)
+        .map(|p| (p.clone(), peek_head(p)))
+        .collect();
+    let main = parse_file(&listed.path, &listed.id);
+    // Listed on its own, a subagent's parent is missing (else it would be nested).
+    let spawner = main.head.parent.clone();
+    let mut s = resolve(main, &others, &titles, None, 0);
+    if let Some(p) = spawner {
+        s.parent = Some(model::unified_id(Agent::Codex, &p));
+        s.warnings.push(format!(
+            "subagent of {p}, whose rollout was not found: listed on its own"
+        ));
+    }
+    s
+}
+
+/// Titles from `session_index.jsonl`: the newest (last) line per id wins.
+fn read_index(path: &Path) -> HashMap<String, String> {
+    let mut out = HashMap::new();
+    let Ok(f) = kit::open_file(path) else {
+        return out;
+    };
+    jsonl::read_lines_from(f, INDEX, &mut |_, text| {
+        let l: IndexLine = serde_json::from_slice(text).map_err(|e| e.to_string())?;
+        if let Some(name) = l
+            .thread_name
+            .as_deref()
+            .map(str::trim)
+            .filter(|n| !n.is_empty())
+        {
+            out.insert(l.id.into_owned(), name.to_owned());
+        }
+        Ok(())
+    });
+    out
+}
+
+/// Apply what needs other files: the fork parent's share, subagents, the indexed title.
+/// `spawner` is the parsed parent when `p` is one of its subagents.
+fn resolve(
+    p: Parsed,
+    others: &[(PathBuf, Head)],
+    titles: &HashMap<String, String>,
+    spawner: Option<(&Session, &[Usage])>,
+    depth: usize,
+) -> Session {
+    let Parsed {
+        mut session,
+        head,
+        totals,
+    } = p;
+    if let Some(t) = titles.get(&session.id) {
+        session.title = Some(t.clone());
+    }
+    // The fork parent: the spawner itself, or a listed rollout with that id.
+    let mut base: Option<Usage> = None;
+    if let Some(f) = head.forked_from.as_deref().filter(|f| *f != session.id) {
+        session.forked_from = Some(model::unified_id(Agent::Codex, f));
+        let loaded;
+        let parent = match spawner {
+            Some((s, t)) if s.id == f => Some((s, t)),
+            _ => match others.iter().find(|(_, h)| h.id.as_deref() == Some(f)) {
+                Some((path, _)) => {
+                    loaded = parse_file(path, f);
+                    Some((&loaded.session, loaded.totals.as_slice()))
+                }
+                None => None,
+            },
+        };
+        match parent {
+            Some((ps, pt)) => {
+                mark_inherited(&mut session.messages, &ps.messages);
+                let k = totals.iter().zip(pt).take_while(|(a, b)| a == b).count();
+                base = k.checked_sub(1).map(|i| totals[i]);
+            }
+            None => session.warnings.push(format!(
+                "forked from {f}, whose rollout was not found: tokens include the copied history"
+            )),
+        }
+    }
+    session.reported_usage = totals
+        .last()
+        .map(|last| last.minus(base.unwrap_or_default()).tokens());
+    // Subagents spawned by this thread.
+    if depth < MAX_DEPTH {
+        let mut taken = HashSet::new();
+        let own_totals = totals;
+        for (path, h) in others
+            .iter()
+            .filter(|(_, h)| h.parent.as_deref() == Some(session.id.as_str()))
+        {
+            let id = id_of(path, h);
+            if id == session.id {
+                continue;
+            }
+            let parsed = parse_file(path, &id);
+            let mut child = resolve(
+                parsed,
+                others,
+                titles,
+                Some((&session, &own_totals)),
+                depth + 1,
+            );
+            child.parent = Some(session.unified_id());
+            let base_name = h.nickname.clone().unwrap_or_else(|| format!("agent-{id}"));
+            session.subagents.push(Subagent {
+                name: kit::unique_name(&mut taken, &names::escape(&base_name)),
+                unified_id: None,
+                description: h.role.clone().or_else(|| child.title.clone()),
+                tool_call_id: None,
+                session: Some(Box::new(child)),
+            });
+        }
+    }
+    session
+}
+
+/// Mark the messages a fork copied from its parent: the common prefix by role and text.
+fn mark_inherited(messages: &mut [Message], parent: &[Message]) {
+    let shared = messages
+        .iter()
+        .zip(parent)
+        .take_while(|(a, b)| a.role == b.role && a.kind == b.kind && a.text() == b.text())
+        .count();
+    for m in &mut messages[..shared] {
+        m.inherited = true;
+    }
+}
+
+/// Parse one rollout file on its own. Never fails: problems become warnings.
+pub fn parse_file(path: &Path, id: &str) -> Parsed {
+    let mut p = Parser::new(id);
+    let name = path.display().to_string();
+    let warnings = match open(path) {
+        Ok(r) => jsonl::read_lines_from(r, &name, &mut |n, text| p.line(n, text)),
+        Err(e) => vec![format!("cannot open {name}: {e}")],
+    };
+    let format = if is_zst(path) {
+        "codex-jsonl-zst"
+    } else {
+        "codex-jsonl"
+    };
+    let mut parsed = p.finish(format);
+    parsed.session.source.paths = vec![path.to_path_buf()];
+    parsed.session.warnings.extend(warnings);
+    if parsed.session.messages.is_empty() && parsed.session.warnings.is_empty() {
+        parsed.session.warnings.push(format!("{name}: no messages"));
+    }
+    parsed
+}
+
+/// An assistant or user message from the `event_msg` stream, kept aside with the position it
+/// would take, and used only when the file has no `response_item` copy of that stream.
+struct Aside {
+    at: usize,
+    msg: Message,
+}
+
+struct Parser {
+    b: kit::SessionBuilder,
+    head: Option<Head>,
+    legacy: bool,
+    cli_version: Option<String>,
+    meta_time: Option<DateTime<Utc>>,
+    model: Option<String>,
+    /// Reasoning waiting for the reply it belongs to.
+    thinking: Vec<String>,
+    sealed: bool,
+    /// Index of the assistant message later tool calls of the same reply join.
+    open_reply: Option<usize>,
+    item_prompts: bool,
+    item_replies: bool,
+    event_prompts: Vec<Aside>,
+    event_replies: Vec<Aside>,
+    totals: Vec<Usage>,
+    lines: usize,
+}
+
+impl Parser {
+    fn new(id: &str) -> Parser {
+        Parser {
+            b: kit::SessionBuilder::new(Agent::Codex, id),
+            head: None,
+            legacy: false,
+            cli_version: None,
+            meta_time: None,
+            model: None,
+            thinking: Vec::new(),
+            sealed: false,
+            open_reply: None,
+            item_prompts: false,
+            item_replies: false,
+            event_prompts: Vec::new(),
+            event_replies: Vec::new(),
+            totals: Vec::new(),
+            lines: 0,
+        }
+    }
+
+    /// One line; `Err` when it is not a record (the caller warns, or treats it as partial).
+    fn line(&mut self, n: usize, text: &[u8]) -> Result<(), String> {
+        match self.record(text) {
+            Err(e) if std::str::from_utf8(text).is_err() => {
+                // One bad byte costs one replacement character, not the record.
+                let lossy = String::from_utf8_lossy(text).into_owned();
+                self.record(lossy.as_bytes()).map_err(|_| e)
+            }
+            r => r,
+        }
+        .map(|()| self.lines = n)
+    }
+
+    fn record(&mut self, text: &[u8]) -> Result<(), String> {
+        let raw: RawLine =
+            serde_json::from_slice(text).map_err(|e| format!("invalid JSON: {e}"))?;
+        let ts = raw.timestamp.as_deref().and_then(kit::parse_rfc3339);
+        let de = |e: serde_json::Error| format!("unreadable record: {e}");
+        match (raw.kind.as_deref(), raw.payload) {
+            (Some(kind), Some(payload)) => {
+                let payload = payload.get();
+                match kind {
+                    "session_meta" => self.meta(serde_json::from_str(payload).map_err(de)?, ts),
+                    "turn_context" => {
+                        let t: TurnContext = serde_json::from_str(payload).map_err(de)?;
+                        if let Some(m) = t.model.filter(|m| !m.is_empty()) {
+                            self.model = Some(m.into_owned());
+                        }
+                        if self.b.s.cwd.is_none() {
+                            self.b.s.cwd = t.cwd.map(Cow::into_owned);
+                        }
+                    }
+                    "response_item" => self.item(serde_json::from_str(payload).map_err(de)?, ts),
+                    "event_msg" => self.event(serde_json::from_str(payload).map_err(de)?, ts),
+                    "compacted" => {
+                        let c: Compacted = serde_json::from_str(payload).map_err(de)?;
+                        self.flush_thinking(ts);
+                        self.push(Message {
+                            role: Role::System,
+                            kind: MessageKind::CompactionSummary,
+                            content: c.message.into_owned(),
+                            timestamp: ts,
+                            ..Message::default()
+                        });
+                    }
+                    // world_state, inter_agent_communication, newer kinds: not conversation.
+                    _ => {}
+                }
+            }
+            (None, Some(_)) => return Err("a payload without a type".into()),
+            // Mid-2025: `{"record_type":"state"}` markers between bare items.
+            (_, None) if raw.record_type.is_some() => {}
+            // Mid-2025: a bare response item.
+            (Some(_), None) => {
+                self.legacy = true;
+                self.item(serde_json::from_slice(text).map_err(de)?, ts);
+            }
+            // Mid-2025 first line: `{id, timestamp, instructions, git?}`.
+            (None, None) => {
+                let m: Meta = serde_json::from_slice(text).map_err(de)?;
+                if m.id.is_none() {
+                    return Err("a line without a type".into());
+                }
+                self.legacy = true;
+                self.meta(m, ts);
+            }
+        }
+        Ok(())
+    }
+
+    fn meta(&mut self, m: Meta<'_>, ts: Option<DateTime<Utc>>) {
+        // Forks copy their parent's `session_meta`: only the first one is this thread's.
+        if self.head.is_some() {
+            return;
+        }
+        self.head = Some(Head::from_meta(&m));
+        self.meta_time = m.timestamp.as_deref().and_then(kit::parse_rfc3339).or(ts);
+        self.cli_version = m.cli_version.map(Cow::into_owned);
+        if let Some(cwd) = m.cwd.filter(|c| !c.is_empty()) {
+            self.b.s.cwd = Some(cwd.into_owned());
+        }
+        if let Some(i) = m.instructions.filter(|i| !i.trim().is_empty()) {
+            self.context("instructions", i.into_owned(), ts);
+        }
+    }
+
+    fn push(&mut self, m: Message) {
+        self.open_reply = None;
+        self.b.push(m);
+    }
+
+    fn context(&mut self, label: &str, text: String, ts: Option<DateTime<Utc>>) {
+        self.open_reply = None;
+        self.b.context(label, text, ts);
+    }
+
+    fn take_thinking(&mut self) -> Option<String> {
+        let sealed = std::mem::take(&mut self.sealed);
+        if self.thinking.is_empty() {
+            return sealed.then(|| model::SEALED_THINKING.to_string());
+        }
+        Some(std::mem::take(&mut self.thinking).join("\n\n"))
+    }
+
+    /// Reasoning with no reply after it stands as a reply of its own.
+    fn flush_thinking(&mut self, ts: Option<DateTime<Utc>>) {
+        if let Some(t) = self.take_thinking() {
+            let m = self.reply(String::new(), Some(t), ts);
+            self.push(m);
+        }
+    }
+
+    fn reply(
+        &self,
+        content: String,
+        thinking: Option<String>,
+        ts: Option<DateTime<Utc>>,
+    ) -> Message {
+        Message {
+            role: Role::Assistant,
+            content,
+            thinking,
+            model: self.model.clone(),
+            timestamp: ts,
+            ..Message::default()
+        }
+    }
+
+    fn item(&mut self, it: ResponseItem<'_>, ts: Option<DateTime<Utc>>) {
+        match it {
+            ResponseItem::Message { role, content } => {
+                let text = contents_text(content.as_ref());
+                match role.as_ref() {
+                    "user" => match injected(&text) {
+                        Some(Injected::Context(label)) => self.context(&label, text, ts),
+                        Some(Injected::Execution) => self.push(Message {
+                            role: Role::User,
+                            kind: MessageKind::Execution,
+                            content: text,
+                            timestamp: ts,
+                            ..Message::default()
+                        }),
+                        Some(Injected::Event) => {
+                            self.open_reply = None;
+                            self.b.event(text, ts);
+                        }
+                        None => {
+                            self.flush_thinking(ts);
+                            self.item_prompts = true;
+                            if self.b.s.title.is_none() {
+                                self.b.s.title = prompt_title(&text);
+                            }
+                            self.push(Message {
+                                role: Role::User,
+                                content: text,
+                                timestamp: ts,
+                                ..Message::default()
+                            });
+                        }
+                    },
+                    "assistant" => {
+                        self.item_replies = true;
+                        let thinking = self.take_thinking();
+                        let m = self.reply(text, thinking, ts);
+                        self.push(m);
+                        self.open_reply = Some(self.b.s.messages.len() - 1);
+                    }
+                    other => {
+                        let label = match tag_name(&text) {
+                            Some(t) => t,
+                            None if other == "developer" => "developer instructions".into(),
+                            None => format!("{other} message"),
+                        };
+                        self.context(&label, text, ts);
+                    }
+                }
+            }
+            ResponseItem::Reasoning {
+                summary,
+                content,
+                encrypted_content,
+            } => {
+                let mut texts: Vec<String> = summary
+                    .into_iter()
+                    .map(|p| p.text.into_owned())
+                    .filter(|t| !t.trim().is_empty())
+                    .collect();
+                if texts.is_empty() {
+                    texts = content
+                        .into_iter()
+                        .flatten()
+                        .map(|p| p.text.into_owned())
+                        .filter(|t| !t.trim().is_empty())
+                        .collect();
+                }
+                if texts.is_empty() {
+                    self.sealed |= encrypted_content.is_some_and(|e| !e.is_empty());
+                }
+                self.thinking.extend(texts);
+            }
+            ResponseItem::FunctionCall {
+                name,
+                arguments,
+                call_id,
+            } => {
+                let input = serde_json::from_str::<serde_json::Value>(&arguments)
+                    .unwrap_or_else(|_| serde_json::Value::String(arguments.into_owned()));
+                self.call(call_id.into_owned(), name.into_owned(), input, ts);
+            }
+            ResponseItem::CustomToolCall {
+                name,
+                input,
+                call_id,
+            } => self.call(
+                call_id.into_owned(),
+                name.into_owned(),
+                serde_json::Value::String(input.into_owned()),
+                ts,
+            ),
+            ResponseItem::LocalShellCall {
+                call_id,
+                id,
+                action,
+            } => {
+                let id = call_id.or(id).map(Cow::into_owned).unwrap_or_default();
+                self.call(id, "local_shell".into(), action, ts);
+            }
+            ResponseItem::WebSearchCall { id, action } => {
+                let id = id.map(Cow::into_owned).unwrap_or_default();
+                self.call(id, "web_search".into(), action, ts);
+            }
+            ResponseItem::FunctionCallOutput { call_id, output }
+            | ResponseItem::CustomToolCallOutput { call_id, output } => {
+                let (text, is_error) = output_text(output);
+                self.open_reply = None;
+                self.b.tool_result(&call_id, None, text, is_error, ts);
+            }
+            ResponseItem::Other => {}
+        }
+    }
+
+    /// A tool call joins the reply it follows; after new reasoning it starts a new one.
+    fn call(
+        &mut self,
+        call_id: String,
+        name: String,
+        input: serde_json::Value,
+        ts: Option<DateTime<Utc>>,
+    ) {
+        let call = ToolCall {
+            tool_call_id: call_id,
+            tool_name: name,
+            input,
+            ..ToolCall::default()
+        };
+        let open = self.open_reply.filter(|&i| {
+            i + 1 == self.b.s.messages.len() && self.thinking.is_empty() && !self.sealed
+        });
+        if open.is_some() {
+            // Re-push the reply so the builder learns the new call's id.
+            if let Some(mut m) = self.b.s.messages.pop() {
+                m.tool_calls.push(call);
+                self.b.push(m);
+                return;
+            }
+        }
+        let thinking = self.take_thinking();
+        let mut m = self.reply(String::new(), thinking, ts);
+        m.tool_calls.push(call);
+        self.push(m);
+        self.open_reply = Some(self.b.s.messages.len() - 1);
+    }
+
+    fn event(&mut self, ev: EventMsg<'_>, ts: Option<DateTime<Utc>>) {
+        let at = self.b.s.messages.len();
+        match ev {
+            EventMsg::UserMessage { message, images } => {
+                let mut text = message.into_owned();
+                for url in images.into_iter().flatten() {
+                    if !text.is_empty() {
+                        text.push('\n');
+                    }
+                    text.push_str(&kit::data_url_placeholder(&url));
+                }
+                let msg = Message {
+                    role: Role::User,
+                    content: text,
+                    timestamp: ts,
+                    ..Message::default()
+                };
+                self.event_prompts.push(Aside { at, msg });
+            }
+            EventMsg::AgentMessage { message } => {
+                let msg = self.reply(message.into_owned(), None, ts);
+                self.event_replies.push(Aside { at, msg });
+            }
+            EventMsg::TokenCount { info } => {
+                if let Some(u) = info.and_then(|i| i.total_token_usage) {
+                    self.totals.push(u);
+                }
+            }
+            EventMsg::Other => {}
+        }
+    }
+
+    fn finish(mut self, format: &str) -> Parsed {
+        self.flush_thinking(None);
+        let mut aside: Vec<Aside> = Vec::new();
+        if !self.item_prompts {
+            aside.append(&mut self.event_prompts);
+        }
+        if !self.item_replies {
+            aside.append(&mut self.event_replies);
+        }
+        if !aside.is_empty() {
+            aside.sort_by_key(|a| a.at);
+            let old = std::mem::take(&mut self.b.s.messages);
+            let mut merged = Vec::with_capacity(old.len() + aside.len());
+            let mut aside = aside.into_iter().peekable();
+            for (i, m) in old.into_iter().enumerate() {
+                while let Some(a) = aside.next_if(|a| a.at <= i) {
+                    merged.push(a.msg);
+                }
+                merged.push(m);
+            }
+            merged.extend(aside.map(|a| a.msg));
+            self.b.s.messages = merged;
+        }
+        let head = self.head.unwrap_or_default();
+        let s = &mut self.b.s;
+        s.created_at = self.meta_time;
+        s.source.format = if self.legacy {
+            "codex-legacy-jsonl".into()
+        } else {
+            format.into()
+        };
+        s.source.format_version = self.cli_version;
+        if self.lines > 0 && head.id.is_none() && !self.legacy {
+            self.b
+                .warn("no session_meta line: the id comes from the file name".to_string());
+        }
+        Parsed {
+            session: self.b.finish(),
+            head,
+            totals: self.totals,
+        }
+    }
+}
+
+/// The text of message content: text parts joined by newlines, images as placeholders.
+fn contents_text(c: Option<&Contents<'_>>) -> String {
+    match c {
+        None => String::new(),
+        Some(Contents::Text(t)) => t.to_string(),
+        Some(Contents::Parts(parts)) => {
+            let mut out = String::new();
+            for p in parts {
+                let piece: Cow<'_, str> = match p {
+                    Part::InputText { text } | Part::OutputText { text } | Part::Text { text } => {
+                        Cow::Borrowed(text.as_ref())
+                    }
+                    Part::InputImage { image_url } => kit::data_url_placeholder(image_url).into(),
+                    Part::Other => continue,
+                };
+                if !out.is_empty() {
+                    out.push('\n');
+                }
+                out.push_str(&piece);
+            }
+            out
+        }
+    }
+}
+
+/// The title a prompt gives: its first line of words, past the `<image name=…>` wrapper
+/// lines and placeholders Codex puts before the text of a prompt with pictures, and past
+/// the IDE context the VS Code extension puts before `## My request for Codex:`.
+fn prompt_title(text: &str) -> Option<String> {
+    let text = text
+        .split_once("## My request for Codex:")
+        .map_or(text, |(_, request)| request);
+    let words: Vec<&str> = text
+        .lines()
+        .filter(|l| {
+            let l = l.trim_start();
+            !(l.starts_with("<image") || l.starts_with("</image>") || l.starts_with("[image"))
+        })
+        .collect();
+    kit::title_from_text(&words.join("\n"))
+}
+
+/// A tool output's text, and whether it reports a failure.
+fn output_text(o: Output<'_>) -> (String, bool) {
+    match o {
+        Output::Text(s) => {
+            if s.trim_start().starts_with('{') {
+                if let Ok(j) = serde_json::from_str::<ExecJson>(&s) {
+                    let code = j.metadata.and_then(|m| m.exit_code).unwrap_or(0);
+                    return (j.output.into_owned(), code != 0);
+                }
+            }
+            let failed = exit_code_in_header(&s).is_some_and(|c| c != 0);
+            (s.into_owned(), failed)
+        }
+        Output::Struct { content, success } => {
+            (contents_text(content.as_ref()), success == Some(false))
+        }
+    }
+}
+
+/// `Process exited with code N` / `Exit code: N` in the first lines of a shell output.
+fn exit_code_in_header(s: &str) -> Option<i64> {
+    s.lines().take(6).find_map(|l| {
+        l.strip_prefix("Process exited with code ")
+            .or_else(|| l.strip_prefix("Exit code: "))
+            .and_then(|c| c.trim().parse().ok())
+    })
+}
+
+enum Injected {
+    Context(String),
+    Execution,
+    Event,
+}
+
+/// Harness-injected user-role messages: AGENTS.md, `<environment_context>`, and any message
+/// that is one `<tag>…</tag>` block (Codex wraps everything it injects that way).
+fn injected(text: &str) -> Option<Injected> {
+    let t = text.trim();
+    if t.starts_with("# AGENTS.md instructions") || t.starts_with("<INSTRUCTIONS>") {
+        return Some(Injected::Context("AGENTS.md instructions".into()));
+    }
+    let tag = tag_name(t)?;
+    if !t.ends_with(&format!("</{tag}>")) && !t.ends_with(&format!("</{}>", tag.replace(' ', "_")))
+    {
+        return None;
+    }
+    Some(match tag.as_str() {
+        "user shell command" => Injected::Execution,
+        "turn aborted" => Injected::Event,
+        _ => Injected::Context(tag),
+    })
+}
+
+/// `environment context` for a text opening with `<environment_context>`: a bare tag of
+/// lowercase letters, `_` and spaces (so `<image name=…>` or `<div>` prose is not one).
+fn tag_name(text: &str) -> Option<String> {
+    let rest = text.trim_start().strip_prefix('<')?;
+    let end = rest.find('>')?;
+    let name = &rest[..end];
+    let ok = name.len() >= 3
+        && name.len() <= 60
+        && name.contains(['_', ' '])
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c == '_' || c == ' ');
+    ok.then(|| name.replace('_', " "))
+}

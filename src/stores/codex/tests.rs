@@ -1,0 +1,796 @@
+use super::*;
+use crate::model::{MessageKind, Role, SEALED_THINKING};
+use serde_json::json;
+
+const REAL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/real/codex");
+
+const CRUD_ID: &str = "019bf4b5-e7b0-75a0-8bf2-05fbf1b13c9b";
+
+fn write(path: &Path, text: &str) -> PathBuf {
+    if let Some(p) = path.parent() {
+        std::fs::create_dir_all(p).expect("mkdir");
+    }
+    std::fs::write(path, text).expect("write");
+    path.to_path_buf()
+}
+
+fn lines(records: &[serde_json::Value]) -> String {
+    records.iter().map(|r| format!("{r}\n")).collect()
+}
+
+fn real(name: &str) -> Parsed {
+    let p = Path::new(REAL).join(name);
+    parse_file(&p, &id_from_file_name(&p))
+}
+
+fn line(ts: &str, kind: &str, payload: serde_json::Value) -> serde_json::Value {
+    json!({"timestamp": ts, "type": kind, "payload": payload})
+}
+
+fn meta(id: &str, extra: serde_json::Value) -> serde_json::Value {
+    let mut p = json!({"id": id, "timestamp": "2026-03-01T10:00:00.000Z", "cwd": "/w",
+        "originator": "codex_cli_rs", "cli_version": "0.99.0", "source": "cli"});
+    if let (Some(p), Some(e)) = (p.as_object_mut(), extra.as_object()) {
+        p.extend(e.clone());
+    }
+    line("2026-03-01T10:00:00.000Z", "session_meta", p)
+}
+
+fn user(text: &str) -> serde_json::Value {
+    line(
+        "2026-03-01T10:00:01.000Z",
+        "response_item",
+        json!({"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]}),
+    )
+}
+
+fn assistant(text: &str) -> serde_json::Value {
+    line(
+        "2026-03-01T10:00:02.000Z",
+        "response_item",
+        json!({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": text}]}),
+    )
+}
+
+fn tokens(input: u64, cached: u64, output: u64, reasoning: u64) -> serde_json::Value {
+    let u = json!({"input_tokens": input, "cached_input_tokens": cached, "output_tokens": output,
+        "reasoning_output_tokens": reasoning, "total_tokens": input + output});
+    line(
+        "2026-03-01T10:00:03.000Z",
+        "event_msg",
+        json!({"type": "token_count", "info": {"total_token_usage": u, "last_token_usage": u}}),
+    )
+}
+
+fn texts(s: &Session, role: Role, kind: MessageKind) -> Vec<String> {
+    s.messages
+        .iter()
+        .filter(|m| m.role == role && m.kind == kind)
+        .map(|m| m.text().to_string())
+        .collect()
+}
+
+fn store(root: &Path) -> CodexStore {
+    CodexStore::new(vec![Root::new(Agent::Codex, root, "test")])
+}
+
+fn all_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for p in kit::entries(dir) {
+        if p.is_dir() {
+            all_files(&p, out);
+        } else if kit::file_name(&p).ends_with(".jsonl") {
+            out.push(p);
+        }
+    }
+}
+
+#[test]
+fn every_real_fixture_loads() {
+    let mut files = Vec::new();
+    all_files(Path::new(REAL), &mut files);
+    assert_eq!(files.len(), 6, "{files:?}");
+    for f in files {
+        let p = parse_file(&f, &id_from_file_name(&f));
+        let s = &p.session;
+        assert!(
+            s.messages.iter().any(|m| !m.text().is_empty()),
+            "{}: empty transcript",
+            f.display()
+        );
+        assert!(s.turn_count() >= 1, "{}: no prompt", f.display());
+        let partial = kit::file_name(&f).starts_with("derived_partial");
+        assert_eq!(
+            s.warnings.iter().any(|w| w.contains("partial last line")),
+            partial,
+            "{}: {:?}",
+            f.display(),
+            s.warnings
+        );
+        if !partial {
+            assert!(s.warnings.is_empty(), "{}: {:?}", f.display(), s.warnings);
+        }
+    }
+}
+
+#[test]
+fn one_user_stream_and_injected_context() {
+    let p = real("agentlogs_crud.jsonl");
+    let s = &p.session;
+    assert_eq!(s.id, "agentlogs_crud");
+    assert_eq!(p.head.id.as_deref(), Some(CRUD_ID));
+    assert_eq!(
+        texts(s, Role::User, MessageKind::Normal),
+        ["create a file `JOKE.md` with a random joke with a title and a footer with some random text, then read this file, then make change to the file, then delete the file."]
+    );
+    let labels: Vec<&str> = s
+        .messages
+        .iter()
+        .filter(|m| m.kind == MessageKind::Context)
+        .filter_map(|m| m.label.as_deref())
+        .collect();
+    assert_eq!(
+        labels,
+        [
+            "permissions instructions",
+            "AGENTS.md instructions",
+            "environment context"
+        ]
+    );
+    assert!(s
+        .messages
+        .iter()
+        .filter(|m| m.kind == MessageKind::Context)
+        .all(|m| m.role == Role::System));
+    // The reply, once (not also the event_msg agent_message copy).
+    let replies = texts(s, Role::Assistant, MessageKind::Normal);
+    let done = "Created `JOKE.md`, read it, updated the footer line, and deleted the file.";
+    assert_eq!(replies.iter().filter(|t| *t == done).count(), 1);
+    assert_eq!(
+        s.cwd.as_deref(),
+        Some("/Users/philipp/dev/agentlogs/fixtures")
+    );
+    assert_eq!(s.models(), ["gpt-5.2-codex"]);
+    assert_eq!(s.source.format_version.as_deref(), Some("0.89.0"));
+}
+
+#[test]
+fn event_stream_is_the_fallback_only() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let f = write(
+        &dir.path().join("rollout-x.jsonl"),
+        &lines(&[
+            meta("e1", json!({})),
+            line(
+                "2026-03-01T10:00:01.000Z",
+                "event_msg",
+                json!({"type": "user_message", "message": "only in events", "images": ["data:image/png;base64,AAAA"]}),
+            ),
+            line(
+                "2026-03-01T10:00:02.000Z",
+                "event_msg",
+                json!({"type": "agent_message", "message": "reply in events"}),
+            ),
+        ]),
+    );
+    let s = parse_file(&f, "e1").session;
+    assert_eq!(
+        texts(&s, Role::User, MessageKind::Normal),
+        ["only in events\n[image: image/png, 3 B]"]
+    );
+    assert_eq!(
+        texts(&s, Role::Assistant, MessageKind::Normal),
+        ["reply in events"]
+    );
+    assert_eq!(s.title.as_deref(), Some("only in events"));
+}
+
+#[test]
+fn titles_from_the_index_newest_line_wins_else_first_prompt() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let home = dir.path().join(".codex");
+    let day = home.join("sessions/2026/03/01");
+    write(
+        &day.join("rollout-2026-03-01T10-00-00-00000000-0000-7000-8000-000000000001.jsonl"),
+        &lines(&[
+            meta("00000000-0000-7000-8000-000000000001", json!({})),
+            user("<environment_context>\n  <cwd>/w</cwd>\n</environment_context>"),
+            user("fix the flaky test\nplease"),
+        ]),
+    );
+    write(
+        &day.join("rollout-2026-03-01T11-00-00-00000000-0000-7000-8000-000000000002.jsonl"),
+        &lines(&[
+            meta("00000000-0000-7000-8000-000000000002", json!({})),
+            user("second thread"),
+        ]),
+    );
+    write(
+        &home.join(INDEX),
+        &lines(&[
+            json!({"id": "00000000-0000-7000-8000-000000000002", "thread_name": "Old name", "updated_at": "2026-03-01T11:00:00Z"}),
+            json!({"id": "00000000-0000-7000-8000-000000000002", "thread_name": "New name", "updated_at": "2026-03-01T12:00:00Z"}),
+        ]),
+    );
+    let st = store(&home);
+    let listed = st.list();
+    assert_eq!(listed.len(), 2);
+    let title = |id: &str| {
+        let l = listed.iter().find(|l| l.id == id).expect("listed");
+        st.load(l).title
+    };
+    assert_eq!(
+        title("00000000-0000-7000-8000-000000000001").as_deref(),
+        Some("fix the flaky test")
+    );
+    assert_eq!(
+        title("00000000-0000-7000-8000-000000000002").as_deref(),
+        Some("New name")
+    );
+    // The VS Code extension's request, not its IDE context header.
+    assert_eq!(
+        real("vct_rollout.jsonl").session.title.as_deref(),
+        Some("幫我檢查一下 go.mod 裡面 為何 go版本是 1.24?")
+    );
+    // The prompt after an image wrapper titles the session, not the wrapper.
+    let p = real("agentlogs_images.jsonl");
+    assert_eq!(
+        p.session.title.as_deref(),
+        Some("why does the claude code label break here on the /team dashboard? [Image #1]")
+    );
+}
+
+#[test]
+fn tool_calls_pair_with_their_outputs() {
+    let s = real("agentlogs_crud.jsonl").session;
+    let results: Vec<(&str, &str, bool)> = s
+        .messages
+        .iter()
+        .filter_map(|m| m.tool_result.as_ref())
+        .map(|r| (r.tool_name.as_str(), r.tool_call_id.as_str(), r.is_error))
+        .collect();
+    assert_eq!(
+        results,
+        [
+            ("exec_command", "call_3LP2FP4eeep7JxJRvO3h42Oh", false),
+            ("exec_command", "call_Cxwk4ioosZkYyeToIOOH3NB6", false),
+            ("apply_patch", "call_jNxPfZXnxjqCPQxUeOy07aR1", false),
+            ("exec_command", "call_p5WYLDqEH0nELpogFOahfsv4", false),
+        ]
+    );
+    let calls: Vec<&ToolCall> = s.messages.iter().flat_map(|m| &m.tool_calls).collect();
+    assert_eq!(
+        calls[1].input,
+        json!({"cmd": "cat /Users/philipp/dev/agentlogs/fixtures/JOKE.md"})
+    );
+    // apply_patch keeps its raw patch text.
+    assert!(calls[2]
+        .input
+        .as_str()
+        .is_some_and(|t| t.starts_with("*** Begin Patch\n*** Update File:")));
+    // The JSON-string output shows its `output` text.
+    let patch = s
+        .messages
+        .iter()
+        .filter_map(|m| m.tool_result.as_ref())
+        .find(|r| r.tool_name == "apply_patch")
+        .expect("patch result");
+    assert_eq!(
+        patch.output,
+        "Success. Updated the following files:\nM /Users/philipp/dev/agentlogs/fixtures/JOKE.md\n"
+    );
+
+    let dir = tempfile::tempdir().expect("tmp");
+    let f = write(
+        &dir.path().join("r.jsonl"),
+        &lines(&[
+            meta("t1", json!({})),
+            user("go"),
+            line(
+                "2026-03-01T10:00:02.000Z",
+                "response_item",
+                json!({"type": "function_call", "name": "shell", "arguments": "not json {", "call_id": "c1"}),
+            ),
+            line(
+                "2026-03-01T10:00:02.000Z",
+                "response_item",
+                json!({"type": "function_call", "name": "shell", "arguments": "{\"command\":[\"false\"]}", "call_id": "c2"}),
+            ),
+            line(
+                "2026-03-01T10:00:03.000Z",
+                "response_item",
+                json!({"type": "function_call_output", "call_id": "c2", "output": "{\"output\":\"boom\\n\",\"metadata\":{\"exit_code\":1,\"duration_seconds\":0.1}}"}),
+            ),
+            line(
+                "2026-03-01T10:00:03.000Z",
+                "response_item",
+                json!({"type": "function_call_output", "call_id": "c1", "output": {"content": "structured", "success": false}}),
+            ),
+            line(
+                "2026-03-01T10:00:04.000Z",
+                "response_item",
+                json!({"type": "local_shell_call", "call_id": "c3", "status": "completed", "action": {"type": "exec", "command": ["ls"]}}),
+            ),
+            line(
+                "2026-03-01T10:00:05.000Z",
+                "response_item",
+                json!({"type": "function_call_output", "call_id": "c3", "output": "Exit code: 2\nWall time: 0 seconds\nOutput:\nnope"}),
+            ),
+        ]),
+    );
+    let s = parse_file(&f, "t1").session;
+    let calls: Vec<&ToolCall> = s.messages.iter().flat_map(|m| &m.tool_calls).collect();
+    assert_eq!(calls[0].input, json!("not json {"));
+    assert_eq!(calls[1].input, json!({"command": ["false"]}));
+    assert_eq!(calls[2].tool_name, "local_shell");
+    // The two calls of one reply are one message.
+    assert_eq!(s.messages[1].tool_calls.len(), 2);
+    let results: Vec<(&str, &str, &str, bool)> = s
+        .messages
+        .iter()
+        .filter_map(|m| m.tool_result.as_ref())
+        .map(|r| {
+            (
+                r.tool_call_id.as_str(),
+                r.tool_name.as_str(),
+                r.output.as_str(),
+                r.is_error,
+            )
+        })
+        .collect();
+    assert_eq!(
+        results,
+        [
+            ("c2", "shell", "boom\n", true),
+            ("c1", "shell", "structured", true),
+            (
+                "c3",
+                "local_shell",
+                "Exit code: 2\nWall time: 0 seconds\nOutput:\nnope",
+                true
+            ),
+        ]
+    );
+}
+
+#[test]
+fn reasoning_summaries_are_thinking_and_encrypted_is_sealed() {
+    let s = real("agentlogs_crud.jsonl").session;
+    let thinking: Vec<&str> = s
+        .messages
+        .iter()
+        .filter_map(|m| m.thinking.as_deref())
+        .collect();
+    assert_eq!(
+        thinking,
+        [
+            "**Planning file operations and command sequence**",
+            SEALED_THINKING,
+            "**Modifying footer text**",
+            "**Deleting file**",
+        ]
+    );
+    // vct: reasoning with neither summary nor ciphertext shows nothing.
+    let v = real("vct_rollout.jsonl").session;
+    assert!(v.messages.iter().all(|m| m.thinking.is_none()));
+}
+
+#[test]
+fn tokens_are_the_last_cumulative_total() {
+    // Last `total_token_usage` of each file, read off the file by hand.
+    let cases = [
+        // input 47257 (44160 cached), output 300 (64 reasoning)
+        ("agentlogs_crud.jsonl", (47257 - 44160, 44160, 300 - 64, 64)),
+        // input 216978 (189952 cached), output 2163 (1408 reasoning)
+        (
+            "agentlogs_images.jsonl",
+            (216978 - 189952, 189952, 2163 - 1408, 1408),
+        ),
+        // input 270530 (136832 cached), output 12551 (9536 reasoning)
+        (
+            "vct_rollout.jsonl",
+            (270530 - 136832, 136832, 12551 - 9536, 9536),
+        ),
+        // the last complete line is line 35: 37577 (34688), 277 (64)
+        (
+            "derived_partial_last_line.jsonl",
+            (37577 - 34688, 34688, 277 - 64, 64),
+        ),
+    ];
+    for (file, (input, cached, output, thinking)) in cases {
+        let p = real(file);
+        let s = resolve(p, &[], &HashMap::new(), None, 0);
+        let u = s.reported_usage.expect(file);
+        assert_eq!(
+            (
+                u.input_tokens,
+                u.cached_tokens,
+                u.output_tokens,
+                u.thinking_tokens
+            ),
+            (input, cached, output, thinking),
+            "{file}"
+        );
+        let c = s.cost();
+        assert_eq!(c.input_tokens, input, "{file}");
+        assert!(s.messages.iter().all(|m| m.token_usage.is_none()));
+    }
+    // gpt-5.2-codex: 1.75 / 14 / 0.175 per million.
+    let s = resolve(real("agentlogs_crud.jsonl"), &[], &HashMap::new(), None, 0);
+    let c = s.cost();
+    let want = (3097.0 * 1.75 + 300.0 * 14.0 + 44160.0 * 0.175) / 1e6;
+    assert!(
+        (c.total_usd - want).abs() < 1e-9,
+        "{} vs {want}",
+        c.total_usd
+    );
+    assert!(c.estimated);
+}
+
+/// A Codex home with a parent, a fork of it and a subagent it spawned.
+fn family(dir: &Path) -> PathBuf {
+    let home = dir.join(".codex");
+    let day = home.join("sessions/2026/03/01");
+    let parent_id = "00000000-0000-7000-8000-00000000000a";
+    let fork_id = "00000000-0000-7000-8000-00000000000b";
+    let child_id = "00000000-0000-7000-8000-00000000000c";
+    let parent_prefix = vec![
+        meta(parent_id, json!({})),
+        user("parent prompt one"),
+        assistant("parent reply one"),
+        tokens(1000, 200, 50, 10),
+    ];
+    let mut parent = parent_prefix.clone();
+    parent.extend([
+        user("parent prompt two"),
+        assistant("parent reply two"),
+        tokens(3000, 700, 120, 30),
+    ]);
+    write(
+        &day.join(format!("rollout-2026-03-01T10-00-00-{parent_id}.jsonl")),
+        &lines(&parent),
+    );
+    let mut fork = vec![meta(fork_id, json!({"forked_from_id": parent_id}))];
+    fork.extend(parent_prefix);
+    fork.extend([
+        user("fork prompt"),
+        assistant("fork reply"),
+        tokens(1500, 400, 90, 20),
+    ]);
+    write(
+        &day.join(format!("rollout-2026-03-01T11-00-00-{fork_id}.jsonl")),
+        &lines(&fork),
+    );
+    let source = json!({"subagent": {"thread_spawn": {"parent_thread_id": parent_id, "depth": 1,
+        "agent_nickname": "Scout", "agent_role": "explorer"}}});
+    write(
+        &day.join(format!("rollout-2026-03-01T10-30-00-{child_id}.jsonl")),
+        &lines(&[
+            meta(
+                child_id,
+                json!({"source": source, "agent_nickname": "Scout"}),
+            ),
+            user("child task"),
+            assistant("child answer"),
+            tokens(10, 0, 5, 0),
+        ]),
+    );
+    home
+}
+
+#[test]
+fn a_fork_counts_its_copied_prefix_once() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let home = family(dir.path());
+    let st = store(&home);
+    let listed = st.list();
+    let fork = listed
+        .iter()
+        .find(|l| l.id.ends_with('b'))
+        .expect("fork listed");
+    assert_eq!(fork.sources.len(), 2, "{:?}", fork.sources);
+    let s = st.load(fork);
+    assert_eq!(
+        s.forked_from.as_deref(),
+        Some("codex:00000000-0000-7000-8000-00000000000a")
+    );
+    let inherited: Vec<(bool, &str)> = s.messages.iter().map(|m| (m.inherited, m.text())).collect();
+    assert_eq!(
+        inherited,
+        [
+            (true, "parent prompt one"),
+            (true, "parent reply one"),
+            (false, "fork prompt"),
+            (false, "fork reply"),
+        ]
+    );
+    // 1500/400/90/20 cumulative, minus the parent's 1000/200/50/10 at the fork point.
+    let u = s.reported_usage.expect("usage");
+    assert_eq!(
+        (
+            u.input_tokens,
+            u.cached_tokens,
+            u.output_tokens,
+            u.thinking_tokens
+        ),
+        (300, 200, 30, 10)
+    );
+    assert!(s.warnings.is_empty(), "{:?}", s.warnings);
+}
+
+#[test]
+fn subagents_nest_under_their_parent() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let home = family(dir.path());
+    let st = store(&home);
+    let listed = st.list();
+    let ids: Vec<&str> = listed.iter().map(|l| l.id.as_str()).collect();
+    assert_eq!(ids.len(), 2, "the subagent is not listed: {ids:?}");
+    assert!(!ids.iter().any(|i| i.ends_with('c')));
+    let parent = listed.iter().find(|l| l.id.ends_with('a')).expect("parent");
+    assert!(parent
+        .sources
+        .iter()
+        .any(|p| kit::file_name(p).ends_with("c.jsonl")));
+    let s = st.load(parent);
+    assert_eq!(s.subagents.len(), 1);
+    let sub = &s.subagents[0];
+    assert_eq!(sub.name, "Scout");
+    assert_eq!(sub.description.as_deref(), Some("explorer"));
+    let child = sub.session.as_deref().expect("nested child");
+    assert_eq!(
+        texts(child, Role::User, MessageKind::Normal),
+        ["child task"]
+    );
+    assert_eq!(
+        child.parent.as_deref(),
+        Some("codex:00000000-0000-7000-8000-00000000000a")
+    );
+    // Without its parent, the child is listed on its own, with a warning.
+    std::fs::remove_file(
+        home.join("sessions/2026/03/01/rollout-2026-03-01T10-00-00-00000000-0000-7000-8000-00000000000a.jsonl"),
+    )
+    .expect("rm parent");
+    let listed = st.list();
+    let orphan = listed
+        .iter()
+        .find(|l| l.id.ends_with('c'))
+        .expect("orphan listed");
+    let s = st.load(orphan);
+    assert!(
+        s.warnings.iter().any(|w| w.contains("subagent of")),
+        "{:?}",
+        s.warnings
+    );
+    // The fork of the missing parent warns that its tokens include the copy.
+    let fork = listed.iter().find(|l| l.id.ends_with('b')).expect("fork");
+    assert!(st
+        .load(fork)
+        .warnings
+        .iter()
+        .any(|w| w.contains("forked from")));
+}
+
+#[test]
+fn zst_rollouts_load_and_a_plain_file_wins() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let home = dir.path().join(".codex");
+    let day = home.join("sessions/2026/03/02");
+    let id = "00000000-0000-7000-8000-0000000000d1";
+    let name = format!("rollout-2026-03-02T10-00-00-{id}.jsonl");
+    let body = lines(&[
+        meta(id, json!({})),
+        user("compressed prompt"),
+        assistant("compressed reply"),
+    ]);
+    std::fs::create_dir_all(&day).expect("mkdir");
+    let zst = day.join(format!("{name}.zst"));
+    std::fs::write(&zst, zstd::encode_all(body.as_bytes(), 3).expect("zstd")).expect("write");
+    let st = store(&home);
+    let listed = st.list();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].id, id);
+    assert_eq!(listed[0].path, zst);
+    let s = st.load(&listed[0]);
+    assert_eq!(
+        texts(&s, Role::User, MessageKind::Normal),
+        ["compressed prompt"]
+    );
+    assert_eq!(s.source.format, "codex-jsonl-zst");
+
+    // A plain file of the same name (Codex resumed the thread) wins.
+    let plain = write(
+        &day.join(&name),
+        &lines(&[meta(id, json!({})), user("resumed prompt")]),
+    );
+    let listed = st.list();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].path, plain);
+    assert_eq!(
+        texts(&st.load(&listed[0]), Role::User, MessageKind::Normal),
+        ["resumed prompt"]
+    );
+
+    // An unreadable .zst is a warning on its session, never a failure.
+    let bad =
+        day.join("rollout-2026-03-02T11-00-00-00000000-0000-7000-8000-0000000000d2.jsonl.zst");
+    std::fs::write(&bad, b"this is not zstd").expect("write");
+    let listed = st.list();
+    assert_eq!(listed.len(), 2);
+    let l = listed
+        .iter()
+        .find(|l| l.id.ends_with("d2"))
+        .expect("bad zst listed");
+    let s = st.load(l);
+    assert!(!s.warnings.is_empty());
+}
+
+#[test]
+fn corrupt_lines_are_warnings() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let mut text = lines(&[
+        meta("c0", json!({})),
+        user("first"),
+        json!({"timestamp": "2026-03-01T10:00:02.000Z", "type": "world_state_v9", "payload": {"x": 1}}),
+        line(
+            "2026-03-01T10:00:02.000Z",
+            "response_item",
+            json!({"type": "hologram_call", "beam": true}),
+        ),
+        line(
+            "2026-03-01T10:00:02.000Z",
+            "event_msg",
+            json!({"type": "token_count", "info": {"total_token_usage": {"input_tokens": "many"}}}),
+        ),
+        line(
+            "2026-03-01T10:00:02.000Z",
+            "response_item",
+            json!({"type": "message", "role": "user", "content": 42}),
+        ),
+    ]);
+    text.push_str("garbage that is not json\n");
+    text.push_str("\u{0}\u{1}binary\n");
+    text.push_str(&lines(&[assistant("still here")]));
+    text.push_str("{\"timestamp\":\"2026-03-01T10:00:09.000Z\",\"type\":\"response_it");
+    let f = write(&dir.path().join("r.jsonl"), &text);
+    let s = parse_file(&f, "c0").session;
+    assert_eq!(texts(&s, Role::User, MessageKind::Normal), ["first"]);
+    assert_eq!(
+        texts(&s, Role::Assistant, MessageKind::Normal),
+        ["still here"]
+    );
+    // token_count with a wrong type, content 42, garbage, binary, partial last line;
+    // the unknown record and item types are silent.
+    assert_eq!(s.warnings.len(), 5, "{:#?}", s.warnings);
+    assert!(s.warnings[4].contains("partial last line"));
+}
+
+#[test]
+fn envelope_less_mid_2025_files_load() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let f = write(
+        &dir.path()
+            .join("rollout-2025-06-01T10-00-00-00000000-0000-4000-8000-0000000000e1.jsonl"),
+        &lines(&[
+            json!({"id": "00000000-0000-4000-8000-0000000000e1", "timestamp": "2025-06-01T10:00:00.000Z",
+                "instructions": "Use tabs.", "git": {"branch": "main"}}),
+            json!({"record_type": "state"}),
+            json!({"type": "message", "role": "user", "content": [{"type": "input_text", "text": "legacy prompt"}]}),
+            json!({"type": "reasoning", "summary": [], "encrypted_content": "gAAAA"}),
+            json!({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "legacy reply"}]}),
+            json!({"type": "function_call", "name": "shell", "arguments": "{\"command\":[\"ls\"]}", "call_id": "l1"}),
+            json!({"type": "function_call_output", "call_id": "l1", "output": "a\nb"}),
+            json!({"record_type": "state"}),
+        ]),
+    );
+    let p = parse_file(&f, &id_from_file_name(&f));
+    let s = &p.session;
+    assert_eq!(s.id, "00000000-0000-4000-8000-0000000000e1");
+    assert_eq!(
+        p.head.id.as_deref(),
+        Some("00000000-0000-4000-8000-0000000000e1")
+    );
+    assert_eq!(s.source.format, "codex-legacy-jsonl");
+    assert_eq!(texts(s, Role::User, MessageKind::Normal), ["legacy prompt"]);
+    assert_eq!(texts(s, Role::System, MessageKind::Context), ["Use tabs."]);
+    let reply = &s.messages[2];
+    assert_eq!(reply.text(), "legacy reply");
+    assert_eq!(reply.thinking.as_deref(), Some(SEALED_THINKING));
+    assert_eq!(reply.tool_calls.len(), 1);
+    assert!(s.warnings.is_empty(), "{:?}", s.warnings);
+    assert_eq!(s.created_at, kit::parse_rfc3339("2025-06-01T10:00:00.000Z"));
+}
+
+#[test]
+fn compaction_is_a_marker_and_its_history_is_not_repeated() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let f = write(
+        &dir.path().join("r.jsonl"),
+        &lines(&[
+            meta("k1", json!({})),
+            user("before compaction"),
+            assistant("old reply"),
+            line(
+                "2026-03-01T10:05:00.000Z",
+                "compacted",
+                json!({"message": "Summary: we did things", "replacement_history": [
+                    {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "before compaction"}]},
+                    {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "old reply"}]}
+                ]}),
+            ),
+            user("after compaction"),
+        ]),
+    );
+    let s = parse_file(&f, "k1").session;
+    let got: Vec<(MessageKind, &str)> = s.messages.iter().map(|m| (m.kind, m.text())).collect();
+    assert_eq!(
+        got,
+        [
+            (MessageKind::Normal, "before compaction"),
+            (MessageKind::Normal, "old reply"),
+            (MessageKind::CompactionSummary, "Summary: we did things"),
+            (MessageKind::Normal, "after compaction"),
+        ]
+    );
+}
+
+#[test]
+fn images_are_placeholders() {
+    let s = real("agentlogs_images.jsonl").session;
+    let all: String = s.messages.iter().map(|m| m.text()).collect();
+    assert!(!all.contains("base64"), "base64 kept");
+    assert!(!all.contains("iVBORw0KGgo"), "image bytes kept");
+    assert!(all.contains("[image: image/png, "), "no placeholder");
+}
+
+#[test]
+fn discovery_and_file_names() {
+    let env = Env {
+        home: PathBuf::from("/h"),
+        vars: Default::default(),
+    };
+    let got: Vec<(PathBuf, String)> = candidates(&env)
+        .into_iter()
+        .map(|r| (r.path, r.how))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (PathBuf::from("/h/.codex"), "default".to_string()),
+            (PathBuf::from("/h/.codex/sessions"), "spec".to_string()),
+        ]
+    );
+    let env = Env {
+        home: PathBuf::from("/h"),
+        vars: [("CODEX_HOME".to_string(), "/c".to_string())].into(),
+    };
+    assert_eq!(candidates(&env)[0].path, PathBuf::from("/c"));
+    assert_eq!(
+        id_from_file_name(Path::new(
+            "rollout-2025-01-01T10-00-00-0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b.jsonl.zst"
+        )),
+        "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"
+    );
+    assert_eq!(id_from_file_name(Path::new("rollout-test.jsonl")), "test");
+    // The spec's flat directory and archived_sessions are listed, each file once.
+    let dir = tempfile::tempdir().expect("tmp");
+    let home = dir.path().join(".codex");
+    write(
+        &home.join("archived_sessions/rollout-2026-01-01T10-00-00-00000000-0000-7000-8000-0000000000f1.jsonl"),
+        &lines(&[meta("00000000-0000-7000-8000-0000000000f1", json!({})), user("archived")]),
+    );
+    write(
+        &home.join("sessions/flat-spec.jsonl"),
+        &lines(&[meta("flat", json!({})), user("flat")]),
+    );
+    write(
+        &home.join("history.jsonl"),
+        "{\"session_id\":\"x\",\"ts\":1,\"text\":\"t\"}\n",
+    );
+    let st = CodexStore::new(vec![
+        Root::new(Agent::Codex, &home, "default"),
+        Root::new(Agent::Codex, home.join("sessions"), "spec"),
+    ]);
+    let mut ids: Vec<String> = st.list().into_iter().map(|l| l.id).collect();
+    ids.sort();
+    assert_eq!(ids, ["00000000-0000-7000-8000-0000000000f1", "flat"]);
+}

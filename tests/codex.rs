@@ -1,0 +1,234 @@
+//! The Codex store end to end: a store laid out as Codex lays it out, mounted, read with
+//! the real tools, and checked against what the fixture writer recorded.
+
+mod common;
+
+use common::codex::{self, Written};
+use common::{stderr, stdout, Home, Mount};
+use std::collections::BTreeSet;
+
+fn codex_home() -> (Home, Written) {
+    let mut home = Home::empty();
+    let w = codex::write_store(home.path());
+    home.files.extend(w.files.iter().cloned());
+    (home, w)
+}
+
+/// The `codex/<session>` directories in which `grep -rlF` finds `text` (diff files quote
+/// the other side of a comparison by design and are left out).
+fn sessions_holding(m: &Mount, text: &str) -> BTreeSet<String> {
+    let pats = tempfile::NamedTempFile::new().expect("tmp");
+    std::fs::write(pats.path(), format!("{text}\n")).expect("write pattern");
+    let out = m.sh(&format!(
+        "grep -rlF --exclude='*.diff' -f {} .",
+        pats.path().display()
+    ));
+    stdout(&out)
+        .lines()
+        .filter_map(|p| {
+            let mut parts = p.trim_start_matches("./").split('/');
+            Some(format!("{}/{}", parts.next()?, parts.next()?))
+        })
+        .collect()
+}
+
+fn meta(m: &Mount, id: &str) -> serde_json::Value {
+    let p = m.path().join("codex").join(id).join("meta.json");
+    serde_json::from_slice(&std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display())))
+        .expect("meta.json parses")
+}
+
+#[test]
+fn codex_sessions_mount_with_their_files() {
+    let (home, w) = codex_home();
+    let m = Mount::new(&home, &[]);
+    let listed: BTreeSet<String> = std::fs::read_dir(m.path().join("codex"))
+        .expect("codex dir")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    let want: BTreeSet<String> = w
+        .threads
+        .iter()
+        .filter(|t| t.subagent_of.is_none())
+        .map(|t| t.id.clone())
+        .collect();
+    assert_eq!(listed, want, "the subagent is nested, not listed");
+    for id in &want {
+        let dir = m.path().join("codex").join(id);
+        for f in ["meta.json", "transcript.md", "messages.jsonl"] {
+            let md = std::fs::metadata(dir.join(f)).unwrap_or_else(|e| panic!("{id}/{f}: {e}"));
+            assert!(md.len() > 0, "{id}/{f} is empty");
+        }
+        assert!(dir.join("tools").is_dir(), "{id}/tools");
+        assert_eq!(meta(&m, id)["agent"], "codex");
+    }
+    // Titles: the newest index line, else the first real prompt.
+    assert_eq!(meta(&m, codex::MAIN)["title"], "Widget forge rename");
+    assert_eq!(
+        meta(&m, codex::ZST)["title"],
+        "Why is the zstd rollout still readable after compression"
+    );
+    // The subagent sits under its parent.
+    let sub = m.path().join("codex").join(codex::MAIN).join("subagents");
+    let names: Vec<String> = std::fs::read_dir(&sub)
+        .expect("subagents dir")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["Euclid"]);
+}
+
+#[test]
+fn every_written_text_is_in_exactly_its_session() {
+    let (home, w) = codex_home();
+    let m = Mount::new(&home, &[]);
+    for t in &w.threads {
+        for text in &t.texts {
+            let mut want = BTreeSet::from([format!("codex/{}", t.holder)]);
+            for other in &w.threads {
+                if other.inherited.contains(text) {
+                    want.insert(format!("codex/{}", other.id));
+                }
+            }
+            assert_eq!(sessions_holding(&m, text), want, "'{text}' of {}", t.id);
+        }
+        for out in &t.outputs {
+            let found = m.sh(&format!(
+                "grep -rlF -e '{}' {}/",
+                out.replace('\'', r"'\''"),
+                t.tools
+            ));
+            assert!(
+                !stdout(&found).is_empty(),
+                "tool output '{out}' of {} not under {}/",
+                t.id,
+                t.tools
+            );
+        }
+    }
+    // Each prompt once: not also from the event_msg copy.
+    let transcript = std::fs::read_to_string(
+        m.path()
+            .join("codex")
+            .join(codex::MAIN)
+            .join("transcript.md"),
+    )
+    .expect("transcript");
+    let prompt = &w.thread(codex::MAIN).texts[0];
+    assert_eq!(transcript.matches(prompt.as_str()).count(), 1, "{prompt}");
+    // Codex's prompt history is not a transcript.
+    assert!(sessions_holding(&m, "history only").is_empty());
+}
+
+#[test]
+fn codex_sizes_agree_between_stat_read_and_mmap() {
+    let (home, _) = codex_home();
+    let m = Mount::new(&home, &[]);
+    let script = r#"
+import mmap, os, sys
+bad = 0; n = 0
+for root, dirs, files in os.walk(os.path.join(sys.argv[1], 'codex')):
+    for f in files:
+        p = os.path.join(root, f)
+        if os.path.islink(p):
+            continue
+        size = os.stat(p).st_size
+        with open(p, 'rb') as fh:
+            data = fh.read()
+        with open(p, 'rb') as fh:
+            with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+                mlen = len(mm[:])
+        n += 1
+        if not (size == len(data) == mlen) or size == 0:
+            bad += 1
+            print(f"MISMATCH {p}: stat {size} read {len(data)} mmap {mlen}")
+print(f"checked {n}")
+sys.exit(1 if bad or n < 20 else 0)
+"#;
+    let out = std::process::Command::new("python3")
+        .arg("-c")
+        .arg(script)
+        .arg(m.path())
+        .output()
+        .expect("python3");
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+}
+
+#[test]
+fn writes_fail_and_the_store_stays_byte_identical() {
+    let (home, _) = codex_home();
+    let before = home.snapshot();
+    let m = Mount::new(&home, &[]);
+    let out = m.sh("grep -r -c . codex > /dev/null; cat codex/*/meta.json > /dev/null");
+    assert!(out.status.success() || out.status.code() == Some(1));
+    let out = m.sh(&format!("echo x > codex/{}/meta.json", codex::MAIN));
+    assert!(
+        stderr(&out).contains("Read-only file system"),
+        "{}",
+        stderr(&out)
+    );
+    let out = m.sh(&format!("touch codex/{}/new-file", codex::MAIN));
+    assert!(
+        stderr(&out).contains("Read-only file system"),
+        "{}",
+        stderr(&out)
+    );
+    drop(m);
+    let after = home.snapshot();
+    assert_eq!(
+        before.keys().collect::<Vec<_>>(),
+        after.keys().collect::<Vec<_>>()
+    );
+    assert!(before == after, "native files changed");
+}
+
+#[test]
+fn tokens_are_the_last_cumulative_total_and_a_fork_counts_its_prefix_once() {
+    let (home, w) = codex_home();
+    let m = Mount::new(&home, &[]);
+    for t in w.threads.iter().filter(|t| t.subagent_of.is_none()) {
+        let (input, cached, output, thinking) = t.tokens.expect("tokens written");
+        let c = &meta(&m, &t.id)["cost"];
+        assert_eq!(
+            (
+                c["inputTokens"].as_u64(),
+                c["cachedTokens"].as_u64(),
+                c["outputTokens"].as_u64(),
+                c["thinkingTokens"].as_u64()
+            ),
+            (Some(input), Some(cached), Some(output), Some(thinking)),
+            "{}: {c}",
+            t.id
+        );
+    }
+    drop(m);
+    // `sessfs list --json`: the fork's cost is only what the fork added, priced as the
+    // parent's model (gpt-5.1-codex: 1.25 / 10 / 0.125 per million).
+    let out = home.sessfs(&["list", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let all: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).expect("list --json");
+    let cost_of = |id: &str| {
+        all.iter()
+            .find(|s| s["unifiedId"] == format!("codex:{id}"))
+            .unwrap_or_else(|| panic!("{id} not in list --json"))["cost"]
+            .clone()
+    };
+    let fork = w.thread(codex::FORK);
+    let (i, c, o, r) = fork.tokens.expect("fork tokens");
+    assert_eq!(
+        (i, c, o, r),
+        (400, 9200, 50, 20),
+        "the writer's own arithmetic"
+    );
+    let fc = cost_of(codex::FORK);
+    assert_eq!(fc["inputTokens"].as_u64(), Some(i), "{fc}");
+    let want = (i as f64 * 1.25 + (o + r) as f64 * 10.0 + c as f64 * 0.125) / 1e6;
+    let got = fc["totalUsd"].as_f64().expect("totalUsd");
+    assert!((got - want).abs() < 1e-4, "fork cost {got} vs {want}");
+    let pc = cost_of(codex::MAIN);
+    assert!(
+        pc["totalUsd"].as_f64().expect("parent cost") > got * 5.0,
+        "parent {pc} vs fork {fc}"
+    );
+}
