@@ -2,9 +2,14 @@
 //!
 //! Agents append one record per `write` and readers race them, so a file read while the agent
 //! writes ends in a partial line; pi and omp skip malformed lines themselves. This reader
-//! streams (it never holds the file, only one line), skips what does not parse, ignores a
-//! last line without its newline (it is most likely still being written), and reports each
-//! problem once as a warning with its line number.
+//! streams (it never holds the file, only one line), ignores an unfinished last line without
+//! its newline (it is most likely still being written), and reports each problem once as a
+//! warning with its line number.
+//!
+//! A line is not always one record: real pi files hold lines where two records were written
+//! back to back with no newline between them (two writers racing on one file). Every
+//! complete JSON value on a line is kept, in order, with a warning naming the line; only
+//! bytes that are no JSON at all are skipped (up to the next `{` or `[`).
 
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Read};
@@ -46,24 +51,73 @@ pub fn read_from(r: impl Read, name: &str, f: &mut dyn FnMut(usize, Value)) -> V
         if text.is_empty() {
             continue;
         }
-        if !complete {
-            // Most likely the agent is still writing this line.
-            if serde_json::from_slice::<Value>(text).is_err() {
-                warnings.push(format!(
-                    "{name}: line {line_no}: partial last line ignored ({} bytes)",
-                    text.len()
-                ));
-                break;
+        let mut recovered = 0usize;
+        let partial = match parse_line(text) {
+            Ok(v) => {
+                f(line_no, v);
+                continue;
             }
-        }
-        match parse_line(text) {
-            Ok(v) => f(line_no, v),
+            // Several values on one line (records written back to back with no newline, or
+            // junk between them): keep every complete one.
             Err(e) => {
-                bad += 1;
-                if bad <= MAX_WARNINGS {
-                    warnings.push(format!("{name}: line {line_no}: skipped: {e}"));
+                let lossy;
+                let bytes = match std::str::from_utf8(text) {
+                    Ok(_) => text,
+                    Err(_) => {
+                        lossy = String::from_utf8_lossy(text).into_owned();
+                        lossy.as_bytes()
+                    }
+                };
+                let (values, broken) = split_values(bytes);
+                recovered = values.len();
+                for v in values {
+                    f(line_no, v);
+                }
+                match broken {
+                    Broken::None if recovered > 1 => {
+                        warnings.push(format!(
+                            "{name}: line {line_no}: {recovered} JSON values on one line, all kept"
+                        ));
+                        continue;
+                    }
+                    Broken::None if recovered == 1 => continue,
+                    // An unfinished value at the end of a line still being written.
+                    Broken::Eof if !complete => true,
+                    _ if recovered > 0 => {
+                        bad += 1;
+                        if bad <= MAX_WARNINGS {
+                            warnings.push(format!(
+                                "{name}: line {line_no}: {recovered} JSON values kept, unparsable bytes skipped: {e}"
+                            ));
+                        }
+                        continue;
+                    }
+                    _ => {
+                        if !complete {
+                            true
+                        } else {
+                            bad += 1;
+                            if bad <= MAX_WARNINGS {
+                                warnings.push(format!("{name}: line {line_no}: skipped: {e}"));
+                            }
+                            continue;
+                        }
+                    }
                 }
             }
+        };
+        if partial {
+            // Most likely the agent is still writing this line.
+            let what = if recovered > 0 {
+                format!("{recovered} complete JSON values kept, the partial rest ignored")
+            } else {
+                "partial last line ignored".to_string()
+            };
+            warnings.push(format!(
+                "{name}: line {line_no}: {what} ({} bytes)",
+                text.len()
+            ));
+            break;
         }
     }
     if bad > MAX_WARNINGS {
@@ -97,6 +151,60 @@ fn parse_line(text: &[u8]) -> Result<Value, String> {
         }
         Err(e) => Err(format!("invalid JSON: {e}")),
     }
+}
+
+/// How a line of several values ended.
+#[derive(Debug, PartialEq, Eq)]
+enum Broken {
+    /// Every byte belonged to a value.
+    None,
+    /// The last value was cut off by the end of the line.
+    Eof,
+    /// Some bytes were not JSON and were skipped.
+    Junk,
+}
+
+/// Every complete JSON object or array in `text`, in order. Bytes that do not parse are
+/// skipped up to the next `{` or `[`.
+fn split_values(text: &[u8]) -> (Vec<Value>, Broken) {
+    let mut out = Vec::new();
+    let mut broken = Broken::None;
+    let mut at = 0usize;
+    // Each round consumes at least one byte, so this ends.
+    while at < text.len() {
+        let rest = &text[at..];
+        let mut stream = serde_json::Deserializer::from_slice(rest).into_iter::<Value>();
+        let mut failed = None;
+        for v in stream.by_ref() {
+            match v {
+                Ok(v @ (Value::Object(_) | Value::Array(_))) => out.push(v),
+                Ok(_) => {}
+                Err(e) => {
+                    failed = Some(e);
+                    break;
+                }
+            }
+        }
+        let Some(e) = failed else {
+            break;
+        };
+        if e.is_eof() {
+            // A value that starts but never ends: nothing after it can be a value.
+            broken = Broken::Eof;
+            break;
+        }
+        broken = Broken::Junk;
+        let done = stream.byte_offset();
+        let from = at + done.max(1);
+        match text[from..].iter().position(|b| *b == b'{' || *b == b'[') {
+            Some(p) => at = from + p,
+            None => break,
+        }
+    }
+    if broken == Broken::None && out.is_empty() {
+        broken = Broken::Junk;
+    }
+    (out, broken)
 }
 
 fn trim_ascii(b: &[u8]) -> &[u8] {
@@ -141,5 +249,20 @@ mod tests {
         let (v, w) = collect(b"{\"a\":\"x\xffy\"}\n");
         assert_eq!(v.len(), 1, "{w:?}");
         assert_eq!(v[0]["a"], "x\u{fffd}y");
+    }
+
+    /// Real pi files hold lines where two records were written back to back with no
+    /// newline; the whole line used to be skipped.
+    #[test]
+    fn values_written_back_to_back_are_all_recovered() {
+        let (v, w) = collect(
+            b"{\"a\":1}{\"b\":2}\n{\"c\":3} {\"d\":4}\n{\"e\":5}garbage{\"f\":6}\n\"x\"\n{\"g\":7}",
+        );
+        let mut got = format!("{}\n", serde_json::to_string(&v).expect("json"));
+        for x in &w {
+            got.push_str(x);
+            got.push('\n');
+        }
+        insta::assert_snapshot!(got);
     }
 }
