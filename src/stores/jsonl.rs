@@ -51,8 +51,8 @@ pub fn read_from(r: impl Read, name: &str, f: &mut dyn FnMut(usize, Value)) -> V
         if text.is_empty() {
             continue;
         }
-        let mut recovered = 0usize;
-        let partial = match parse_line(text) {
+        let recovered;
+        match parse_line(text) {
             Ok(v) => {
                 f(line_no, v);
                 continue;
@@ -82,7 +82,7 @@ pub fn read_from(r: impl Read, name: &str, f: &mut dyn FnMut(usize, Value)) -> V
                     }
                     Broken::None if recovered == 1 => continue,
                     // An unfinished value at the end of a line still being written.
-                    Broken::Eof if !complete => true,
+                    Broken::Eof if !complete => {}
                     _ if recovered > 0 => {
                         bad += 1;
                         if bad <= MAX_WARNINGS {
@@ -92,21 +92,18 @@ pub fn read_from(r: impl Read, name: &str, f: &mut dyn FnMut(usize, Value)) -> V
                         }
                         continue;
                     }
+                    _ if !complete => {}
                     _ => {
-                        if !complete {
-                            true
-                        } else {
-                            bad += 1;
-                            if bad <= MAX_WARNINGS {
-                                warnings.push(format!("{name}: line {line_no}: skipped: {e}"));
-                            }
-                            continue;
+                        bad += 1;
+                        if bad <= MAX_WARNINGS {
+                            warnings.push(format!("{name}: line {line_no}: skipped: {e}"));
                         }
+                        continue;
                     }
                 }
             }
-        };
-        if partial {
+        }
+        {
             // Most likely the agent is still writing this line.
             let what = if recovered > 0 {
                 format!("{recovered} complete JSON values kept, the partial rest ignored")
