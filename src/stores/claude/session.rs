@@ -164,6 +164,22 @@ fn user_messages(r: &Rec, ctx: &Ctx, out: &mut Vec<Message>, warnings: &mut Vec<
         let mut output = res.output.clone();
         if let Some(spilled) = read_spill(ctx, &res.id, r.persisted.as_deref(), warnings) {
             output = spilled;
+        } else if r.persisted.is_some() || res.output.contains("<persisted-output>") {
+            // Claude Code kept only a preview here and the full output in a file that is
+            // gone: say so where the output is read, and in meta.json.
+            let file = r
+                .persisted
+                .as_deref()
+                .and_then(|p| Path::new(p).file_name())
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| format!("{}.txt", res.id));
+            warnings.push(format!(
+                "spilled output of tool call {} is missing: tool-results/{file} not found; only the preview is shown",
+                res.id
+            ));
+            output.push_str(&format!(
+                "\n\n[sessfs: the full output was saved to tool-results/{file}, which is missing; only the preview above was recorded]"
+            ));
         }
         let tool_name = ctx
             .tool_names
