@@ -1638,7 +1638,10 @@ mod tests {
             (ctx.role, ctx.kind, ctx.label.as_deref()),
             (Role::System, MessageKind::Context, Some("context"))
         );
-        assert_eq!(ctx.content, "<context>\ncwd: /home/dev/proj\ndate: 2025-03-01\n</context>");
+        assert_eq!(
+            ctx.content,
+            "<context>\ncwd: /home/dev/proj\ndate: 2025-03-01\n</context>"
+        );
         let m = &s.messages[1..];
         let roles: Vec<(Role, MessageKind)> = m.iter().map(|m| (m.role, m.kind)).collect();
         use MessageKind::*;

@@ -174,13 +174,63 @@ fn push_loose(lines: &mut Vec<String>, s: &str) {
 /// command (`/init`, `/review`, a custom or plugin command) expands into a prompt and is
 /// one.
 const LOCAL_COMMANDS: &[&str] = &[
-    "add-dir", "agents", "bashes", "branch", "bug", "chrome", "clear", "color", "compact",
-    "config", "context", "copy", "cost", "doctor", "effort", "exit", "export", "extra-usage",
-    "fast", "feedback", "fork", "help", "hooks", "ide", "install-github-app", "keybindings",
-    "login", "logout", "mcp", "memory", "migrate-installer", "mobile", "model", "output-style",
-    "permissions", "plugin", "plugins", "privacy-settings", "quit", "release-notes",
-    "remote-env", "rename", "resume", "rewind", "sandbox", "skills", "stats", "status",
-    "statusline", "tag", "tasks", "terminal-setup", "theme", "todos", "upgrade", "usage", "vim",
+    "add-dir",
+    "agents",
+    "bashes",
+    "branch",
+    "bug",
+    "chrome",
+    "clear",
+    "color",
+    "compact",
+    "config",
+    "context",
+    "copy",
+    "cost",
+    "doctor",
+    "effort",
+    "exit",
+    "export",
+    "extra-usage",
+    "fast",
+    "feedback",
+    "fork",
+    "help",
+    "hooks",
+    "ide",
+    "install-github-app",
+    "keybindings",
+    "login",
+    "logout",
+    "mcp",
+    "memory",
+    "migrate-installer",
+    "mobile",
+    "model",
+    "output-style",
+    "permissions",
+    "plugin",
+    "plugins",
+    "privacy-settings",
+    "quit",
+    "release-notes",
+    "remote-env",
+    "rename",
+    "resume",
+    "rewind",
+    "sandbox",
+    "skills",
+    "stats",
+    "status",
+    "statusline",
+    "tag",
+    "tasks",
+    "terminal-setup",
+    "theme",
+    "todos",
+    "upgrade",
+    "usage",
+    "vim",
 ];
 
 /// Is the cleaned slash command text (`/model opus`) one of [`LOCAL_COMMANDS`]?
@@ -210,7 +260,10 @@ pub(super) fn context_label(text: &str, after_command: bool) -> &'static str {
         "command caveat"
     } else if after_command {
         "command expansion"
-    } else if let Some(tag) = INJECTED.iter().find(|tag| t.starts_with(&format!("<{tag}>"))) {
+    } else if let Some(tag) = INJECTED
+        .iter()
+        .find(|tag| t.starts_with(&format!("<{tag}>")))
+    {
         injected_label(tag)
     } else {
         "injected context"
@@ -243,7 +296,9 @@ pub(super) fn split_injected(text: &str) -> (Vec<(&'static str, String)>, String
         };
         rest.push_str(&s[..at]);
         let close = format!("</{tag}>");
-        let end = s[at..].find(&close).map_or(s.len(), |e| at + e + close.len());
+        let end = s[at..]
+            .find(&close)
+            .map_or(s.len(), |e| at + e + close.len());
         blocks.push((injected_label(tag), s[at..end].trim().to_string()));
         s = &s[end..];
     }
@@ -392,8 +447,14 @@ mod tests {
         assert_eq!(
             blocks,
             [
-                ("reminder", "<system-reminder>\nA\n</system-reminder>".to_string()),
-                ("IDE context", "<ide_selection>x</ide_selection>".to_string())
+                (
+                    "reminder",
+                    "<system-reminder>\nA\n</system-reminder>".to_string()
+                ),
+                (
+                    "IDE context",
+                    "<ide_selection>x</ide_selection>".to_string()
+                )
             ]
         );
         assert_eq!(rest, "fix it");

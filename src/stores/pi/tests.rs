@@ -891,9 +891,21 @@ fn injected_messages_are_labelled_context_not_prompts() {
         &file_of(&[
             HEADER.to_owned(),
             entry("u", None, &user("hello")),
-            entry("cm", Some("u"), r#""type":"custom_message","customType":"plan-mode","content":"Plan mode is on: do not edit files.","display":true"#),
-            entry("hm", Some("cm"), r#""type":"message","message":{"role":"hookMessage","customType":"lint","content":"3 lint errors","display":true,"timestamp":1767225604000}"#),
-            entry("d", Some("hm"), r#""type":"message","message":{"role":"developer","content":"be terse","timestamp":1767225604000}"#),
+            entry(
+                "cm",
+                Some("u"),
+                r#""type":"custom_message","customType":"plan-mode","content":"Plan mode is on: do not edit files.","display":true"#,
+            ),
+            entry(
+                "hm",
+                Some("cm"),
+                r#""type":"message","message":{"role":"hookMessage","customType":"lint","content":"3 lint errors","display":true,"timestamp":1767225604000}"#,
+            ),
+            entry(
+                "d",
+                Some("hm"),
+                r#""type":"message","message":{"role":"developer","content":"be terse","timestamp":1767225604000}"#,
+            ),
             entry("a", Some("d"), &assistant("ok")),
         ]),
     );
@@ -913,7 +925,12 @@ fn injected_messages_are_labelled_context_not_prompts() {
                 Some("plan-mode"),
                 "Plan mode is on: do not edit files."
             ),
-            (Role::System, MessageKind::Context, Some("lint"), "3 lint errors"),
+            (
+                Role::System,
+                MessageKind::Context,
+                Some("lint"),
+                "3 lint errors"
+            ),
             (
                 Role::System,
                 MessageKind::Context,
