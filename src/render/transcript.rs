@@ -269,7 +269,7 @@ fn render_call(out: &mut String, m: &Message, call: &ToolCall, file: Option<&str
             tool_label(&call.tool_name),
             link(file)
         ));
-        out.push_str(&fence(&super::pretty_json(&call.input), "json"));
+        out.push_str(&tools::input_markdown(call));
     }
     if let Some(output) = &call.output {
         let status = if call.is_error == Some(true) {
