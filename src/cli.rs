@@ -573,5 +573,22 @@ fn doctor(args: &StoreArgs) -> Result<()> {
         fm.map(|p| p.display().to_string())
             .unwrap_or_else(|| "missing: apt-get install fuse3".into())
     );
+    let mounts = crate::mount::live_mounts();
+    if mounts.is_empty() {
+        println!("Mounts: none");
+    } else {
+        println!("Mounts:");
+        for m in mounts {
+            let log = crate::mount::log_path(&m);
+            if log.is_file() {
+                println!("  {} · log: {}", m.display(), log.display());
+            } else {
+                println!(
+                    "  {} · no log file (a --foreground mount logs to its terminal)",
+                    m.display()
+                );
+            }
+        }
+    }
     Ok(())
 }
