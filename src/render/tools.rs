@@ -179,8 +179,11 @@ const EDIT_KEYS: [(&str, &str); 3] = [
     ("old_str", "new_str"),
 ];
 
-/// `(the other arguments, [(language, body)])` when the call carries file contents.
-fn file_input(call: &ToolCall) -> Option<(Map<String, Value>, Vec<(String, String)>)> {
+/// The arguments left to show as JSON, and the `(language, body)` code blocks taken out.
+type Split = (Map<String, Value>, Vec<(String, String)>);
+
+/// The input split for display when the call carries file contents.
+fn file_input(call: &ToolCall) -> Option<Split> {
     let name = call.tool_name.to_ascii_lowercase();
     if name == "apply_patch" {
         return match &call.input {

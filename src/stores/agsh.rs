@@ -27,7 +27,8 @@
 //!   `PRAGMA table_info`, so both schemas and later migrations read with one code path.
 //!
 //! **Messages.** `user` rows are plain text (often starting with a `<context>…</context>`
-//! block the agent injects each turn: kept in the message, stripped from the title only);
+//! block the agent injects each turn: split out as a context message just before the
+//! prompt, so it is never the prompt, a turn or the title);
 //! `assistant` and `tool_results` rows are JSON arrays of content blocks tagged by `type`
 //! (older rows may be plain text and read as text). Each `tool_result` block becomes its own
 //! `Role::Tool` message named after the matching `tool_use`. Event rows are JSON:

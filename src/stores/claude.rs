@@ -12,6 +12,9 @@
 //! [`Subagent`]s of the parent, and every subagent file is one of the parent's
 //! [`Listed::sources`], so a subagent that grows re-renders its parent.
 //!
+//! A `<session>/subagents/` directory whose `<session>.jsonl` is gone is listed as a session
+//! of its own (same id, `orphaned`), so the subagents' work is not lost from view.
+//!
 //! The conversation itself is a tree; see `graph` for how the active path, the parallel
 //! tool calls that only look like forks, and the real branches are told apart.
 
@@ -168,7 +171,7 @@ fn list_project(project: &Path, root: usize, out: &mut Vec<Listed>) {
         out.push(listed);
     }
     // In path order within the project, an orphan set where its main file would be.
-    out[start..].sort_by(|a, b| a.path.with_extension("").cmp(&b.path.with_extension("")));
+    out[start..].sort_by_key(|a| a.path.with_extension(""));
 }
 
 /// How many of `listed` are orphaned subagent sets (for `sessfs doctor`).
