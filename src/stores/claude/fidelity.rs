@@ -196,6 +196,11 @@ fn golden_orphaned_subagents() {
         )
     };
     s.source.paths = s.source.paths.iter().map(strip).collect();
+    for sub in &mut s.subagents {
+        if let Some(child) = sub.session.as_mut() {
+            child.source.paths = child.source.paths.iter().map(strip).collect();
+        }
+    }
     s.warnings = s
         .warnings
         .iter()
