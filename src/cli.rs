@@ -516,8 +516,18 @@ fn doctor(args: &StoreArgs) -> Result<()> {
         let store = opened.iter().find(|s| s.agent() == agent);
         match store {
             Some(s) => {
-                let n = s.list().len();
+                let listed = s.list();
+                let n = listed.len();
                 println!("  {agent:<9} {n} sessions");
+                if agent == Agent::Claude {
+                    let orphans = stores::claude::orphan_sets(&listed);
+                    if orphans > 0 {
+                        println!(
+                            "            {orphans} orphaned subagent set{} (main transcript gone; shown as sessions with \"orphaned\": true)",
+                            if orphans == 1 { "" } else { "s" }
+                        );
+                    }
+                }
                 for r in s.roots() {
                     println!("            found {} ({})", r.path.display(), r.how);
                 }
@@ -563,5 +573,22 @@ fn doctor(args: &StoreArgs) -> Result<()> {
         fm.map(|p| p.display().to_string())
             .unwrap_or_else(|| "missing: apt-get install fuse3".into())
     );
+    let mounts = crate::mount::live_mounts();
+    if mounts.is_empty() {
+        println!("Mounts: none");
+    } else {
+        println!("Mounts:");
+        for m in mounts {
+            let log = crate::mount::log_path(&m);
+            if log.is_file() {
+                println!("  {} · log: {}", m.display(), log.display());
+            } else {
+                println!(
+                    "  {} · no log file (a --foreground mount logs to its terminal)",
+                    m.display()
+                );
+            }
+        }
+    }
     Ok(())
 }

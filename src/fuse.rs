@@ -411,6 +411,166 @@ impl Filesystem for SessFs {
     fn removexattr(&self, _req: &Request, _ino: INodeNo, _name: &OsStr, reply: ReplyEmpty) {
         reply.error(Errno::EROFS);
     }
+
+    // What tools call on any file besides read: answered, and quietly. fuser's defaults log
+    // a `[Not Implemented]` line for each, and an `ioctl` (Python's `isatty` on every
+    // `open`) is asked again every time: one Python walk wrote thousands of log lines.
+
+    fn flush(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        _fh: FileHandle,
+        _lock_owner: LockOwner,
+        reply: ReplyEmpty,
+    ) {
+        // Nothing is ever buffered for writing.
+        reply.ok();
+    }
+
+    fn fsync(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        _fh: FileHandle,
+        _datasync: bool,
+        reply: ReplyEmpty,
+    ) {
+        reply.ok();
+    }
+
+    fn fsyncdir(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        _fh: FileHandle,
+        _datasync: bool,
+        reply: ReplyEmpty,
+    ) {
+        reply.ok();
+    }
+
+    fn lseek(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        _fh: FileHandle,
+        offset: i64,
+        whence: i32,
+        reply: fuser::ReplyLseek,
+    ) {
+        // The kernel only asks for SEEK_DATA and SEEK_HOLE (`cp`, `grep` probing for
+        // sparse files); a sessfs file is all data.
+        let size = match guarded("lseek", || self.fs.getattr(ino.0)) {
+            Ok(a) => a.size as i64,
+            Err(e) => return reply.error(errno(&e)),
+        };
+        match whence {
+            libc::SEEK_SET if offset >= 0 => reply.offset(offset),
+            libc::SEEK_END if size + offset >= 0 => reply.offset(size + offset),
+            libc::SEEK_DATA if (0..size).contains(&offset) => reply.offset(offset),
+            libc::SEEK_HOLE if (0..size).contains(&offset) => reply.offset(size),
+            libc::SEEK_DATA | libc::SEEK_HOLE => reply.error(Errno::ENXIO),
+            _ => reply.error(Errno::EINVAL),
+        }
+    }
+
+    fn ioctl(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        _fh: FileHandle,
+        _flags: fuser::IoctlFlags,
+        _cmd: u32,
+        _in_data: &[u8],
+        _out_size: u32,
+        reply: fuser::ReplyIoctl,
+    ) {
+        // Not a terminal, no device controls: what a regular file on disk answers.
+        reply.error(Errno::ENOTTY);
+    }
+
+    fn getlk(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        _fh: FileHandle,
+        _lock_owner: LockOwner,
+        _start: u64,
+        _end: u64,
+        _typ: i32,
+        _pid: u32,
+        reply: fuser::ReplyLock,
+    ) {
+        // ENOSYS makes the kernel handle POSIX locks locally, which is all a read-only
+        // tree needs.
+        reply.error(Errno::ENOSYS);
+    }
+
+    fn setlk(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        _fh: FileHandle,
+        _lock_owner: LockOwner,
+        _start: u64,
+        _end: u64,
+        _typ: i32,
+        _pid: u32,
+        _sleep: bool,
+        reply: ReplyEmpty,
+    ) {
+        reply.error(Errno::ENOSYS);
+    }
+
+    fn getxattr(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        _name: &OsStr,
+        _size: u32,
+        reply: fuser::ReplyXattr,
+    ) {
+        reply.error(Errno::NO_XATTR);
+    }
+
+    fn listxattr(&self, _req: &Request, _ino: INodeNo, size: u32, reply: fuser::ReplyXattr) {
+        if size == 0 {
+            reply.size(0);
+        } else {
+            reply.data(&[]);
+        }
+    }
+
+    fn access(&self, _req: &Request, _ino: INodeNo, _mask: fuser::AccessFlags, reply: ReplyEmpty) {
+        // `default_permissions` lets the kernel check modes; should it ask anyway, the
+        // modes it was given are the answer.
+        reply.ok();
+    }
+
+    fn bmap(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        _blocksize: u32,
+        _idx: u64,
+        reply: fuser::ReplyBmap,
+    ) {
+        reply.error(Errno::ENOSYS);
+    }
+
+    fn fallocate(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        _fh: FileHandle,
+        _offset: u64,
+        _length: u64,
+        _mode: i32,
+        reply: ReplyEmpty,
+    ) {
+        reply.error(Errno::EROFS);
+    }
 }
 
 /// Block SIGINT, SIGTERM and SIGHUP in the calling thread and every thread it starts later,

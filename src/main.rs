@@ -3,6 +3,10 @@ use clap::Parser;
 fn main() {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn"))
         .format_timestamp_millis()
+        // A mount's stderr is its log file: bounded (see `CappedLog`).
+        .target(env_logger::Target::Pipe(Box::new(
+            sessfs::mount::CappedLog::new(std::io::stderr(), sessfs::mount::LOG_LIMIT),
+        )))
         .init();
     let cli = sessfs::cli::Cli::parse();
     if !matches!(cli.command, sessfs::cli::Command::Mount { .. }) {

@@ -337,6 +337,9 @@ pub struct Session {
     pub forked_from: Option<String>,
     /// Unified id of the session that spawned this one (subagents).
     pub parent: Option<String>,
+    /// Only subagents remain: the main transcript they belonged to is gone (a Claude
+    /// `<uuid>/subagents/` directory without its `<uuid>.jsonl`).
+    pub orphaned: bool,
     pub source: Source,
     /// Every problem met while reading; the session still renders what could be parsed.
     pub warnings: Vec<String>,
@@ -369,6 +372,7 @@ impl Session {
             subagents: Vec::new(),
             forked_from: None,
             parent: None,
+            orphaned: false,
             source: Source::default(),
             warnings: Vec::new(),
             reported_usage: None,

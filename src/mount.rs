@@ -116,7 +116,9 @@ fn daemonize(args: &MountArgs) -> Result<()> {
     }
 }
 
-fn log_path(dir: &Path) -> PathBuf {
+/// The log file of the mount on `dir` (canonical): one per mountpoint, truncated each time
+/// that mountpoint is mounted, so it never grows across mounts.
+pub fn log_path(dir: &Path) -> PathBuf {
     let base = std::env::var_os("XDG_RUNTIME_DIR")
         .map(PathBuf::from)
         .filter(|p| p.is_dir())
@@ -165,6 +167,69 @@ fn wait_unmounted(dir: &Path) {
     let start = Instant::now();
     while is_mounted(dir) && start.elapsed() < Duration::from_secs(5) {
         std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Every sessfs mountpoint of this machine's mount namespace, as `/proc/self/mountinfo`
+/// lists them.
+pub fn live_mounts() -> Vec<PathBuf> {
+    let text = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    text.lines()
+        .filter_map(|line| {
+            let (left, right) = line.split_once(" - ")?;
+            let mp = left.split(' ').nth(4)?;
+            right
+                .contains("sessfs")
+                .then(|| PathBuf::from(unescape_mountinfo(mp)))
+        })
+        .collect()
+}
+
+/// Log bytes one serving process writes at most; then one line says the rest is dropped.
+pub const LOG_LIMIT: u64 = 4 * 1024 * 1024;
+
+/// A log sink that stops writing after `limit` bytes, so a flood of warnings (a kernel
+/// retrying a request, a store full of broken lines) cannot fill the disk. The log is
+/// for diagnosis; its first few MB say what went wrong.
+pub struct CappedLog<W: std::io::Write> {
+    inner: W,
+    written: u64,
+    limit: u64,
+    capped: bool,
+}
+
+impl<W: std::io::Write> CappedLog<W> {
+    pub fn new(inner: W, limit: u64) -> CappedLog<W> {
+        CappedLog {
+            inner,
+            written: 0,
+            limit,
+            capped: false,
+        }
+    }
+}
+
+impl<W: std::io::Write> std::io::Write for CappedLog<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.capped {
+            return Ok(buf.len());
+        }
+        if self.written + buf.len() as u64 > self.limit {
+            self.capped = true;
+            let note = format!(
+                "sessfs: log capped at {} bytes; later lines are dropped until the next mount\n",
+                self.limit
+            );
+            self.inner.write_all(note.as_bytes())?;
+            return Ok(buf.len());
+        }
+        self.inner.write_all(buf)?;
+        self.written += buf.len() as u64;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
     }
 }
 
@@ -241,4 +306,26 @@ pub fn which(name: &str) -> Option<PathBuf> {
     std::env::split_paths(&path)
         .map(|d| d.join(name))
         .find(|p| p.is_file())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    /// A flood of warnings made the log grow without bound.
+    #[test]
+    fn the_log_stops_at_its_limit_with_one_note() {
+        let mut out = Vec::new();
+        {
+            let mut log = CappedLog::new(&mut out, 1000);
+            for i in 0..10_000 {
+                writeln!(log, "[WARN] line {i}").expect("write");
+            }
+        }
+        let text = String::from_utf8(out).expect("utf-8");
+        assert!(text.len() <= 1000 + 100, "{}", text.len());
+        assert_eq!(text.matches("log capped").count(), 1);
+        assert!(text.starts_with("[WARN] line 0\n"));
+    }
 }

@@ -274,3 +274,90 @@ fn message_lines_are_greppable() {
         }
     }
 }
+
+/// Tool I/O as a reader wants it: terminal escapes gone from the Markdown (kept in
+/// `messages.jsonl`), file contents a tool writes shown as code with real newlines, edits
+/// as a unified diff.
+fn tool_io() -> Session {
+    let mut s = Session::new(Agent::Claude, "tool-io");
+    s.title = Some("Tool I/O".into());
+    let mut a = assistant(1, "claude-sonnet-4-5", "Writing, editing, testing.");
+    a.tool_calls = vec![
+        call(
+            "t1",
+            "Write",
+            json!({"file_path": "src/greet.rs", "content": "pub fn greet() {\n    println!(\"hi\");\n}\n"}),
+        ),
+        call(
+            "t2",
+            "Edit",
+            json!({"file_path": "src/greet.rs", "old_string": "    println!(\"hi\");", "new_string": "    println!(\"hello\");\n    log::info!(\"greeted\");", "replace_all": false}),
+        ),
+        call(
+            "t3",
+            "MultiEdit",
+            json!({"file_path": "app.py", "edits": [
+                {"old_string": "import os", "new_string": "import os\nimport sys"},
+                {"old_string": "x = 1", "new_string": "x = 2", "replace_all": true}
+            ]}),
+        ),
+        call(
+            "t4",
+            "apply_patch",
+            json!("*** Begin Patch\n*** Update File: a.txt\n@@\n-old\n+new\n*** End Patch\n"),
+        ),
+        call(
+            "t5",
+            "write",
+            json!({"path": "notes/todo.md", "content": "# Todo\n\n- ship it\n"}),
+        ),
+        call(
+            "t6",
+            "edit",
+            json!({"path": "Makefile", "oldText": "all:\n\tcc main.c", "newText": "all:\n\tcc -O2 main.c"}),
+        ),
+        call("t7", "Bash", json!({"command": "npm test"})),
+    ];
+    let out = "\u{1b}[1m\u{1b}[46m RUN \u{1b}[49m\u{1b}[22m \u{1b}[36mv1.6.0\u{1b}[39m\n\u{1b}]0;vitest\u{7}\u{1b}[32m✓\u{1b}[39m src/a.test.ts (3)\r\nbell\u{7} and null\u{0} and tab\tkept\n\u{1b}(Bdone\u{1b}[0m\n";
+    s.messages = vec![
+        user(0, "go"),
+        a,
+        result(2, "t1", "Write", "File created", false),
+        result(3, "t7", "Bash", out, false),
+    ];
+    s
+}
+
+fn tool_io_file(path: &str) -> String {
+    match render_session(&tool_io()).entries.get(path) {
+        Some(Node::File(bytes)) => String::from_utf8_lossy(bytes).into_owned(),
+        other => panic!("{path}: {other:?}"),
+    }
+}
+
+#[test]
+fn golden_tool_io_transcript() {
+    let t = tool_io_file("transcript.md");
+    assert!(!t.contains('\u{1b}'), "ESC in transcript.md");
+    insta::assert_snapshot!(t);
+}
+
+#[test]
+fn golden_tool_io_tool_files() {
+    let b = render_session(&tool_io());
+    let mut all = String::new();
+    for (path, node) in &b.entries {
+        if let (true, Node::File(bytes)) = (path.starts_with("tools/"), node) {
+            let t = String::from_utf8_lossy(bytes);
+            assert!(!t.contains('\u{1b}'), "ESC in {path}");
+            all.push_str(&format!("===== {path}\n{t}"));
+        }
+    }
+    insta::assert_snapshot!(all);
+}
+
+#[test]
+fn tool_io_messages_keep_the_bytes() {
+    let m = tool_io_file("messages.jsonl");
+    assert!(m.contains("\\u001b[1m\\u001b[46m RUN"), "{m}");
+}

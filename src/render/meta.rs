@@ -27,6 +27,9 @@ struct Meta<'a> {
     cwd: Option<&'a str>,
     forked_from: Option<&'a str>,
     parent: Option<&'a str>,
+    /// Present (and true) only for a set of subagents whose main transcript is gone.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    orphaned: bool,
     subagents: &'a [Subagent],
     branches: Vec<BranchMeta<'a>>,
     source: SourceMeta<'a>,
@@ -77,6 +80,7 @@ pub fn render(s: &Session) -> String {
         cwd: s.cwd.as_deref(),
         forked_from: s.forked_from.as_deref(),
         parent: s.parent.as_deref(),
+        orphaned: s.orphaned,
         subagents: &s.subagents,
         branches: s
             .branches

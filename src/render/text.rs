@@ -4,6 +4,7 @@
 //! way; a reader comparing `transcript.md` with `tools/` or a `.diff` sees one format.
 
 use chrono::{DateTime, Utc};
+use std::borrow::Cow;
 
 /// `2026-02-03 22:03:08 UTC`: what a human reads in headings and tables.
 pub fn human_time(t: &DateTime<Utc>) -> String {
@@ -55,9 +56,89 @@ fn longest_backtick_run(s: &str) -> usize {
     best
 }
 
+/// `s` without terminal control: CSI sequences (`ESC [ … final`: colours, cursor moves),
+/// OSC and other string sequences (`ESC ] … BEL` or `… ESC \\`: window titles,
+/// hyperlinks), two-byte ESC sequences (`ESC ( B`, `ESC 7`), and every other control
+/// character except newline and tab (`\r` of progress bars, BEL, NUL, C1 controls).
+///
+/// Tool output captured from a terminal is full of these; in Markdown they are noise that
+/// breaks `grep` (`ESC[1mRUN` does not match `RUN` as a word) and some viewers. Only the
+/// human-facing files are cleaned: `messages.jsonl` keeps the bytes the agent stored.
+pub fn strip_terminal(s: &str) -> Cow<'_, str> {
+    let dirty = |c: char| c.is_control() && c != '\n' && c != '\t';
+    if !s.chars().any(dirty) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\u{1b}' {
+            if !dirty(c) {
+                out.push(c);
+            }
+            continue;
+        }
+        match chars.peek().copied() {
+            Some('[') => {
+                chars.next();
+                // Parameters and intermediates, then one final byte in '@'..='~'; anything
+                // else ends a malformed sequence (and is kept).
+                while let Some(&d) = chars.peek() {
+                    if ('\u{20}'..='\u{3f}').contains(&d) {
+                        chars.next();
+                    } else {
+                        if ('@'..='~').contains(&d) {
+                            chars.next();
+                        }
+                        break;
+                    }
+                }
+            }
+            Some(']' | 'P' | 'X' | '^' | '_') => {
+                chars.next();
+                // A string up to BEL or ST (`ESC \\`).
+                while let Some(d) = chars.next() {
+                    if d == '\u{7}' {
+                        break;
+                    }
+                    if d == '\u{1b}' {
+                        if chars.peek() == Some(&'\\') {
+                            chars.next();
+                        }
+                        break;
+                    }
+                }
+            }
+            Some(d) if ('\u{20}'..='\u{2f}').contains(&d) => {
+                // `ESC ( B` and friends: intermediates, then one final byte.
+                while chars
+                    .peek()
+                    .is_some_and(|d| ('\u{20}'..='\u{2f}').contains(d))
+                {
+                    chars.next();
+                }
+                if chars
+                    .peek()
+                    .is_some_and(|d| ('\u{30}'..='\u{7e}').contains(d))
+                {
+                    chars.next();
+                }
+            }
+            Some(d) if ('\u{30}'..='\u{7e}').contains(&d) => {
+                chars.next();
+            }
+            _ => {}
+        }
+    }
+    Cow::Owned(out)
+}
+
 /// A fenced code block whose backtick fence is longer than any backtick run in `body`
-/// (at least three), so no content can close it early. Ends with a newline.
+/// (at least three), so no content can close it early. Ends with a newline. Terminal
+/// control is removed first ([`strip_terminal`]).
 pub fn fence(body: &str, lang: &str) -> String {
+    let body = strip_terminal(body);
+    let body = body.as_ref();
     let ticks = "`".repeat((longest_backtick_run(body) + 1).max(3));
     let mut out = String::with_capacity(body.len() + 2 * ticks.len() + lang.len() + 4);
     out.push_str(&ticks);
@@ -89,7 +170,8 @@ pub fn cell(s: &str) -> String {
 }
 
 fn one_line(s: &str) -> String {
-    s.split(['\r', '\n'])
+    strip_terminal(s)
+        .split(['\r', '\n'])
         .filter(|l| !l.is_empty())
         .collect::<Vec<_>>()
         .join(" ")
@@ -118,8 +200,11 @@ pub fn escape_html(s: &str) -> String {
 /// inline code spans that open and close on one line (escaping there would print `&lt;`).
 /// A fence the message opens but never closes is closed after it, so it cannot swallow the
 /// rest of the transcript, and its headings nest under the message heading (see
-/// `nested_heading`). The result ends with a newline unless `text` is empty.
+/// `nested_heading`). Terminal control is removed ([`strip_terminal`]). The result ends
+/// with a newline unless `text` is empty.
 pub fn markdown_text(text: &str) -> String {
+    let text = strip_terminal(text);
+    let text = text.as_ref();
     let mut out = String::with_capacity(text.len() + 16);
     let mut open: Option<(char, usize)> = None;
     let mut para: Vec<&str> = Vec::new();
@@ -340,5 +425,20 @@ mod tests {
     #[test]
     fn code_span_across_lines_is_escaped() {
         assert_eq!(markdown_text("a `b\nc <d>` e"), "a `b\nc &lt;d>` e\n");
+    }
+
+    #[test]
+    fn terminal_control_is_removed() {
+        assert_eq!(
+            strip_terminal("\u{1b}[1m\u{1b}[46m RUN \u{1b}[49m\u{1b}[22m v1\r\n"),
+            " RUN  v1\n"
+        );
+        assert_eq!(
+            strip_terminal(
+                "\u{1b}]8;;http://x\u{1b}\\link\u{1b}]8;;\u{7}\u{1b}(B\u{1b}7ok\u{0}\tend\u{1b}"
+            ),
+            "linkok\tend"
+        );
+        assert!(matches!(strip_terminal("plain\ttext\n"), Cow::Borrowed(_)));
     }
 }

@@ -7,9 +7,16 @@
 //!
 //! Unlike `transcript.md`, a tool file may change after it first appears: its output section
 //! fills in when the result message arrives.
+//!
+//! Inputs that carry file contents are shown as the file or the change, not as one JSON
+//! string full of `\n` escapes ([`input_markdown`]): what a Write/`write` writes is a code
+//! block in the language of its extension, an Edit/MultiEdit/`edit` is a unified diff of
+//! old to new text, an `apply_patch` patch is a `diff` block. The other arguments stay JSON.
+//! `messages.jsonl` keeps the input exactly as stored.
 
 use super::text::{code_span, fence, human_time};
 use crate::model::{Message, Session, ToolCall, ToolResult};
+use serde_json::{Map, Value};
 use std::collections::HashMap;
 
 /// `0007-Bash.md`: 1-based call number, four digits, sanitised tool name.
@@ -134,11 +141,169 @@ fn render_one(s: &Session, c: &CallRef<'_>) -> String {
         ));
     }
     out.push_str("\n## Input\n\n");
-    out.push_str(&super::input_block(&call.input));
+    out.push_str(&input_markdown(call));
     out.push_str("\n## Output\n\n");
     match output {
         Some(o) => out.push_str(&fence(o, "")),
         None => out.push_str("*No result recorded.*\n"),
     }
     out
+}
+
+/// The input of a call as Markdown: pretty JSON, with the file contents a writing or
+/// editing tool carries taken out and shown as code (see the module doc). Used by both
+/// `transcript.md` and the tool file, so they show an input the same way.
+pub fn input_markdown(call: &ToolCall) -> String {
+    let Some((rest, blocks)) = file_input(call) else {
+        return super::input_block(&call.input);
+    };
+    let mut out = String::new();
+    if !rest.is_empty() {
+        out.push_str(&fence(&super::pretty_json(&rest), "json"));
+    }
+    for (lang, body) in blocks {
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        out.push_str(&fence(&body, &lang));
+    }
+    out
+}
+
+/// Keys a path is stored under, across agents.
+const PATH_KEYS: [&str; 3] = ["file_path", "path", "filePath"];
+/// `(old, new)` key pairs of edit tools: Claude `Edit`, pi/omp `edit`, str_replace tools.
+const EDIT_KEYS: [(&str, &str); 3] = [
+    ("old_string", "new_string"),
+    ("oldText", "newText"),
+    ("old_str", "new_str"),
+];
+
+/// The arguments left to show as JSON, and the `(language, body)` code blocks taken out.
+type Split = (Map<String, Value>, Vec<(String, String)>);
+
+/// The input split for display when the call carries file contents.
+fn file_input(call: &ToolCall) -> Option<Split> {
+    let name = call.tool_name.to_ascii_lowercase();
+    if name == "apply_patch" {
+        return match &call.input {
+            Value::String(p) => Some((Map::new(), vec![("diff".into(), p.clone())])),
+            Value::Object(o) => {
+                let mut rest = o.clone();
+                let key = ["input", "patch"]
+                    .into_iter()
+                    .find(|k| o.get(*k).is_some_and(Value::is_string))?;
+                let patch = rest.remove(key)?.as_str()?.to_string();
+                Some((rest, vec![("diff".into(), patch)]))
+            }
+            _ => None,
+        };
+    }
+    let obj = call.input.as_object()?;
+    let path = PATH_KEYS
+        .iter()
+        .find_map(|k| obj.get(*k).and_then(Value::as_str))
+        .unwrap_or("");
+    let mut rest = obj.clone();
+    let is_write = matches!(
+        name.as_str(),
+        "write" | "write_file" | "create_file" | "create"
+    );
+    if is_write {
+        let content = obj.get("content").and_then(Value::as_str)?;
+        rest.remove("content");
+        return Some((rest, vec![(language(path), content.to_string())]));
+    }
+    if let Some((o, n)) = edit_pair(obj) {
+        for (ko, kn) in EDIT_KEYS {
+            rest.remove(ko);
+            rest.remove(kn);
+        }
+        return Some((rest, vec![("diff".into(), unified(path, o, n))]));
+    }
+    let edits = obj.get("edits").and_then(Value::as_array)?;
+    let mut diff = String::new();
+    let mut extras = Vec::new();
+    for e in edits {
+        let eo = e.as_object()?;
+        let (o, n) = edit_pair(eo)?;
+        diff.push_str(&unified(path, o, n));
+        let mut extra = eo.clone();
+        for (ko, kn) in EDIT_KEYS {
+            extra.remove(ko);
+            extra.remove(kn);
+        }
+        extras.push(Value::Object(extra));
+    }
+    // Per-edit options (`replace_all`) stay visible; empty ones say nothing.
+    if extras
+        .iter()
+        .all(|e| e.as_object().is_some_and(Map::is_empty))
+    {
+        rest.remove("edits");
+    } else {
+        rest.insert("edits".into(), Value::Array(extras));
+    }
+    Some((rest, vec![("diff".into(), diff)]))
+}
+
+fn edit_pair(o: &Map<String, Value>) -> Option<(&str, &str)> {
+    EDIT_KEYS
+        .iter()
+        .find_map(|(ko, kn)| Some((o.get(*ko)?.as_str()?, o.get(*kn)?.as_str()?)))
+}
+
+/// A unified diff of one replacement, all of it shown (old and new are snippets).
+fn unified(path: &str, old: &str, new: &str) -> String {
+    let (a, b) = if path.is_empty() {
+        ("a".to_string(), "b".to_string())
+    } else {
+        (format!("a/{path}"), format!("b/{path}"))
+    };
+    let mut old = old.to_string();
+    let mut new = new.to_string();
+    // Snippets rarely end in a newline; diff them as whole lines.
+    for t in [&mut old, &mut new] {
+        if !t.is_empty() && !t.ends_with('\n') {
+            t.push('\n');
+        }
+    }
+    similar::TextDiff::from_lines(&old, &new)
+        .unified_diff()
+        .context_radius(usize::MAX / 4)
+        .header(&a, &b)
+        .to_string()
+}
+
+/// The fence language for a file: from its extension (or name), as GitHub and Obsidian
+/// name languages; unknown extensions are used as they are.
+fn language(path: &str) -> String {
+    let file = path.rsplit(['/', '\\']).next().unwrap_or("");
+    let lower = file.to_ascii_lowercase();
+    match lower.as_str() {
+        "makefile" | "gnumakefile" => return "makefile".into(),
+        "dockerfile" => return "dockerfile".into(),
+        _ => {}
+    }
+    let Some((_, ext)) = lower.rsplit_once('.') else {
+        return String::new();
+    };
+    let lang = match ext {
+        "rs" => "rust",
+        "py" => "python",
+        "js" | "mjs" | "cjs" => "javascript",
+        "ts" | "mts" | "cts" => "typescript",
+        "md" | "markdown" => "markdown",
+        "sh" | "bash" | "zsh" => "bash",
+        "yml" => "yaml",
+        "rb" => "ruby",
+        "ex" | "exs" => "elixir",
+        "h" => "c",
+        "cc" | "cxx" | "hpp" | "hh" => "cpp",
+        "kt" | "kts" => "kotlin",
+        "txt" | "log" => "",
+        e if !e.is_empty() && e.chars().all(|c| c.is_ascii_alphanumeric()) => e,
+        _ => "",
+    };
+    lang.to_string()
 }

@@ -175,9 +175,7 @@ fn render_message(
         } else if m.kind == MessageKind::Context {
             // Collapsed: the model saw it, a reader wants it out of the way but greppable.
             out.push_str("<details><summary>");
-            out.push_str(&markdown_text(
-                m.label.as_deref().unwrap_or("injected context"),
-            ));
+            out.push_str(&cell(m.label.as_deref().unwrap_or("injected context")));
             out.push_str("</summary>\n\n");
             out.push_str(&markdown_text(&m.content));
             out.push_str("\n</details>\n");
@@ -271,7 +269,7 @@ fn render_call(out: &mut String, m: &Message, call: &ToolCall, file: Option<&str
             tool_label(&call.tool_name),
             link(file)
         ));
-        out.push_str(&super::input_block(&call.input));
+        out.push_str(&tools::input_markdown(call));
     }
     if let Some(output) = &call.output {
         let status = if call.is_error == Some(true) {

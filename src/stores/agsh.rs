@@ -27,7 +27,8 @@
 //!   `PRAGMA table_info`, so both schemas and later migrations read with one code path.
 //!
 //! **Messages.** `user` rows are plain text (often starting with a `<context>…</context>`
-//! block the agent injects each turn: kept in the message, stripped from the title only);
+//! block the agent injects each turn: split out as a context message just before the
+//! prompt, so it is never the prompt, a turn or the title);
 //! `assistant` and `tool_results` rows are JSON arrays of content blocks tagged by `type`
 //! (older rows may be plain text and read as text). Each `tool_result` block becomes its own
 //! `Role::Tool` message named after the matching `tool_use`. Event rows are JSON:
@@ -1038,7 +1039,21 @@ impl Builder {
                 self.s.title = Some(t.chars().take(TITLE_CHARS).collect());
             }
         }
-        let m = self.msg(Role::User, text.to_string(), ts, native);
+        // The `<context>` blocks agsh puts before the prompt are injected, not typed: one
+        // context message just before what the user wrote.
+        let typed = strip_context(text);
+        let injected = text.trim_start()[..text.trim_start().len() - typed.len()].trim_end();
+        if !injected.is_empty() {
+            let mut c = self.msg(Role::System, injected.to_string(), ts, native);
+            c.kind = MessageKind::Context;
+            c.label = Some("context".to_string());
+            self.s.messages.push(c);
+        }
+        if !injected.is_empty() && typed.trim().is_empty() {
+            return;
+        }
+        let prompt = if injected.is_empty() { text } else { typed };
+        let m = self.msg(Role::User, prompt.to_string(), ts, native);
         self.s.messages.push(m);
     }
 
@@ -1625,7 +1640,17 @@ mod tests {
         assert_eq!(s.title.as_deref(), Some("Please fix the failing build"));
         assert_eq!(s.created_at, parse_time_text("2025-03-01T10:00:00Z"));
         assert_eq!(s.updated_at, parse_time_text("2025-03-01T10:09:00Z"));
-        let m = &s.messages;
+        // The injected `<context>` block is its own context message, just before the prompt.
+        let ctx = &s.messages[0];
+        assert_eq!(
+            (ctx.role, ctx.kind, ctx.label.as_deref()),
+            (Role::System, MessageKind::Context, Some("context"))
+        );
+        assert_eq!(
+            ctx.content,
+            "<context>\ncwd: /home/dev/proj\ndate: 2025-03-01\n</context>"
+        );
+        let m = &s.messages[1..];
         let roles: Vec<(Role, MessageKind)> = m.iter().map(|m| (m.role, m.kind)).collect();
         use MessageKind::*;
         use Role::*;
@@ -1643,8 +1668,8 @@ mod tests {
                 (Assistant, Normal),
             ]
         );
-        // The context block stays in the message; only the title drops it.
-        assert!(m[0].content.starts_with("<context>\ncwd: /home/dev/proj"));
+        assert_eq!(m[0].content, "Please fix   the failing build");
+        assert_eq!(s.turn_count(), 2);
         assert_eq!(m[1].content, "Let me run the build.");
         assert_eq!(
             m[1].thinking.as_deref(),

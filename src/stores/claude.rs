@@ -12,6 +12,9 @@
 //! [`Subagent`]s of the parent, and every subagent file is one of the parent's
 //! [`Listed::sources`], so a subagent that grows re-renders its parent.
 //!
+//! A `<session>/subagents/` directory whose `<session>.jsonl` is gone is listed as a session
+//! of its own (same id, `orphaned`), so the subagents' work is not lost from view.
+//!
 //! The conversation itself is a tree; see `graph` for how the active path, the parallel
 //! tool calls that only look like forks, and the real branches are told apart.
 
@@ -90,6 +93,9 @@ impl Store for ClaudeStore {
     }
 
     fn load(&self, listed: &Listed) -> Session {
+        if listed.path.is_dir() {
+            return load_orphan(&listed.path, &listed.id);
+        }
         // Listing already found the flat subagent files beside this session: loading one
         // session never lists its project directory again (that made a project's cost
         // quadratic in its number of sessions).
@@ -118,6 +124,7 @@ fn is_session_file(p: &Path) -> bool {
 }
 
 fn list_project(project: &Path, root: usize, out: &mut Vec<Listed>) {
+    let start = out.len();
     let entries = sorted_entries(project);
     let flat: Vec<&PathBuf> = entries
         .iter()
@@ -144,6 +151,116 @@ fn list_project(project: &Path, root: usize, out: &mut Vec<Listed>) {
             .extend(flat_by_parent.get(&id).into_iter().flatten().cloned());
         out.push(listed);
     }
+    // `<uuid>/subagents/` whose `<uuid>.jsonl` is gone (deleted, or never written when the
+    // main process died): a session of its own, so the subagents' work stays reachable.
+    for dir in entries.iter().filter(|p| p.is_dir()) {
+        let main = dir.with_file_name(format!("{}.jsonl", file_name(dir)));
+        if file_name(dir).is_empty() || main.exists() {
+            continue;
+        }
+        let files = nested_agent_files(&main);
+        if files.is_empty() {
+            continue;
+        }
+        let id = dir.file_name().map(names::os_id).unwrap_or_default();
+        let mut listed = Listed::file(id, dir.clone(), root);
+        for (f, meta) in files {
+            listed.sources.push(f);
+            listed.sources.extend(meta);
+        }
+        out.push(listed);
+    }
+    // In path order within the project, an orphan set where its main file would be.
+    out[start..].sort_by_key(|a| a.path.with_extension(""));
+}
+
+/// How many of `listed` are orphaned subagent sets (for `sessfs doctor`).
+pub fn orphan_sets(listed: &[Listed]) -> usize {
+    listed.iter().filter(|l| l.path.is_dir()).count()
+}
+
+/// An orphaned subagent set: `dir` is `<project>/<uuid>`, its `<uuid>.jsonl` is gone. The
+/// session (id = the directory name) has no conversation of its own, one event naming what
+/// remains, and every subagent nested under `subagents/` as in a live session.
+fn load_orphan(dir: &Path, id: &str) -> Session {
+    let main = dir.with_file_name(format!("{}.jsonl", file_name(dir)));
+    let spill = dir.join("tool-results");
+    let mut s = Session::new(Agent::Claude, id);
+    s.orphaned = true;
+    s.source.format = "claude-jsonl".into();
+    s.warnings.push(format!(
+        "main transcript {} is missing; only its subagents remain",
+        file_name(&main)
+    ));
+    let parent_uid = s.unified_id();
+    let mut lines = Vec::new();
+    for (file, meta_path) in nested_agent_files(&main) {
+        let Some(agent) = agent_id_of(&file).map(str::to_string) else {
+            continue;
+        };
+        let name = format!("agent-{agent}");
+        let meta = meta_path.as_deref().and_then(read_agent_meta);
+        let meta_str = |k: &str| {
+            meta.as_ref()
+                .and_then(|m| m.get(k))
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+        };
+        let description = meta_str("description").or_else(|| meta_str("agentType"));
+        let mut child = load_child(&file, &format!("{id}/{name}"), &parent_uid, &spill);
+        if let Some(d) = &description {
+            child.title = Some(d.clone());
+        }
+        s.source.paths.push(file.clone());
+        if let Some(m) = &meta_path {
+            child.source.paths.push(m.clone());
+            s.source.paths.push(m.clone());
+        }
+        if s.cwd.is_none() {
+            s.cwd = child.cwd.clone();
+        }
+        if s.source.format_version.is_none() {
+            s.source.format_version = child.source.format_version.clone();
+        }
+        for t in [child.created_at, child.updated_at].into_iter().flatten() {
+            if s.created_at.is_none_or(|c| t < c) {
+                s.created_at = Some(t);
+            }
+            if s.updated_at.is_none_or(|u| t > u) {
+                s.updated_at = Some(t);
+            }
+        }
+        lines.push(match child.title.as_deref() {
+            Some(t) => format!("- subagents/{name}/ · {t}"),
+            None => format!("- subagents/{name}/"),
+        });
+        s.subagents.push(Subagent {
+            name,
+            unified_id: None,
+            description,
+            tool_call_id: meta_str("toolUseId"),
+            session: Some(Box::new(child)),
+        });
+    }
+    s.title = Some(
+        match s.subagents.first().and_then(|x| x.description.as_deref()) {
+            Some(d) => format!("{d} (orphaned subagents)"),
+            None => format!("orphaned subagents of {id}"),
+        },
+    );
+    s.messages.push(crate::model::Message {
+        role: crate::model::Role::System,
+        kind: crate::model::MessageKind::Event,
+        content: format!(
+            "The main transcript {} is gone; these subagent transcripts remain:\n{}",
+            file_name(&main),
+            lines.join("\n")
+        ),
+        timestamp: s.created_at,
+        ..crate::model::Message::default()
+    });
+    s
 }
 
 /// `<session>/subagents/**/agent-*.jsonl` with their `.meta.json` sidecars, sorted.
@@ -333,5 +450,7 @@ fn load_child(path: &Path, id: &str, parent_uid: &str, spill: &Path) -> Session 
     )
 }
 
+#[cfg(test)]
+mod fidelity;
 #[cfg(test)]
 mod tests;

@@ -2,9 +2,14 @@
 //!
 //! Agents append one record per `write` and readers race them, so a file read while the agent
 //! writes ends in a partial line; pi and omp skip malformed lines themselves. This reader
-//! streams (it never holds the file, only one line), skips what does not parse, ignores a
-//! last line without its newline (it is most likely still being written), and reports each
-//! problem once as a warning with its line number.
+//! streams (it never holds the file, only one line), ignores an unfinished last line without
+//! its newline (it is most likely still being written), and reports each problem once as a
+//! warning with its line number.
+//!
+//! A line is not always one record: real pi files hold lines where two records were written
+//! back to back with no newline between them (two writers racing on one file). Every
+//! complete JSON value on a line is kept, in order, with a warning naming the line; only
+//! bytes that are no JSON at all are skipped (up to the next `{` or `[`).
 
 use serde::de::IgnoredAny;
 use serde_json::Value;
@@ -75,27 +80,70 @@ fn scan(r: impl Read, name: &str, f: &mut LineFn<'_>) -> Vec<String> {
         if text.is_empty() {
             continue;
         }
-        if !complete && serde_json::from_slice::<IgnoredAny>(text).is_err() {
-            // Most likely the agent is still writing this line.
-            warnings.push(format!(
-                "{name}: line {line_no}: partial last line ignored ({} bytes)",
-                text.len()
-            ));
-            break;
-        }
-        let result = match f(line_no, text) {
-            // serde_json rejects invalid UTF-8 inside strings; retry lossily so one bad
-            // byte costs one replacement character, not the whole record.
-            Err(_) if std::str::from_utf8(text).is_err() => {
-                let lossy = String::from_utf8_lossy(text).into_owned();
-                f(line_no, lossy.as_bytes())
+        // serde_json rejects invalid UTF-8 inside strings; read such a line lossily so one
+        // bad byte costs one replacement character, not the whole record.
+        let lossy;
+        let bytes = match std::str::from_utf8(text) {
+            Ok(_) => text,
+            Err(_) => {
+                lossy = String::from_utf8_lossy(text).into_owned();
+                lossy.as_bytes()
             }
-            r => r,
         };
-        if let Err(e) = result {
+        let Err(e) = f(line_no, bytes) else {
+            continue;
+        };
+        // Not one usable record: the line may hold several values written back to back,
+        // junk between values, or end in a value still being written. Keep every complete
+        // value the store accepts.
+        let (spans, broken) = value_spans(bytes);
+        if spans == [(0, bytes.len())] {
+            // One whole value the store could not use.
             bad += 1;
             if bad <= MAX_WARNINGS {
                 warnings.push(format!("{name}: line {line_no}: skipped: {e}"));
+            }
+            continue;
+        }
+        let kept = spans
+            .iter()
+            .filter(|&&(a, b)| f(line_no, &bytes[a..b]).is_ok())
+            .count();
+        match broken {
+            Broken::None => {
+                let n = spans.len();
+                let kept = if kept == n {
+                    "all".to_string()
+                } else {
+                    kept.to_string()
+                };
+                warnings.push(format!(
+                    "{name}: line {line_no}: {n} JSON values on one line, {kept} kept"
+                ));
+            }
+            Broken::Eof if !complete => {
+                // Most likely the agent is still writing this line.
+                let what = if kept > 0 {
+                    format!("{kept} complete JSON values kept, the partial rest ignored")
+                } else {
+                    "partial last line ignored".to_string()
+                };
+                warnings.push(format!(
+                    "{name}: line {line_no}: {what} ({} bytes)",
+                    text.len()
+                ));
+                break;
+            }
+            _ => {
+                bad += 1;
+                if bad <= MAX_WARNINGS {
+                    let what = if kept > 0 {
+                        format!("{kept} JSON values kept, unparsable bytes skipped: {e}")
+                    } else {
+                        format!("skipped: {e}")
+                    };
+                    warnings.push(format!("{name}: line {line_no}: {what}"));
+                }
             }
         }
     }
@@ -114,6 +162,73 @@ fn parse_line(text: &[u8]) -> Result<Value, String> {
         Ok(_) => Err("not a JSON object".into()),
         Err(e) => Err(format!("invalid JSON: {e}")),
     }
+}
+
+/// How a line of several values ended.
+#[derive(Debug, PartialEq, Eq)]
+enum Broken {
+    /// Every byte belonged to a value.
+    None,
+    /// The last value was cut off by the end of the line.
+    Eof,
+    /// Some bytes were not JSON and were skipped.
+    Junk,
+}
+
+/// The byte ranges of every complete JSON object or array in `text`, in order. Bytes that do
+/// not parse are skipped up to the next `{` or `[`.
+fn value_spans(text: &[u8]) -> (Vec<(usize, usize)>, Broken) {
+    let mut out = Vec::new();
+    let mut broken = Broken::None;
+    let mut at = 0usize;
+    // Each round consumes at least one byte, so this ends.
+    while at < text.len() {
+        let rest = &text[at..];
+        let mut stream = serde_json::Deserializer::from_slice(rest).into_iter::<IgnoredAny>();
+        let mut failed = None;
+        let mut start = 0;
+        while let Some(v) = stream.next() {
+            let end = stream.byte_offset();
+            match v {
+                Ok(_) => {
+                    // Values may be separated by whitespace; the span starts at the value.
+                    let lead = rest[start..end]
+                        .iter()
+                        .position(|c| !c.is_ascii_whitespace())
+                        .unwrap_or(0);
+                    if matches!(rest.get(start + lead), Some(b'{' | b'[')) {
+                        out.push((at + start + lead, at + end));
+                    }
+                    start = end;
+                }
+                Err(e) => {
+                    failed = Some(e);
+                    break;
+                }
+            }
+        }
+        let Some(e) = failed else {
+            break;
+        };
+        if e.is_eof() {
+            // A value that starts but never ends: nothing after it can be a value.
+            broken = Broken::Eof;
+            break;
+        }
+        broken = Broken::Junk;
+        let from = at + stream.byte_offset().max(start).max(1);
+        match text
+            .get(from..)
+            .and_then(|t| t.iter().position(|b| *b == b'{' || *b == b'['))
+        {
+            Some(p) => at = from + p,
+            None => break,
+        }
+    }
+    if broken == Broken::None && out.is_empty() {
+        broken = Broken::Junk;
+    }
+    (out, broken)
 }
 
 fn trim_ascii(b: &[u8]) -> &[u8] {
@@ -181,5 +296,20 @@ mod tests {
         let (v, w) = collect(b"{\"a\":\"x\xffy\"}\n");
         assert_eq!(v.len(), 1, "{w:?}");
         assert_eq!(v[0]["a"], "x\u{fffd}y");
+    }
+
+    /// Real pi files hold lines where two records were written back to back with no
+    /// newline; the whole line used to be skipped.
+    #[test]
+    fn values_written_back_to_back_are_all_recovered() {
+        let (v, w) = collect(
+            b"{\"a\":1}{\"b\":2}\n{\"c\":3} {\"d\":4}\n{\"e\":5}garbage{\"f\":6}\n\"x\"\n{\"g\":7}",
+        );
+        let mut got = format!("{}\n", serde_json::to_string(&v).expect("json"));
+        for x in &w {
+            got.push_str(x);
+            got.push('\n');
+        }
+        insta::assert_snapshot!(got);
     }
 }

@@ -2,8 +2,11 @@
 //!
 //! The graph module decides *which* records make a transcript and in what order; this one
 //! decides what each becomes: the lines of one API reply merge into one assistant message
-//! (usage counted once), each `tool_result` becomes its own tool message, and the records
-//! Claude Code writes for itself (meta lines, hook summaries, turn timings) disappear.
+//! (usage counted once), each `tool_result` becomes its own tool message, what Claude Code
+//! injected for the model (`isMeta` records, `<system-reminder>` blocks inside a prompt,
+//! task notifications) becomes [`MessageKind::Context`] placed where it occurred, and the
+//! records Claude Code writes for its own bookkeeping (hook summaries, turn timings)
+//! disappear.
 
 use super::graph::{Graph, MAX_BRANCHES};
 use super::records::{self, FileMeta, Kind, Rec};
@@ -157,13 +160,26 @@ fn merge_assistant(m: &mut Message, r: &Rec) {
 }
 
 fn user_messages(r: &Rec, ctx: &Ctx, out: &mut Vec<Message>, warnings: &mut Vec<String>) {
-    if r.meta {
-        return;
-    }
     for res in &r.results {
         let mut output = res.output.clone();
         if let Some(spilled) = read_spill(ctx, &res.id, r.persisted.as_deref(), warnings) {
             output = spilled;
+        } else if r.persisted.is_some() || res.output.contains("<persisted-output>") {
+            // Claude Code kept only a preview here and the full output in a file that is
+            // gone: say so where the output is read, and in meta.json.
+            let file = r
+                .persisted
+                .as_deref()
+                .and_then(|p| Path::new(p).file_name())
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| format!("{}.txt", res.id));
+            warnings.push(format!(
+                "spilled output of tool call {} is missing: tool-results/{file} not found; only the preview is shown",
+                res.id
+            ));
+            output.push_str(&format!(
+                "\n\n[sessfs: the full output was saved to tool-results/{file}, which is missing; only the preview above was recorded]"
+            ));
         }
         let tool_name = ctx
             .tool_names
@@ -185,19 +201,50 @@ fn user_messages(r: &Rec, ctx: &Ctx, out: &mut Vec<Message>, warnings: &mut Vec<
             ..Message::default()
         });
     }
-    if r.text.trim().is_empty() || text::is_command_caveat(&r.text) {
+    if r.text.trim().is_empty() {
+        return;
+    }
+    let context = |label: &str, content: String| Message {
+        role: Role::System,
+        kind: MessageKind::Context,
+        label: Some(label.to_string()),
+        content,
+        timestamp: r.timestamp,
+        native_id: r.uuid.clone(),
+        ..Message::default()
+    };
+    // `isMeta`: text Claude Code wrote for the model (hook feedback, reminders, skill
+    // bodies, the expansion of the slash command just before it). Context, shown collapsed.
+    if r.meta || text::is_command_caveat(&r.text) {
+        let after_command = out.last().is_some_and(|m| {
+            m.role == Role::User
+                && matches!(m.kind, MessageKind::Normal | MessageKind::Event)
+                && m.content.starts_with('/')
+        });
+        let label = text::context_label(&r.text, after_command);
+        let content = match text::clean_command_text(&r.text) {
+            Some(c) if c.special == Special::Notification => c.text,
+            _ => r.text.clone(),
+        };
+        out.push(context(label, content));
         return;
     }
     let (role, kind, content) = if r.compact_summary {
         (Role::User, MessageKind::CompactionSummary, r.text.clone())
     } else if let Some(c) = text::clean_command_text(&r.text) {
         match c.special {
-            Special::SlashCommand => (Role::User, MessageKind::Event, c.text),
+            Special::SlashCommand if text::is_local_command(&c.text) => {
+                (Role::User, MessageKind::Event, c.text)
+            }
+            // `/init`, `/review the parser`, a custom command: what the user asked for.
+            Special::SlashCommand => (Role::User, MessageKind::Normal, c.text),
+            Special::Notification => {
+                out.push(context("task notification", c.text));
+                return;
+            }
             // `/clear` and friends print nothing; an empty output block says nothing.
             Special::CommandOutput if c.text.is_empty() => return,
-            Special::CommandOutput | Special::Notification => {
-                (Role::System, MessageKind::Event, c.text)
-            }
+            Special::CommandOutput => (Role::System, MessageKind::Event, c.text),
             Special::ShellInput | Special::ShellOutput => {
                 shell_message(r, c, out);
                 return;
@@ -206,7 +253,15 @@ fn user_messages(r: &Rec, ctx: &Ctx, out: &mut Vec<Message>, warnings: &mut Vec<
     } else if text::is_interruption(&r.text) {
         (Role::User, MessageKind::Event, r.text.trim().to_string())
     } else {
-        (Role::User, MessageKind::Normal, r.text.clone())
+        // Blocks Claude Code put inside the prompt become context just before it.
+        let (blocks, typed) = text::split_injected(&r.text);
+        for (label, block) in blocks {
+            out.push(context(label, block));
+        }
+        if typed.is_empty() {
+            return;
+        }
+        (Role::User, MessageKind::Normal, typed)
     };
     out.push(Message {
         role,

@@ -577,9 +577,13 @@ fn command_noise_is_dropped_and_slash_commands_are_the_users() {
         ],
     );
     let s = load_session(&p, "s");
+    // The caveat is context for the model, never a prompt.
+    assert_eq!(s.messages[0].kind, MessageKind::Context);
+    assert_eq!(s.messages[0].label.as_deref(), Some("command caveat"));
     let shown: Vec<(Role, &str)> = s
         .messages
         .iter()
+        .filter(|m| m.kind != MessageKind::Context)
         .map(|m| (m.role, m.content.as_str()))
         .collect();
     assert_eq!(

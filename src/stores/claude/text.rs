@@ -16,7 +16,8 @@ pub(super) enum Special {
     ShellInput,
     /// The output of such a shell command.
     ShellOutput,
-    /// Claude Code telling the model a background task finished (`<task-notification>`).
+    /// Claude Code telling the model a background task finished (`<task-notification>`):
+    /// context for the model, with every field it carries.
     Notification,
 }
 
@@ -85,24 +86,8 @@ pub(super) fn clean_command_text(s: &str) -> Option<Cleaned> {
         });
     }
     if t.starts_with("<task-notification>") {
-        let summary = inner(t, "summary")
-            .or_else(|| inner(t, "status"))
-            .unwrap_or("")
-            .trim();
-        let mut text = if summary.is_empty() {
-            "Background task finished".to_string()
-        } else {
-            summary.to_string()
-        };
-        if let Some(f) = inner(t, "output-file")
-            .map(str::trim)
-            .filter(|f| !f.is_empty())
-        {
-            text.push_str("\nOutput: ");
-            text.push_str(f);
-        }
         return Some(Cleaned {
-            text,
+            text: task_notification(t),
             special: Special::Notification,
             output: None,
         });
@@ -115,6 +100,212 @@ pub(super) fn clean_command_text(s: &str) -> Option<Cleaned> {
         });
     }
     None
+}
+
+/// A `<task-notification>` block as plain lines, one `name: value` per field in the order
+/// Claude Code wrote them (`task-id`, `output-file`, `status`, `summary`, and any field a
+/// later version adds), then whatever text follows the block, verbatim. Nothing is dropped:
+/// the model acted on all of it.
+fn task_notification(t: &str) -> String {
+    const OPEN: &str = "<task-notification>";
+    const CLOSE: &str = "</task-notification>";
+    let body_start = t.find(OPEN).map_or(0, |i| i + OPEN.len());
+    let (body, after) = match t[body_start..].find(CLOSE) {
+        Some(e) => (
+            &t[body_start..body_start + e],
+            &t[body_start + e + CLOSE.len()..],
+        ),
+        None => (&t[body_start..], ""),
+    };
+    let mut lines: Vec<String> = Vec::new();
+    let mut rest = body;
+    loop {
+        let Some(open) = rest.find('<') else {
+            push_loose(&mut lines, rest);
+            break;
+        };
+        push_loose(&mut lines, &rest[..open]);
+        let tail = &rest[open + 1..];
+        let Some(gt) = tail.find('>') else {
+            push_loose(&mut lines, &rest[open..]);
+            break;
+        };
+        let name = &tail[..gt];
+        let close = format!("</{name}>");
+        let valid = !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+        match tail[gt + 1..].find(&close).filter(|_| valid) {
+            Some(end) => {
+                let value = tail[gt + 1..gt + 1 + end].trim();
+                lines.push(format!("{name}: {value}"));
+                rest = &tail[gt + 1 + end + close.len()..];
+            }
+            None => {
+                push_loose(&mut lines, &rest[open..open + 1 + gt + 1]);
+                rest = &tail[gt + 1..];
+            }
+        }
+    }
+    let mut out = lines.join("\n");
+    let after = after.trim();
+    if !after.is_empty() {
+        if !out.is_empty() {
+            out.push_str("\n\n");
+        }
+        out.push_str(after);
+    }
+    if out.is_empty() {
+        out.push_str("Background task finished");
+    }
+    out
+}
+
+fn push_loose(lines: &mut Vec<String>, s: &str) {
+    let s = s.trim();
+    if !s.is_empty() {
+        lines.push(s.to_string());
+    }
+}
+
+/// Claude Code's built-in commands that act locally (settings, screens, housekeeping) and
+/// send the model nothing the user wrote: shown as events, not prompts. Every other slash
+/// command (`/init`, `/review`, a custom or plugin command) expands into a prompt and is
+/// one.
+const LOCAL_COMMANDS: &[&str] = &[
+    "add-dir",
+    "agents",
+    "bashes",
+    "branch",
+    "bug",
+    "chrome",
+    "clear",
+    "color",
+    "compact",
+    "config",
+    "context",
+    "copy",
+    "cost",
+    "doctor",
+    "effort",
+    "exit",
+    "export",
+    "extra-usage",
+    "fast",
+    "feedback",
+    "fork",
+    "help",
+    "hooks",
+    "ide",
+    "install-github-app",
+    "keybindings",
+    "login",
+    "logout",
+    "mcp",
+    "memory",
+    "migrate-installer",
+    "mobile",
+    "model",
+    "output-style",
+    "permissions",
+    "plugin",
+    "plugins",
+    "privacy-settings",
+    "quit",
+    "release-notes",
+    "remote-env",
+    "rename",
+    "resume",
+    "rewind",
+    "sandbox",
+    "skills",
+    "stats",
+    "status",
+    "statusline",
+    "tag",
+    "tasks",
+    "terminal-setup",
+    "theme",
+    "todos",
+    "upgrade",
+    "usage",
+    "vim",
+];
+
+/// Is the cleaned slash command text (`/model opus`) one of [`LOCAL_COMMANDS`]?
+pub(super) fn is_local_command(command: &str) -> bool {
+    let name = command
+        .trim_start_matches('/')
+        .split_whitespace()
+        .next()
+        .unwrap_or("");
+    LOCAL_COMMANDS.contains(&name)
+}
+
+/// What an injected (`isMeta`) text is, as the one-line label of its context block.
+/// `after_command`: it follows a slash command, whose expansion it then is.
+pub(super) fn context_label(text: &str, after_command: bool) -> &'static str {
+    let t = text.trim_start();
+    let first = t.lines().next().unwrap_or("");
+    if t.starts_with("<task-notification>") {
+        "task notification"
+    } else if first.contains("hook feedback:") || first.contains("hook additional context") {
+        "hook feedback"
+    } else if t.starts_with("<system-reminder>") {
+        "reminder"
+    } else if t.starts_with("Base directory for this skill:") {
+        "skill"
+    } else if is_command_caveat(t) {
+        "command caveat"
+    } else if after_command {
+        "command expansion"
+    } else if let Some(tag) = INJECTED
+        .iter()
+        .find(|tag| t.starts_with(&format!("<{tag}>")))
+    {
+        injected_label(tag)
+    } else {
+        "injected context"
+    }
+}
+
+fn injected_label(tag: &str) -> &'static str {
+    match tag {
+        "system-reminder" => "reminder",
+        "user-prompt-submit-hook" => "hook feedback",
+        _ => "IDE context",
+    }
+}
+
+/// A prompt with the injected blocks ([`INJECTED`] tags) Claude Code put inside it split
+/// out: `(label, block)` for each block in order, then what the user typed, trimmed (empty
+/// when the text was only injected blocks). A block that never closes runs to the end.
+pub(super) fn split_injected(text: &str) -> (Vec<(&'static str, String)>, String) {
+    let mut blocks = Vec::new();
+    let mut rest = String::new();
+    let mut s = text;
+    loop {
+        let found = INJECTED
+            .iter()
+            .filter_map(|tag| s.find(&format!("<{tag}>")).map(|i| (i, *tag)))
+            .min();
+        let Some((at, tag)) = found else {
+            rest.push_str(s);
+            break;
+        };
+        rest.push_str(&s[..at]);
+        let close = format!("</{tag}>");
+        let end = s[at..]
+            .find(&close)
+            .map_or(s.len(), |e| at + e + close.len());
+        blocks.push((injected_label(tag), s[at..end].trim().to_string()));
+        s = &s[end..];
+    }
+    if blocks.is_empty() {
+        return (blocks, text.to_string());
+    }
+    (blocks, rest.trim().to_string())
 }
 
 fn outputs(t: &str, out_tag: &str, err_tag: &str) -> String {
@@ -233,9 +424,10 @@ mod tests {
         assert_eq!(c.special, Special::SlashCommand);
     }
 
-    /// A background task's completion notice showed as a user prompt full of escaped tags.
+    /// A background task's completion notice showed as a user prompt full of escaped tags,
+    /// then as its summary alone (status, task id and the line after it were lost).
     #[test]
-    fn task_notification_becomes_its_summary() {
+    fn task_notification_keeps_every_field() {
         let c = clean_command_text(
             "<task-notification>\n<task-id>b0</task-id>\n<output-file>/tmp/b0.output</output-file>\n<status>completed</status>\n<summary>Background command \"x\" completed (exit code 0)</summary>\n</task-notification>\nRead the output file to retrieve the result: /tmp/b0.output",
         )
@@ -243,8 +435,30 @@ mod tests {
         assert_eq!(c.special, Special::Notification);
         assert_eq!(
             c.text,
-            "Background command \"x\" completed (exit code 0)\nOutput: /tmp/b0.output"
+            "task-id: b0\noutput-file: /tmp/b0.output\nstatus: completed\nsummary: Background command \"x\" completed (exit code 0)\n\nRead the output file to retrieve the result: /tmp/b0.output"
         );
+    }
+
+    #[test]
+    fn injected_blocks_split_out_of_a_prompt() {
+        let (blocks, rest) = split_injected(
+            "<system-reminder>\nA\n</system-reminder>\nfix it\n<ide_selection>x</ide_selection>",
+        );
+        assert_eq!(
+            blocks,
+            [
+                (
+                    "reminder",
+                    "<system-reminder>\nA\n</system-reminder>".to_string()
+                ),
+                (
+                    "IDE context",
+                    "<ide_selection>x</ide_selection>".to_string()
+                )
+            ]
+        );
+        assert_eq!(rest, "fix it");
+        assert_eq!(split_injected("plain").1, "plain");
     }
 
     #[test]

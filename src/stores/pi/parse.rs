@@ -325,8 +325,11 @@ impl Loader {
             }
             Some("custom_message") => {
                 if displayed(v) {
+                    // An extension's message for the model: injected, never typed.
                     e.msg = Some(Message {
                         role: Role::System,
+                        kind: MessageKind::Context,
+                        label: Some(custom_label(v, "extension message")),
                         content: content_text(v.get("content"), "\n\n"),
                         timestamp: ts,
                         native_id: Some(e.id.clone()),
@@ -406,6 +409,13 @@ impl Loader {
                     return None;
                 }
                 msg.role = Role::System;
+                msg.kind = MessageKind::Context;
+                let fallback = if role == "custom" {
+                    "extension message"
+                } else {
+                    "hook message"
+                };
+                msg.label = Some(custom_label(m, fallback));
                 msg.content = content_text(m.get("content"), "\n\n");
             }
             "branchSummary" => {
@@ -420,10 +430,14 @@ impl Loader {
             }
             "developer" | "system" => {
                 msg.role = Role::System;
+                msg.kind = MessageKind::Context;
+                msg.label = Some(format!("{role} message"));
                 msg.content = content_text(m.get("content"), "\n\n");
             }
             "fileMention" => {
                 msg.role = Role::System;
+                msg.kind = MessageKind::Context;
+                msg.label = Some("file mention".to_owned());
                 msg.content = file_mentions(m.get("files"));
             }
             other => {
@@ -709,6 +723,15 @@ fn prompt_text(s: &str) -> &str {
         }
     }
     t
+}
+
+/// The context label of a custom message: its `customType`, else `fallback`.
+fn custom_label(v: &Value, fallback: &str) -> String {
+    str_field(v, "customType")
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .unwrap_or(fallback)
+        .to_owned()
 }
 
 /// `display` of a custom message: missing means shown, `false` or an empty string hidden.

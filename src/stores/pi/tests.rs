@@ -879,3 +879,66 @@ fn bare_slash_command_does_not_title_the_session() {
     );
     assert_eq!(load(Dialect::Pi, &path).title.as_deref(), Some("/mode"));
 }
+
+/// Extension messages (`custom_message`, `custom`/`hookMessage` roles), omp developer
+/// messages and file mentions are context the harness injected: they showed as plain
+/// system text, indistinguishable from the conversation.
+#[test]
+fn injected_messages_are_labelled_context_not_prompts() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let p = write(
+        &tmp.path().join("2026-01-01T00-00-00-000Z_sess-1.jsonl"),
+        &file_of(&[
+            HEADER.to_owned(),
+            entry("u", None, &user("hello")),
+            entry(
+                "cm",
+                Some("u"),
+                r#""type":"custom_message","customType":"plan-mode","content":"Plan mode is on: do not edit files.","display":true"#,
+            ),
+            entry(
+                "hm",
+                Some("cm"),
+                r#""type":"message","message":{"role":"hookMessage","customType":"lint","content":"3 lint errors","display":true,"timestamp":1767225604000}"#,
+            ),
+            entry(
+                "d",
+                Some("hm"),
+                r#""type":"message","message":{"role":"developer","content":"be terse","timestamp":1767225604000}"#,
+            ),
+            entry("a", Some("d"), &assistant("ok")),
+        ]),
+    );
+    let s = load(Dialect::Pi, &p);
+    let got: Vec<(Role, MessageKind, Option<&str>, &str)> = s
+        .messages
+        .iter()
+        .map(|m| (m.role, m.kind, m.label.as_deref(), m.content.as_str()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (Role::User, MessageKind::Normal, None, "hello"),
+            (
+                Role::System,
+                MessageKind::Context,
+                Some("plan-mode"),
+                "Plan mode is on: do not edit files."
+            ),
+            (
+                Role::System,
+                MessageKind::Context,
+                Some("lint"),
+                "3 lint errors"
+            ),
+            (
+                Role::System,
+                MessageKind::Context,
+                Some("developer message"),
+                "be terse"
+            ),
+            (Role::Assistant, MessageKind::Normal, None, "ok"),
+        ]
+    );
+    assert_eq!(s.turn_count(), 1);
+}

@@ -1,0 +1,445 @@
+//! Fidelity over the real fixtures and the mount's log: what the agent saw is in the tree,
+//! readable and greppable, and reading the whole mount leaves the log quiet.
+//!
+//! The expected lines are read off the raw JSONL here, with a few lines of `serde_json`
+//! walking the records, never through sessfs' parser.
+
+mod common;
+
+use common::{real_fixtures, stderr, stdout, Home};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Lines longer than this may be cut by a preview; the tests skip them.
+const MAX_LINE: usize = 400;
+
+fn render_spine() -> (Home, tempfile::TempDir) {
+    let home = Home::spine();
+    let out = tempfile::tempdir().expect("temp dir");
+    let dir = out.path().join("tree");
+    let o = home.sessfs(&["render", dir.to_str().expect("utf-8")]);
+    assert!(o.status.success(), "render failed: {}", stderr(&o));
+    (home, out)
+}
+
+/// Every file under `dir`, as text.
+fn texts_under(dir: &Path) -> Vec<(PathBuf, String)> {
+    common::files_under(dir)
+        .into_iter()
+        .map(|p| {
+            let t = String::from_utf8_lossy(&std::fs::read(&p).expect("read")).into_owned();
+            (p, t)
+        })
+        .collect()
+}
+
+/// Lines a reader must be able to `grep -F`: not holding what transcript.md escapes
+/// (`<`, `&`), no control characters, not so long a preview may cut them.
+fn keep(line: &str) -> bool {
+    let l = line.trim();
+    !l.is_empty()
+        && l.len() <= MAX_LINE
+        && !l.contains(['<', '&'])
+        && !l.chars().any(|c| c.is_control() && c != '\t')
+}
+
+fn push_lines(text: &str, out: &mut Vec<String>) {
+    out.extend(
+        text.lines()
+            .filter(|l| keep(l))
+            .map(|l| l.trim().to_string()),
+    );
+}
+
+/// Text of a content value: a string, or text blocks (and tool_result contents).
+fn content_lines(c: Option<&Value>, out: &mut Vec<String>) {
+    match c {
+        Some(Value::String(s)) => push_lines(s, out),
+        Some(Value::Array(blocks)) => {
+            for b in blocks {
+                match b.get("type").and_then(Value::as_str) {
+                    Some("text") => {
+                        push_lines(b.get("text").and_then(Value::as_str).unwrap_or(""), out)
+                    }
+                    Some("tool_result") => content_lines(b.get("content"), out),
+                    Some("tool_use") => {
+                        // File contents a Write/Edit carries, shown with real newlines.
+                        let name = b.get("name").and_then(Value::as_str).unwrap_or("");
+                        let input = b.get("input");
+                        if matches!(name, "Write" | "Edit") {
+                            for k in ["content", "old_string", "new_string"] {
+                                if let Some(s) =
+                                    input.and_then(|i| i.get(k)).and_then(Value::as_str)
+                                {
+                                    push_lines(s, out);
+                                }
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Lines of the user, assistant and tool records of a Claude file, injected ones included.
+fn claude_lines(path: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let text = String::from_utf8_lossy(&std::fs::read(path).expect("read")).into_owned();
+    for line in text.lines() {
+        let Ok(v) = serde_json::from_str::<Value>(line) else {
+            continue;
+        };
+        if !matches!(
+            v.get("type").and_then(Value::as_str),
+            Some("user" | "assistant")
+        ) {
+            continue;
+        }
+        content_lines(v.get("message").and_then(|m| m.get("content")), &mut out);
+    }
+    out
+}
+
+/// Lines of the user, assistant, tool and custom messages of a pi file.
+fn pi_lines(path: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let text = String::from_utf8_lossy(&std::fs::read(path).expect("read")).into_owned();
+    for line in text.lines() {
+        let Ok(v) = serde_json::from_str::<Value>(line) else {
+            continue;
+        };
+        let m = match v.get("type").and_then(Value::as_str) {
+            Some("message") => v.get("message"),
+            Some("custom_message") => Some(&v),
+            _ => None,
+        };
+        let Some(m) = m else { continue };
+        if let Some(Value::Array(blocks)) = m.get("content") {
+            for b in blocks {
+                if let Some(t) = b.get("text").and_then(Value::as_str) {
+                    push_lines(t, &mut out);
+                }
+            }
+        } else {
+            content_lines(m.get("content"), &mut out);
+        }
+    }
+    out
+}
+
+fn header_id(path: &Path) -> String {
+    let text = std::fs::read_to_string(path).expect("read");
+    let first: Value =
+        serde_json::from_str(text.lines().next().unwrap_or("{}")).unwrap_or_default();
+    first
+        .get("id")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// `(raw file, session directories that may hold it)`.
+fn claude_fixtures(tree: &Path) -> Vec<(PathBuf, Vec<PathBuf>)> {
+    let real = real_fixtures().join("claude");
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(&real).expect("read").flatten() {
+        let p = e.path();
+        if p.extension().is_some_and(|x| x == "jsonl") {
+            let stem = p.file_stem().expect("stem").to_string_lossy().into_owned();
+            out.push((p, vec![tree.join("claude").join(stem)]));
+        }
+    }
+    for name in ["short", "tool_heavy", "subagent"] {
+        out.push((
+            real.join("spotter").join(format!("{name}.jsonl")),
+            vec![tree.join("claude").join(name)],
+        ));
+    }
+    let spotter = real.join("spotter").join(common::claude::SPOTTER_PROJECT);
+    let sid = common::claude::SPOTTER_ID;
+    let session = tree.join("claude").join(sid);
+    out.push((spotter.join(format!("{sid}.jsonl")), vec![session.clone()]));
+    for e in std::fs::read_dir(spotter.join(sid).join("subagents"))
+        .expect("read")
+        .flatten()
+    {
+        if e.path().extension().is_some_and(|x| x == "jsonl") {
+            out.push((e.path(), vec![session.clone()]));
+        }
+    }
+    out.sort();
+    out
+}
+
+fn pi_fixtures(tree: &Path) -> Vec<(PathBuf, Vec<PathBuf>)> {
+    let real = real_fixtures().join("pi");
+    let mut out = Vec::new();
+    let names: Vec<String> = std::fs::read_dir(tree.join("pi"))
+        .expect("read pi")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    for e in std::fs::read_dir(&real).expect("read").flatten() {
+        let p = e.path();
+        if p.extension().is_some_and(|x| x == "jsonl") {
+            let id = header_id(&p);
+            // Two fixtures share a header id and mount as `id` and `id~2`.
+            let dirs = names
+                .iter()
+                .filter(|n| **n == id || n.starts_with(&format!("{id}~")))
+                .map(|n| tree.join("pi").join(n))
+                .collect();
+            out.push((p, dirs));
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Every line of every record of the real Claude and pi fixtures is found, as written, in
+/// its session's files; and no transcript.md holds a terminal escape.
+#[test]
+fn every_real_record_line_is_greppable_in_its_session_and_transcripts_hold_no_escapes() {
+    let (_home, out) = render_spine();
+    let tree = out.path().join("tree");
+    let mut missing: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut checked = 0;
+    let mut fixtures = claude_fixtures(&tree);
+    fixtures.extend(pi_fixtures(&tree));
+    for (raw, dirs) in fixtures {
+        let lines = if raw.starts_with(real_fixtures().join("pi")) {
+            pi_lines(&raw)
+        } else {
+            claude_lines(&raw)
+        };
+        assert!(!dirs.is_empty(), "{} has no session", raw.display());
+        let files: Vec<String> = dirs
+            .iter()
+            .flat_map(|d| texts_under(d))
+            .map(|(_, t)| t)
+            .collect();
+        assert!(!files.is_empty(), "{:?} is empty", dirs);
+        for l in lines {
+            checked += 1;
+            if !files.iter().any(|t| t.contains(&l)) {
+                missing
+                    .entry(raw.display().to_string())
+                    .or_default()
+                    .push(l);
+            }
+        }
+    }
+    assert!(checked > 1000, "only {checked} lines checked");
+    let report: Vec<String> = missing
+        .iter()
+        .map(|(f, ls)| {
+            format!(
+                "{f}: {} lines missing, e.g. {:?}",
+                ls.len(),
+                &ls[..ls.len().min(5)]
+            )
+        })
+        .collect();
+    assert!(missing.is_empty(), "{}", report.join("\n"));
+
+    for (p, t) in texts_under(&tree) {
+        if p.file_name().is_some_and(|n| n == "transcript.md") {
+            assert!(!t.contains('\u{1b}'), "ESC in {}", p.display());
+        }
+    }
+}
+
+/// A `--foreground` mount whose stderr (the log) goes to a file.
+struct Foreground {
+    dir: tempfile::TempDir,
+    _logdir: tempfile::TempDir,
+    log: PathBuf,
+    child: std::process::Child,
+}
+
+impl Foreground {
+    fn new(home: &Home) -> Foreground {
+        common::require_fuse();
+        let dir = tempfile::Builder::new()
+            .prefix("sessfs-mnt")
+            .tempdir()
+            .expect("temp dir");
+        let logdir = tempfile::tempdir().expect("temp dir");
+        let log = logdir.path().join("sessfs.log");
+        let logf = std::fs::File::create(&log).expect("log file");
+        let mp = dir.path().to_str().expect("utf-8 path").to_string();
+        let mut child = home
+            .command(&["mount", &mp, "--foreground"])
+            .env("SESSFS_QUIET_READY", "1")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(logf)
+            .spawn()
+            .expect("spawn sessfs");
+        let start = Instant::now();
+        while !std::fs::read_to_string("/proc/self/mountinfo")
+            .map(|m| m.contains(&format!(" {mp} ")))
+            .unwrap_or(false)
+        {
+            if let Ok(Some(st)) = child.try_wait() {
+                panic!(
+                    "sessfs exited ({st}): {}",
+                    std::fs::read_to_string(&log).unwrap_or_default()
+                );
+            }
+            assert!(start.elapsed() < Duration::from_secs(60), "no mount");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Foreground {
+            dir,
+            _logdir: logdir,
+            log,
+            child,
+        }
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+}
+
+impl Drop for Foreground {
+    fn drop(&mut self) {
+        let _ = Command::new(common::bin())
+            .arg("umount")
+            .arg(self.dir.path())
+            .output();
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_secs(10) {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// One Python walk used to write thousands of `[Not Implemented] ioctl/flush/lseek` lines.
+#[test]
+fn grep_and_a_python_walk_leave_the_log_quiet() {
+    let home = Home::spine();
+    let m = Foreground::new(&home);
+    let before = m.log().lines().count();
+    let grep = Command::new("grep")
+        .args(["-r", "-c", "--", "zzz-no-such-text"])
+        .arg(m.dir.path())
+        .output()
+        .expect("grep");
+    assert!(grep.status.code() == Some(1), "grep: {}", stderr(&grep));
+    let py = Command::new("python3")
+        .arg("-c")
+        .arg(
+            r#"
+import os, sys
+n = 0
+for root, dirs, files in os.walk(sys.argv[1]):
+    for f in files:
+        p = os.path.join(root, f)
+        with open(p, 'rb') as fh:
+            fh.read()
+            fh.seek(0, os.SEEK_END)
+            fh.seek(0)
+            fh.read(10)
+            os.fstat(fh.fileno())
+        with open(p, 'r', errors='replace') as fh:
+            fh.readline()
+        n += 1
+print(n)
+"#,
+        )
+        .arg(m.dir.path())
+        .output()
+        .expect("python3");
+    assert!(py.status.success(), "python: {}", stderr(&py));
+    let files: usize = stdout(&py).trim().parse().expect("a count");
+    assert!(files > 100, "walked only {files} files");
+    let log = m.log();
+    let added: Vec<&str> = log.lines().skip(before).collect();
+    assert!(
+        added.len() <= 3,
+        "{} log lines, e.g. {:?}",
+        added.len(),
+        &added[..added.len().min(5)]
+    );
+    assert!(!log.contains("[Not Implemented]"), "{log}");
+}
+
+const ORPHAN: &str = "0a1b2c3d-0000-4000-8000-00000000beef";
+
+/// A `<uuid>/subagents/` directory whose `<uuid>.jsonl` is gone.
+fn orphan_home() -> Home {
+    let home = Home::empty();
+    let dir = home
+        .path()
+        .join(".claude/projects/-home-u-proj")
+        .join(ORPHAN)
+        .join("subagents");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    std::fs::write(
+        dir.join("agent-a1.jsonl"),
+        concat!(
+            r#"{"type":"user","uuid":"c1","isSidechain":true,"agentId":"a1","sessionId":"0a1b2c3d-0000-4000-8000-00000000beef","timestamp":"2026-01-01T00:00:00Z","message":{"role":"user","content":"Find the flaky test"}}"#,
+            "\n",
+            r#"{"type":"assistant","uuid":"c2","parentUuid":"c1","isSidechain":true,"agentId":"a1","timestamp":"2026-01-01T00:00:05Z","message":{"id":"m1","role":"assistant","model":"claude-haiku-4-5","content":[{"type":"text","text":"It is test_retry_backoff."}]}}"#,
+            "\n"
+        ),
+    )
+    .expect("write");
+    home
+}
+
+/// Orphan subagent sets were in no listing, no mount and no doctor line.
+#[test]
+fn orphan_subagents_are_listed_mounted_and_counted_by_doctor() {
+    let home = orphan_home();
+    let list = home.sessfs(&["list", "--json"]);
+    assert!(list.status.success(), "{}", stderr(&list));
+    let text = stdout(&list);
+    assert!(text.contains(&format!("claude:{ORPHAN}")), "{text}");
+    let doctor = stdout(&home.sessfs(&["doctor"]));
+    assert!(
+        doctor.contains("1 orphaned subagent set"),
+        "doctor: {doctor}"
+    );
+    let out = tempfile::tempdir().expect("temp dir");
+    let dir = out.path().join("tree");
+    let o = home.sessfs(&["render", dir.to_str().expect("utf-8")]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let session = dir.join("claude").join(ORPHAN);
+    let meta = std::fs::read_to_string(session.join("meta.json")).expect("meta.json");
+    assert!(meta.contains("\"orphaned\": true"), "{meta}");
+    let child = std::fs::read_to_string(session.join("subagents/agent-a1/transcript.md"))
+        .expect("child transcript");
+    assert!(child.contains("It is test_retry_backoff."), "{child}");
+}
+
+/// `sessfs doctor` names the log file of every live mount.
+#[test]
+fn doctor_prints_the_log_of_each_live_mount() {
+    let home = orphan_home();
+    let m = common::Mount::new(&home, &[]);
+    let doctor = stdout(&home.sessfs(&["doctor"]));
+    let line = doctor
+        .lines()
+        .find(|l| l.contains(m.path().to_str().expect("utf-8")))
+        .unwrap_or_else(|| panic!("no line for the mount: {doctor}"));
+    let log = line
+        .split("log: ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no log path: {line}"))
+        .trim();
+    assert!(Path::new(log).is_file(), "{log}");
+}
