@@ -24,6 +24,7 @@ pub mod claude;
 pub mod jsonl;
 pub mod kit;
 pub mod pi;
+pub mod sqlite;
 
 use crate::model::{Agent, Session};
 use chrono::{DateTime, Utc};
@@ -166,6 +167,16 @@ pub trait Store: Send + Sync {
     /// Problems with the roots themselves (a file that is not a database), for `doctor`.
     fn problems(&self) -> Vec<String> {
         Vec::new()
+    }
+
+    /// The session's version, for stores where one file holds many sessions (SQLite): a
+    /// hash of that session's own rows, so a write to one session changes only its version.
+    /// `None` (the default, and when the store cannot tell) versions the session by the
+    /// size and mtime of [`Listed::sources`]. Called on every freshness check (at most once
+    /// a second per session, plus the change watcher's polls), so it must be cheap when
+    /// nothing changed.
+    fn version(&self, _listed: &Listed) -> Option<u64> {
+        None
     }
 }
 
