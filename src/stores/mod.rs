@@ -23,6 +23,7 @@ pub mod atsf;
 pub mod claude;
 pub mod jsonl;
 pub mod kit;
+pub mod opencode;
 pub mod pi;
 pub mod sqlite;
 
@@ -205,6 +206,12 @@ pub const REGISTRY: &[Spec] = &[
         candidates: claude::candidates,
         given: as_given,
         open: |r| Box::new(claude::ClaudeStore::new(r)),
+    },
+    Spec {
+        agent: Agent::Opencode,
+        candidates: opencode::candidates,
+        given: as_given,
+        open: |r| Box::new(opencode::OpencodeStore::new(r)),
     },
     Spec {
         agent: Agent::Pi,
