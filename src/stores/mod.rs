@@ -21,6 +21,7 @@ pub mod agentuse;
 pub mod agsh;
 pub mod atsf;
 pub mod claude;
+pub mod hermes;
 pub mod jsonl;
 pub mod kit;
 pub mod opencode;
@@ -236,6 +237,12 @@ pub const REGISTRY: &[Spec] = &[
         candidates: |e| pi::candidates(e, pi::Dialect::Openclaw),
         given: as_given,
         open: |r| Box::new(pi::PiStore::new(pi::Dialect::Openclaw, r)),
+    },
+    Spec {
+        agent: Agent::Hermes,
+        candidates: hermes::candidates,
+        given: as_given,
+        open: |r| Box::new(hermes::HermesStore::new(r)),
     },
     Spec {
         agent: Agent::Agsh,
