@@ -769,7 +769,7 @@ fn build(fam: &Family<Rows>, id: &str, source: &Source) -> Session {
     }
     let parent = model::unified_id(Agent::Hermes, id);
     let mut taken = HashSet::new();
-    for sub in &fam.subagents {
+    for sub in segments.iter().flat_map(|seg| &seg.subagents) {
         let sid = sub
             .row
             .first()

@@ -4,6 +4,7 @@
 
 pub mod agsh;
 pub mod claude;
+pub mod dbstores;
 pub mod expected;
 pub mod pi;
 pub mod seeds_json;
