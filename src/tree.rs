@@ -11,7 +11,8 @@
 //! Freshness: a session's *version* is a fingerprint of `(path, size, mtime)` of its native
 //! sources, or, for stores that keep many sessions in one file (SQLite), the store's own
 //! version of the session ([`Store::version`]: a hash of that session's rows), so a write to
-//! one session does not re-render the others. A request re-checks it (a few `stat` calls) when the last check is older than
+//! one session does not re-render the others. A request re-checks it (a few `stat` calls,
+//! or one small query) when the last check is older than
 //! [`TTL`]; [`Fs::poll_changes`], run by the mount's watcher every [`POLL`], re-checks every
 //! session the kernel has seen and says which inodes and names the kernel must forget, so
 //! the kernel can trust what it caches for [`KERNEL_TTL`]. Agent directories re-list their
