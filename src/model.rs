@@ -349,6 +349,11 @@ pub struct Session {
     /// counted twice.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reported_usage: Option<TokenUsage>,
+    /// Session-level USD the agent itself keeps (Hermes `actual_cost_usd`), with `true` when
+    /// it is the agent's own estimate (`estimated_cost_usd`). Used, like
+    /// [`Session::reported_usage`], only when no message carries usage or cost.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reported_cost: Option<(f64, bool)>,
     /// Extra files of the session directory that are neither messages nor tool calls, as
     /// `(path relative to the session directory, content)`, e.g. agsh's scratchpad as
     /// `tools/scratchpad-<name>.md`. Paths use `/`, never start with one and never collide
@@ -376,6 +381,7 @@ impl Session {
             source: Source::default(),
             warnings: Vec::new(),
             reported_usage: None,
+            reported_cost: None,
             extra_files: Vec::new(),
         }
     }
@@ -427,12 +433,16 @@ impl Session {
             .messages
             .iter()
             .any(|m| m.token_usage.is_some() || m.cost.is_some());
-        if let (false, Some(u)) = (per_message, &self.reported_usage) {
+        if !per_message && (self.reported_usage.is_some() || self.reported_cost.is_some()) {
+            let u = self.reported_usage.unwrap_or_default();
             cost.input_tokens = u.input_tokens;
             cost.output_tokens = u.output_tokens;
             cost.thinking_tokens = u.thinking_tokens;
             cost.cached_tokens = u.cached_tokens;
-            if let Some(c) = self
+            if let Some((usd, estimated)) = self.reported_cost {
+                cost.total_usd = usd;
+                cost.estimated = estimated;
+            } else if let Some(c) = self
                 .primary_model()
                 .and_then(|model| u.estimate_usd(&model))
             {

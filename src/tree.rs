@@ -9,7 +9,10 @@
 //! `diff/<agent>/<session>.diff` on lookup.
 //!
 //! Freshness: a session's *version* is a fingerprint of `(path, size, mtime)` of its native
-//! sources. A request re-checks it (a few `stat` calls) when the last check is older than
+//! sources, or, for stores that keep many sessions in one file (SQLite), the store's own
+//! version of the session ([`Store::version`]: a hash of that session's rows), so a write to
+//! one session does not re-render the others. A request re-checks it (a few `stat` calls,
+//! or one small query) when the last check is older than
 //! [`TTL`]; [`Fs::poll_changes`], run by the mount's watcher every [`POLL`], re-checks every
 //! session the kernel has seen and says which inodes and names the kernel must forget, so
 //! the kernel can trust what it caches for [`KERNEL_TTL`]. Agent directories re-list their
@@ -142,6 +145,10 @@ struct SessionSlot {
     render_lock: Arc<Mutex<()>>,
     /// The version the kernel was last told about (see [`Fs::poll_changes`]).
     announced: u64,
+    /// Not checked by a request yet. Every inode of a session is handed out after a check,
+    /// so the first check's version is what the kernel first learns (a store's own version
+    /// replaces the listing's file fingerprint there without an invalidation).
+    unchecked: bool,
 }
 
 struct AgentState {
@@ -622,15 +629,20 @@ impl Fs {
 
     /// Make `key`'s version depend on `sources` too; returns the new version if it changed.
     fn depend_on(&self, key: &SessionKey, sources: &[PathBuf]) -> Option<u64> {
+        let (store, listed) = {
+            let st = self.state();
+            let a = st.agents.get(&key.agent)?;
+            let s = a.sessions.get(&key.name)?;
+            if s.extra == sources {
+                return None;
+            }
+            (a.store, s.listed.clone())
+        };
+        // Outside the lock: a store's own version may query its database.
+        let (version, mtime) = self.version_of(store, &listed, sources);
         let mut st = self.state();
         let s = st.agents.get_mut(&key.agent)?.sessions.get_mut(&key.name)?;
-        if s.extra == sources {
-            return None;
-        }
         s.extra = sources.to_vec();
-        let mut all = s.listed.sources.clone();
-        all.extend(s.extra.iter().cloned());
-        let (version, mtime) = fingerprint(&all);
         s.version = version;
         s.mtime = mtime;
         s.checked = Instant::now();
@@ -709,21 +721,22 @@ impl Fs {
     }
 
     fn check_session_now(&self, key: &SessionKey, force: bool) -> Result<(u64, Arc<Mutex<()>>)> {
-        let sources = {
+        let (store, listed, extra) = {
             let st = self.state();
             let a = st.agents.get(&key.agent).ok_or(FsError::NotFound)?;
             let s = a.sessions.get(&key.name).ok_or(FsError::NotFound)?;
             if !force && s.checked.elapsed() < TTL {
                 return Ok((s.version, s.render_lock.clone()));
             }
-            let mut sources = s.listed.sources.clone();
-            sources.extend(s.extra.iter().cloned());
-            sources
+            (a.store, s.listed.clone(), s.extra.clone())
         };
-        let (version, mtime) = fingerprint(&sources);
+        let (version, mtime) = self.version_of(store, &listed, &extra);
         let mut st = self.state();
         let a = st.agents.get_mut(&key.agent).ok_or(FsError::NotFound)?;
         let s = a.sessions.get_mut(&key.name).ok_or(FsError::NotFound)?;
+        if std::mem::take(&mut s.unchecked) {
+            s.announced = version;
+        }
         s.version = version;
         s.mtime = mtime;
         s.checked = Instant::now();
@@ -824,16 +837,22 @@ impl Fs {
                     s
                 }
                 None => {
+                    // Under the state lock: file stat only. A store's own version
+                    // ([`Store::version`], which may query a database) is taken at the
+                    // first request, which re-checks because `checked` starts stale.
                     let (version, mtime) = fingerprint(&listed.sources);
+                    let now = Instant::now();
+                    let checked = now.checked_sub(TTL * 2).unwrap_or(now);
                     SessionSlot {
                         listed,
                         native_id,
                         version,
                         mtime,
-                        checked: Instant::now(),
+                        checked,
                         extra: Vec::new(),
                         render_lock: Arc::new(Mutex::new(())),
                         announced: version,
+                        unchecked: true,
                     }
                 }
             };
@@ -1012,6 +1031,31 @@ fn disambiguate(
         .collect()
 }
 
+impl Fs {
+    /// A session's version and mtime: the store's own version of the session when it has one
+    /// ([`Store::version`]), else the fingerprint of its sources; sources of other sessions
+    /// it depends on (`extra`, a fork's parent) are fingerprinted either way. The mtime is
+    /// always the newest mtime of all those files.
+    fn version_of(&self, store: usize, listed: &Listed, extra: &[PathBuf]) -> (u64, SystemTime) {
+        let mut all = listed.sources.clone();
+        all.extend(extra.iter().cloned());
+        let (by_stat, mtime) = fingerprint(&all);
+        let own = catch_unwind(AssertUnwindSafe(|| self.stores[store].version(listed)))
+            .unwrap_or_else(|p| {
+                log::error!(
+                    "panic while versioning {}: {}",
+                    listed.id,
+                    panic_message(&p)
+                );
+                None
+            });
+        match own {
+            Some(v) => (v ^ fingerprint(extra).0.rotate_left(17), mtime),
+            None => (by_stat, mtime),
+        }
+    }
+}
+
 /// Version and newest mtime of a set of source files.
 fn fingerprint(sources: &[PathBuf]) -> (u64, SystemTime) {
     let mut h = std::collections::hash_map::DefaultHasher::new();
@@ -1165,5 +1209,75 @@ mod tests {
         let after = fs.read_path("pi/a/messages.jsonl").unwrap();
         assert_ne!(before, after);
         assert_eq!(fs.render_count(), 2);
+    }
+
+    /// Sessions sharing one file (`id:text` lines), versioned by their own line, as a
+    /// SQLite store versions a session by its own rows.
+    struct SharedFileStore {
+        base: crate::stores::Base,
+        file: PathBuf,
+    }
+
+    impl SharedFileStore {
+        fn line(&self, id: &str) -> Option<String> {
+            std::fs::read_to_string(&self.file)
+                .ok()?
+                .lines()
+                .find_map(|l| l.strip_prefix(&format!("{id}:")).map(str::to_string))
+        }
+    }
+
+    impl Store for SharedFileStore {
+        fn base(&self) -> &crate::stores::Base {
+            &self.base
+        }
+        fn list(&self) -> Vec<Listed> {
+            ["a", "b"]
+                .iter()
+                .map(|id| Listed::file(*id, self.file.clone(), 0))
+                .collect()
+        }
+        fn load(&self, l: &Listed) -> Session {
+            let mut s = Session::new(Agent::Pi, l.id.clone());
+            s.messages.push(Message {
+                role: Role::User,
+                content: self.line(&l.id).unwrap_or_default(),
+                ..Default::default()
+            });
+            s
+        }
+        fn version(&self, l: &Listed) -> Option<u64> {
+            self.line(&l.id).map(|t| t.len() as u64)
+        }
+    }
+
+    #[test]
+    fn a_store_version_rerenders_only_the_session_that_changed() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("shared");
+        std::fs::write(&file, "a:one\nb:two\n").unwrap();
+        let store = SharedFileStore {
+            base: crate::stores::Base::new(Agent::Pi, vec![]),
+            file: file.clone(),
+        };
+        let fs = Fs::new(vec![Box::new(store)], Options::default());
+        fs.read_path("pi/a/transcript.md").unwrap();
+        fs.read_path("pi/b/transcript.md").unwrap();
+        assert_eq!(fs.render_count(), 2);
+        assert_eq!(fs.poll_changes(), Invalidations::default());
+        // The shared file changes (size and mtime) but only b's rows do.
+        std::fs::write(&file, "a:one\nb:two and three\n").unwrap();
+        std::thread::sleep(TTL + Duration::from_millis(50));
+        let b = fs.resolve("pi/b/transcript.md").unwrap();
+        let a = fs.resolve("pi/a/transcript.md").unwrap();
+        // Sizes are known only by rendering: b renders again, a does not.
+        assert_eq!(fs.render_count(), 3);
+        let inv = fs.poll_changes();
+        assert!(inv.inodes.contains(&b.ino), "{inv:?}");
+        assert!(!inv.inodes.contains(&a.ino), "{inv:?}");
+        fs.read_path("pi/a/transcript.md").unwrap();
+        let t = fs.read_path("pi/b/transcript.md").unwrap();
+        assert!(String::from_utf8_lossy(&t).contains("two and three"));
+        assert_eq!(fs.render_count(), 3, "only b was rendered again");
     }
 }

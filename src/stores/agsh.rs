@@ -7,24 +7,15 @@
 //! they share the message encoding; [`candidates`] names both databases and `meta.json`
 //! `source.format` says which one a session came from.
 //!
-//! **Reading a live database.** The agent may be writing while sessfs reads, so:
-//! - every connection is read-only (`SQLITE_OPEN_READ_ONLY`, `mode=ro`, `query_only`, no
-//!   checkpoint on close) and lives for one `list`/`load` call only: connections are not
-//!   `Sync`, the filesystem calls from several threads, and a short-lived reader never keeps
-//!   the agent's WAL from being checkpointed;
-//! - one session is read inside one read transaction, so it is one committed snapshot: a
-//!   row the agent is writing is either wholly there or not at all;
-//! - `immutable=1` is never used: it would make SQLite ignore the WAL and the agent's locks
-//!   and could show torn pages. Where the WAL index (`-shm`) cannot be used because the
-//!   directory is read-only and the index does not exist, the database and its `-wal` are
-//!   copied (at most [`COPY_LIMIT`] bytes, retried while they change under the copy) into a
-//!   private temporary directory and the copy is read; the session says so in `warnings`.
-//!   A SQLite reader in a writable directory may create the `-wal`/`-shm` companion files,
-//!   as every SQLite reader does; the database file itself is never written.
-//! - only `sessions`, `messages` and `tool_outputs` are read: the credential tables in the
-//!   same file (`oauth_tokens`, `mcp_oauth_credentials`, `mcp_auth_cache`,
-//!   `provider_credentials`) are never selected from. Columns are probed with
-//!   `PRAGMA table_info`, so both schemas and later migrations read with one code path.
+//! **Reading a live database** goes through [`super::sqlite`]: read-only connections, one
+//! short read transaction per session whose rows are copied out and parsed after it ends,
+//! the private-copy fallback, busy handling and per-session versions (a session's version is
+//! its own rows: message count and largest id, the session row, its scratchpad and its
+//! children, so a write to one session re-renders only that one). Only `sessions`,
+//! `messages` and `tool_outputs` are read: the credential tables in the same file
+//! (`oauth_tokens`, `mcp_oauth_credentials`, `mcp_auth_cache`, `provider_credentials`) are
+//! never selected from. Columns are probed, so both schemas and later migrations read with
+//! one code path.
 //!
 //! **Messages.** `user` rows are plain text (often starting with a `<context>…</context>`
 //! block the agent injects each turn: split out as a context message just before the
@@ -44,34 +35,26 @@
 //! are top-level sessions linked through `parent` / `subagents`; meka's session counters
 //! become [`Session::reported_usage`].
 
-use super::{stat_version, Base, Env, Listed, Root, Store};
+pub use super::sqlite::Access;
+use super::sqlite::{self, Cell, PrivateCopy, Reader, Rows, Table};
+use super::{Base, Env, Listed, Root, Store};
 use crate::model::{
     self, Agent, Message, MessageKind, Role, Session, Source, Subagent, TokenUsage, ToolCall,
     ToolResult,
 };
 use crate::names;
-use chrono::{DateTime, NaiveDateTime, Utc};
-use rusqlite::config::DbConfig;
-use rusqlite::types::ValueRef;
-use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension};
+use chrono::{DateTime, Utc};
+use rusqlite::Connection;
 use serde_json::Value;
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, SystemTime};
+use std::sync::Arc;
 
 /// agsh's database file name.
 pub const AGSH_DB: &str = "sessions.db";
 /// meka's database file name.
 pub const MEKA_DB: &str = "meka.db";
 
-/// How long a read waits for a lock the agent holds (a rollback-journal commit, WAL recovery).
-const BUSY_TIMEOUT: Duration = Duration::from_secs(2);
-/// Largest database + WAL sessfs copies when it cannot read the database in place.
-pub const COPY_LIMIT: u64 = 512 * 1024 * 1024;
-/// Copies retried while the database changes under them.
-const COPY_ATTEMPTS: usize = 3;
 const TITLE_CHARS: usize = 100;
 /// Per-row warnings beyond this many are summarised in one line.
 const MAX_ROW_WARNINGS: usize = 20;
@@ -112,27 +95,16 @@ pub fn candidates(env: &Env) -> Vec<Root> {
     out
 }
 
-/// How [`AgshStore`] reaches a database file.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Access {
-    /// In place, falling back to a private copy when the WAL index cannot be used.
-    InPlace,
-    /// Always through a private copy (what the fallback does; tests force it).
-    PrivateCopy,
-}
-
 pub struct AgshStore {
     base: Base,
-    /// Private copies of databases that cannot be read in place, reused while the
-    /// database and its WAL keep their size and mtime.
-    copies: Mutex<HashMap<PathBuf, Arc<PrivateCopy>>>,
+    reader: Reader,
 }
 
 impl AgshStore {
     pub fn new(roots: Vec<Root>) -> AgshStore {
         AgshStore {
             base: Base::new(Agent::Agsh, roots),
-            copies: Mutex::new(HashMap::new()),
+            reader: Reader::new(),
         }
     }
 
@@ -188,56 +160,18 @@ impl AgshStore {
         (out, problems)
     }
 
-    /// Run `f` on a read-only connection to `db`. Returns its value and, when a private copy
-    /// was read, the note to add to the session's warnings.
-    ///
-    /// `f` may run twice (in place, then on a copy), so it must build its result afresh.
+    /// Run `f` on a read-only connection to `db` ([`Reader::read`]).
     pub fn read<T>(
         &self,
         db: &Path,
         access: Access,
-        mut f: impl FnMut(&Connection) -> rusqlite::Result<T>,
-    ) -> Result<(T, Option<String>), String> {
-        if access == Access::InPlace && wal_file_missing(db) {
-            // Opening a WAL database whose `-wal` file is absent would create that file
-            // (and `-shm`) in the agent's directory. With no WAL there is nothing
-            // uncommitted, so a private copy is exact and leaves the directory untouched.
-            let copy = self.private_copy(db)?;
-            let conn = open_read_only(&copy.db).map_err(|e| describe(&e))?;
-            return f(&conn).map(|v| (v, None)).map_err(|e| describe(&e));
-        }
-        if access == Access::InPlace {
-            match open_read_only(db).and_then(|c| f(&c)) {
-                Ok(v) => return Ok((v, None)),
-                Err(e) if needs_private_copy(&e) && is_sqlite_file(db) => {
-                    log::debug!("{}: reading a private copy: {e}", db.display());
-                }
-                Err(e) => return Err(describe(&e)),
-            }
-        }
-        // Declared before the connection so it outlives it.
-        let copy = self.private_copy(db)?;
-        let conn = open_read_only(&copy.db).map_err(|e| describe(&e))?;
-        let v = f(&conn).map_err(|e| describe(&e))?;
-        let note = format!(
-            "{} was read from a private copy: its WAL index cannot be shared from a \
-             read-only directory (rows committed after the copy show on the next read)",
-            db.display()
-        );
-        Ok((v, Some(note)))
+        f: impl FnMut(&Connection) -> rusqlite::Result<T>,
+    ) -> Result<(T, Option<String>), sqlite::Error> {
+        self.reader.read(db, access, f)
     }
 
-    fn private_copy(&self, db: &Path) -> Result<Arc<PrivateCopy>, String> {
-        let mut copies = self.copies.lock().unwrap_or_else(PoisonError::into_inner);
-        let version = db_version(db);
-        if let Some(c) = copies.get(db) {
-            if c.version == Some(version) {
-                return Ok(Arc::clone(c));
-            }
-        }
-        let copy = Arc::new(PrivateCopy::make(db)?);
-        copies.insert(db.to_path_buf(), Arc::clone(&copy));
-        Ok(copy)
+    pub fn private_copy(&self, db: &Path) -> Result<Arc<PrivateCopy>, sqlite::Error> {
+        self.reader.private_copy(db)
     }
 }
 
@@ -263,7 +197,7 @@ impl Store for AgshStore {
                         out.push(Listed {
                             id: id.clone(),
                             path: db.clone(),
-                            sources: vec![db.clone(), companion(&db, "-wal")],
+                            sources: vec![db.clone(), sqlite::companion(&db, "-wal")],
                             key: Some(id),
                             root,
                         });
@@ -278,6 +212,12 @@ impl Store for AgshStore {
     fn load(&self, listed: &Listed) -> Session {
         self.load_with(listed, Access::InPlace)
     }
+
+    fn version(&self, listed: &Listed) -> Option<u64> {
+        let id = listed.key.as_deref().unwrap_or(&listed.id);
+        self.reader
+            .version(&listed.path, id, |c| session_version(c, id))
+    }
 }
 
 impl AgshStore {
@@ -285,14 +225,20 @@ impl AgshStore {
     pub fn load_with(&self, listed: &Listed, access: Access) -> Session {
         let db = &listed.path;
         let id = listed.key.as_deref().unwrap_or(&listed.id);
-        match self.read(db, access, |c| load_session(c, db, id)) {
-            Ok((mut s, note)) => {
+        match self.read(db, access, |c| {
+            sqlite::snapshot(c, |c| fetch_session(c, id))
+        }) {
+            Ok((raw, note)) => {
+                let mut s = build_session(raw, db, id);
                 if let Some(n) = note {
                     s.warnings.insert(0, n);
                 }
                 s
             }
             Err(e) => {
+                if matches!(e, sqlite::Error::Busy) {
+                    self.reader.invalidate(db, id);
+                }
                 let mut s = Session::new(Agent::Agsh, id);
                 s.source = Source {
                     paths: vec![db.clone()],
@@ -320,265 +266,55 @@ fn list_ids(conn: &Connection) -> rusqlite::Result<Vec<String>> {
     Ok(out)
 }
 
-// ---------------------------------------------------------------------------------------
-// Opening
-
-/// A database in WAL mode (file format bytes 18–19 are 2) whose `-wal` file does not exist.
-fn wal_file_missing(db: &Path) -> bool {
-    use std::io::Read;
-    let mut header = [0u8; 20];
-    let is_wal = super::kit::open_file(db)
-        .and_then(|mut f| f.read_exact(&mut header))
-        .is_ok()
-        && header.starts_with(b"SQLite format 3\0")
-        && header[18] == 2
-        && header[19] == 2;
-    let mut wal = db.as_os_str().to_owned();
-    wal.push("-wal");
-    is_wal && !Path::new(&wal).exists()
-}
-
-fn open_read_only(path: &Path) -> rusqlite::Result<Connection> {
-    // SQLite's own open blocks on a FIFO and reads devices; only a regular file is opened.
-    if let Err(e) = super::kit::open_file(path) {
-        return Err(rusqlite::Error::SqliteFailure(
-            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CANTOPEN),
-            Some(format!("{}: {e}", path.display())),
-        ));
-    }
-    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
-        | OpenFlags::SQLITE_OPEN_NO_MUTEX
-        | OpenFlags::SQLITE_OPEN_URI;
-    let conn = Connection::open_with_flags(sqlite_uri(path), flags)?;
-    conn.busy_timeout(BUSY_TIMEOUT)?;
-    conn.pragma_update(None, "query_only", true)?;
-    // A read-only connection cannot checkpoint anyway; this makes sure closing the last
-    // connection never even tries.
-    conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)?;
-    Ok(conn)
-}
-
-/// `file:` URI for `path` with `mode=ro`; every byte outside the unreserved set is
-/// percent-encoded so `?`, `#` and `%` in paths stay part of the path.
-fn sqlite_uri(path: &Path) -> String {
-    use std::os::unix::ffi::OsStrExt;
-    let abs = if path.is_absolute() {
-        path.to_path_buf()
+/// A session's version from its own rows: its session row, message count and largest
+/// message id, its scratchpad and (meka) its children's ids.
+fn session_version(conn: &Connection, id: &str) -> rusqlite::Result<u64> {
+    let sessions = Table::probe(conn, "sessions")?;
+    let messages = Table::probe(conn, "messages")?;
+    let scratch = Table::probe(conn, "tool_outputs")?;
+    let row = Rows::fetch(conn, &sessions, &SESSION_COLUMNS, "WHERE id = ?1", [id])?;
+    let msgs = if messages.has("session_id") {
+        let key = if messages.has("id") { "id" } else { "rowid" };
+        Rows::query(
+            conn,
+            &format!("SELECT count(*), max({key}) FROM messages WHERE session_id = ?1"),
+            vec![],
+            [id],
+        )?
     } else {
-        std::env::current_dir()
-            .map(|d| d.join(path))
-            .unwrap_or_else(|_| path.to_path_buf())
+        Rows::default()
     };
-    let mut s = String::from("file:");
-    for &b in abs.as_os_str().as_bytes() {
-        if b.is_ascii_alphanumeric() || b"/-._~".contains(&b) {
-            s.push(b as char);
-        } else {
-            s.push_str(&format!("%{b:02X}"));
-        }
-    }
-    s.push_str("?mode=ro");
-    s
-}
-
-/// Errors a read-only reader meets when it cannot create or write the WAL index.
-fn needs_private_copy(e: &rusqlite::Error) -> bool {
-    matches!(e, rusqlite::Error::SqliteFailure(f, _)
-        if matches!(f.code, ErrorCode::CannotOpen | ErrorCode::ReadOnly))
-}
-
-fn describe(e: &rusqlite::Error) -> String {
-    match e {
-        rusqlite::Error::SqliteFailure(f, _) if f.code == ErrorCode::NotADatabase => {
-            "not a SQLite database".to_string()
-        }
-        _ => e.to_string(),
-    }
-}
-
-fn is_sqlite_file(path: &Path) -> bool {
-    use std::io::Read;
-    let mut head = [0u8; 16];
-    super::kit::open_file(path)
-        .and_then(|mut f| f.read_exact(&mut head))
-        .is_ok()
-        && &head == b"SQLite format 3\0"
-}
-
-fn companion(db: &Path, suffix: &str) -> PathBuf {
-    let mut s = db.as_os_str().to_os_string();
-    s.push(suffix);
-    PathBuf::from(s)
-}
-
-type DbVersion = (Option<(u64, SystemTime)>, Option<(u64, SystemTime)>);
-
-fn db_version(db: &Path) -> DbVersion {
-    (stat_version(db), stat_version(&companion(db, "-wal")))
-}
-
-/// A copy of a database and its WAL in a private temporary directory, removed on drop.
-pub struct PrivateCopy {
-    dir: PathBuf,
-    db: PathBuf,
-    /// The source's version when copied; `None` when it kept changing during the copy,
-    /// so the copy is never reused.
-    version: Option<DbVersion>,
-}
-
-impl PrivateCopy {
-    fn make(db: &Path) -> Result<PrivateCopy, String> {
-        let wal = companion(db, "-wal");
-        let size = |p: &Path| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
-        let total = size(db) + size(&wal);
-        if total > COPY_LIMIT {
-            return Err(format!(
-                "cannot be read in place (read-only directory) and is too large to copy \
-                 ({} > {})",
-                model::human_bytes(total),
-                model::human_bytes(COPY_LIMIT)
-            ));
-        }
-        let dir = private_dir().map_err(|e| format!("cannot create a private copy: {e}"))?;
-        let mut copy = PrivateCopy {
-            db: dir.join("copy.db"),
-            dir,
-            version: None,
-        };
-        let copy_wal = companion(&copy.db, "-wal");
-        for _ in 0..COPY_ATTEMPTS {
-            let before = db_version(db);
-            for stale in [&copy_wal, &companion(&copy.db, "-shm")] {
-                let _ = std::fs::remove_file(stale);
-            }
-            // Database first, WAL second: pages a concurrent checkpoint writes into the
-            // database are also in the WAL copied after it, so the pair is consistent unless
-            // the WAL restarted meanwhile, which the version check catches.
-            copy_file(db, &copy.db).map_err(|e| format!("cannot copy: {e}"))?;
-            match copy_file(&wal, &copy_wal) {
-                Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => return Err(format!("cannot copy {}: {e}", wal.display())),
-            }
-            if db_version(db) == before {
-                copy.version = Some(before);
-                return Ok(copy);
-            }
-        }
-        log::warn!(
-            "{}: changed during every copy attempt; reading the last copy",
-            db.display()
-        );
-        Ok(copy)
-    }
-}
-
-impl Drop for PrivateCopy {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-fn copy_file(from: &Path, to: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::copy(from, to)?;
-    // The copy must be writable by us for SQLite to rebuild its WAL index next to it.
-    std::fs::set_permissions(to, std::fs::Permissions::from_mode(0o600))
-}
-
-fn private_dir() -> std::io::Result<PathBuf> {
-    use std::os::unix::fs::DirBuilderExt;
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let nanos = SystemTime::now()
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
-    let dir = std::env::temp_dir().join(format!(
-        "sessfs-agsh-{}-{nanos}-{}",
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed)
-    ));
-    std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
-    Ok(dir)
+    let pad = if scratch.has("session_id") && scratch.has("content") {
+        Rows::query(
+            conn,
+            "SELECT count(*), sum(length(content)), max(rowid) FROM tool_outputs \
+             WHERE session_id = ?1",
+            vec![],
+            [id],
+        )?
+    } else {
+        Rows::default()
+    };
+    let children = if sessions.has("parent_session_id") {
+        Rows::query(
+            conn,
+            "SELECT id FROM sessions WHERE parent_session_id = ?1 ORDER BY id",
+            vec![],
+            [id],
+        )?
+    } else {
+        Rows::default()
+    };
+    Ok(sqlite::hash_version((
+        &row.rows,
+        &msgs.rows,
+        &pad.rows,
+        &children.rows,
+    )))
 }
 
 // ---------------------------------------------------------------------------------------
-// Loading one session
-
-/// One SQLite value, owned.
-#[derive(Clone, Debug, PartialEq)]
-enum Cell {
-    Null,
-    Int(i64),
-    Real(f64),
-    Text(String),
-}
-
-impl Cell {
-    fn of(v: ValueRef<'_>) -> Cell {
-        match v {
-            ValueRef::Null => Cell::Null,
-            ValueRef::Integer(i) => Cell::Int(i),
-            ValueRef::Real(f) => Cell::Real(f),
-            ValueRef::Text(b) | ValueRef::Blob(b) => {
-                Cell::Text(String::from_utf8_lossy(b).into_owned())
-            }
-        }
-    }
-
-    fn text(&self) -> Option<String> {
-        match self {
-            Cell::Null => None,
-            Cell::Int(i) => Some(i.to_string()),
-            Cell::Real(f) => Some(f.to_string()),
-            Cell::Text(s) => Some(s.clone()),
-        }
-    }
-
-    /// Non-empty text.
-    fn non_empty(&self) -> Option<String> {
-        self.text().filter(|s| !s.trim().is_empty())
-    }
-
-    fn int(&self) -> Option<i64> {
-        match self {
-            Cell::Int(i) => Some(*i),
-            Cell::Real(f) => Some(*f as i64),
-            Cell::Text(s) => s.trim().parse().ok(),
-            Cell::Null => None,
-        }
-    }
-
-    fn time(&self) -> Option<DateTime<Utc>> {
-        match self {
-            Cell::Text(s) => parse_time_text(s),
-            Cell::Int(n) if *n > 100_000_000_000 => DateTime::from_timestamp_millis(*n),
-            Cell::Int(n) => DateTime::from_timestamp(*n, 0),
-            Cell::Real(f) => DateTime::from_timestamp_millis((f * 1000.0) as i64),
-            Cell::Null => None,
-        }
-    }
-}
-
-fn parse_time_text(s: &str) -> Option<DateTime<Utc>> {
-    let s = s.trim();
-    if let Ok(d) = DateTime::parse_from_rfc3339(s) {
-        return Some(d.with_timezone(&Utc));
-    }
-    for fmt in ["%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%dT%H:%M:%S%.f"] {
-        if let Ok(n) = NaiveDateTime::parse_from_str(s, fmt) {
-            return Some(n.and_utc());
-        }
-    }
-    None
-}
-
-/// Column names of `table`; empty when the table does not exist.
-fn columns(conn: &Connection, table: &str) -> rusqlite::Result<BTreeSet<String>> {
-    let mut stmt = conn.prepare(&format!("PRAGMA table_info({table})"))?;
-    let names = stmt.query_map([], |r| r.get::<_, String>(1))?;
-    names.collect()
-}
+// Loading one session: rows copied out inside the read transaction, parsed after it
 
 fn format_name(db: &Path, meka_columns: bool) -> &'static str {
     if meka_columns || db.file_name().is_some_and(|n| n == MEKA_DB) {
@@ -586,15 +322,6 @@ fn format_name(db: &Path, meka_columns: bool) -> &'static str {
     } else {
         "agsh-sqlite"
     }
-}
-
-/// Read one session inside one read transaction.
-fn load_session(conn: &Connection, db: &Path, id: &str) -> rusqlite::Result<Session> {
-    conn.execute_batch("BEGIN")?;
-    let r = load_in_transaction(conn, db, id);
-    // Ends the read transaction; nothing was written, so COMMIT and ROLLBACK are the same.
-    let _ = conn.execute_batch("COMMIT");
-    r
 }
 
 /// Session columns sessfs uses, when present. Nothing else is selected.
@@ -610,52 +337,128 @@ const SESSION_COLUMNS: [&str; 9] = [
     "stat_cache_read_input_tokens",
 ];
 
-fn load_in_transaction(conn: &Connection, db: &Path, id: &str) -> rusqlite::Result<Session> {
+/// One session's rows, as read inside one transaction. Errors after the first read cost
+/// only warnings, so they are kept as text.
+struct Raw {
+    user_version: Option<i64>,
+    sessions: Table,
+    session: Rows,
+    /// `(id, role, content, created_at)`; `Ok(None)` when the table is not readable.
+    messages: Result<Option<Rows>, String>,
+    /// `(name, content, created_at)`
+    scratchpad: Result<Rows, String>,
+    /// `(id, subagent_spec_json)`; `None` for agsh (no children column).
+    children: Option<Result<Rows, String>>,
+}
+
+fn fetch_session(conn: &Connection, id: &str) -> rusqlite::Result<Raw> {
     // The first read: errors here (no WAL index, not a database) go to the caller, which
     // may retry on a private copy. Later errors only cost warnings.
-    let scols = columns(conn, "sessions")?;
-    let meka = scols.contains("parent_session_id");
+    let sessions = Table::probe(conn, "sessions")?;
+    let user_version = conn
+        .query_row("PRAGMA user_version", [], |r| r.get::<_, i64>(0))
+        .ok()
+        .filter(|v| *v != 0);
+    if !sessions.exists() {
+        return Ok(Raw {
+            user_version,
+            sessions,
+            session: Rows::default(),
+            messages: Ok(None),
+            scratchpad: Ok(Rows::default()),
+            children: None,
+        });
+    }
+    let session = Rows::fetch(conn, &sessions, &SESSION_COLUMNS, "WHERE id = ?1", [id])?;
+    let messages = fetch_messages(conn, id).map_err(|e| e.to_string());
+    let scratchpad = fetch_scratchpad(conn, id).map_err(|e| e.to_string());
+    let children = sessions
+        .has("parent_session_id")
+        .then(|| fetch_children(conn, id, &sessions).map_err(|e| e.to_string()));
+    Ok(Raw {
+        user_version,
+        sessions,
+        session,
+        messages,
+        scratchpad,
+        children,
+    })
+}
+
+fn fetch_messages(conn: &Connection, id: &str) -> rusqlite::Result<Option<Rows>> {
+    let t = Table::probe(conn, "messages")?;
+    if !(t.has("role") && t.has("content") && t.has("session_id")) {
+        return Ok(None);
+    }
+    let key = if t.has("id") { "id" } else { "rowid" };
+    let created = if t.has("created_at") {
+        "created_at"
+    } else {
+        "NULL"
+    };
+    Rows::query(
+        conn,
+        &format!(
+            "SELECT {key}, role, content, {created} FROM messages \
+             WHERE session_id = ?1 ORDER BY {key}"
+        ),
+        ["id", "role", "content", "created_at"]
+            .map(String::from)
+            .to_vec(),
+        [id],
+    )
+    .map(Some)
+}
+
+fn fetch_scratchpad(conn: &Connection, id: &str) -> rusqlite::Result<Rows> {
+    let t = Table::probe(conn, "tool_outputs")?;
+    if !(t.has("name") && t.has("content") && t.has("session_id")) {
+        return Ok(Rows::default());
+    }
+    Rows::fetch(
+        conn,
+        &t,
+        &["name", "content", "created_at"],
+        "WHERE session_id = ?1 ORDER BY name",
+        [id],
+    )
+}
+
+fn fetch_children(conn: &Connection, id: &str, sessions: &Table) -> rusqlite::Result<Rows> {
+    let order = if sessions.has("created_at") {
+        "created_at, id"
+    } else {
+        "id"
+    };
+    Rows::fetch(
+        conn,
+        sessions,
+        &["id", "subagent_spec_json"],
+        &format!("WHERE parent_session_id = ?1 ORDER BY {order}"),
+        [id],
+    )
+}
+
+/// Parse the rows of one session; runs after the read transaction has ended.
+fn build_session(raw: Raw, db: &Path, id: &str) -> Session {
+    let meka = raw.sessions.has("parent_session_id");
     let mut b = Builder::new(id);
     b.s.source = Source {
         paths: vec![db.to_path_buf()],
         format: format_name(db, meka).to_string(),
-        format_version: conn
-            .query_row("PRAGMA user_version", [], |r| r.get::<_, i64>(0))
-            .ok()
-            .filter(|v| *v != 0)
-            .map(|v| v.to_string()),
+        format_version: raw.user_version.map(|v| v.to_string()),
     };
-    if scols.is_empty() {
+    if !raw.sessions.exists() {
         b.s.warnings
             .push("the database has no sessions table".to_string());
-        return Ok(b.s);
+        return b.s;
     }
-
-    let present: Vec<&str> = SESSION_COLUMNS
-        .iter()
-        .copied()
-        .filter(|c| scols.contains(*c))
-        .collect();
-    let select = if present.is_empty() {
-        "1".to_string()
-    } else {
-        present.join(", ")
-    };
-    let row: Option<BTreeMap<&str, Cell>> = conn
-        .query_row(
-            &format!("SELECT {select} FROM sessions WHERE id = ?1"),
-            [id],
-            |r| {
-                let mut m = BTreeMap::new();
-                for (i, c) in present.iter().enumerate() {
-                    m.insert(*c, Cell::of(r.get_ref(i)?));
-                }
-                Ok(m)
-            },
-        )
-        .optional()?;
-    let row = match row {
-        Some(r) => r,
+    let row: BTreeMap<&str, Cell> = match raw.session.first() {
+        Some(r) => SESSION_COLUMNS
+            .iter()
+            .filter(|c| raw.sessions.has(c))
+            .map(|c| (*c, r.get(c).clone()))
+            .collect(),
         None => {
             b.s.warnings
                 .push("session row not found (deleted while reading?)".to_string());
@@ -664,77 +467,45 @@ fn load_in_transaction(conn: &Connection, db: &Path, id: &str) -> rusqlite::Resu
     };
     b.apply_session_row(&row);
 
-    if let Err(e) = read_messages(conn, id, &mut b) {
-        b.s.warnings.push(format!("messages: {e}"));
-    }
-    if let Err(e) = read_scratchpad(conn, id, &mut b.s) {
-        b.s.warnings.push(format!("scratchpad: {e}"));
-    }
-    if meka {
-        if let Err(e) = read_children(conn, id, &scols, &mut b.s) {
-            b.s.warnings.push(format!("sub-agents: {e}"));
-        }
-    }
-    Ok(b.finish())
-}
-
-fn read_messages(conn: &Connection, id: &str, b: &mut Builder) -> rusqlite::Result<()> {
-    let cols = columns(conn, "messages")?;
-    if !(cols.contains("role") && cols.contains("content") && cols.contains("session_id")) {
-        b.s.warnings
-            .push("the database has no readable messages table".to_string());
-        return Ok(());
-    }
-    let key = if cols.contains("id") { "id" } else { "rowid" };
-    let created = if cols.contains("created_at") {
-        "created_at"
-    } else {
-        "NULL"
-    };
-    let mut stmt = conn.prepare(&format!(
-        "SELECT {key}, role, content, {created} FROM messages \
-         WHERE session_id = ?1 ORDER BY {key}"
-    ))?;
-    let mut rows = stmt.query([id])?;
-    // Row by row: a session with large rows never holds more than one raw row at a time.
-    while let Some(row) = rows.next()? {
-        let native = Cell::of(row.get_ref(0)?).text();
-        let role = Cell::of(row.get_ref(1)?).text().unwrap_or_default();
-        let content = match row.get_ref(2)? {
-            ValueRef::Null => {
-                b.row_warning(&native, "content is NULL");
-                String::new()
+    match raw.messages {
+        Ok(Some(rows)) => {
+            for r in rows.iter() {
+                let native = r.get("id").text();
+                let role = r.get("role").text().unwrap_or_default();
+                let content = match r.get("content") {
+                    Cell::Null => {
+                        b.row_warning(&native, "content is NULL");
+                        String::new()
+                    }
+                    c => c.text().unwrap_or_default(),
+                };
+                let ts = r.get("created_at").time();
+                b.row(native, &role, &content, ts);
             }
-            v => Cell::of(v).text().unwrap_or_default(),
-        };
-        let ts = Cell::of(row.get_ref(3)?).time();
-        b.row(native, &role, &content, ts);
+        }
+        Ok(None) => {
+            b.s.warnings
+                .push("the database has no readable messages table".to_string())
+        }
+        Err(e) => b.s.warnings.push(format!("messages: {e}")),
     }
-    Ok(())
-}
-
-fn read_scratchpad(conn: &Connection, id: &str, s: &mut Session) -> rusqlite::Result<()> {
-    let cols = columns(conn, "tool_outputs")?;
-    if !(cols.contains("name") && cols.contains("content") && cols.contains("session_id")) {
-        return Ok(());
+    match raw.scratchpad {
+        Ok(rows) => {
+            for r in rows.iter() {
+                let name = r.get("name").text().unwrap_or_default();
+                let content = r.get("content").text().unwrap_or_default();
+                b.s.extra_files
+                    .push(scratchpad_file(&name, &content, r.get("created_at")));
+            }
+        }
+        Err(e) => b.s.warnings.push(format!("scratchpad: {e}")),
     }
-    let created = if cols.contains("created_at") {
-        "created_at"
-    } else {
-        "NULL"
-    };
-    let mut stmt = conn.prepare(&format!(
-        "SELECT name, content, {created} FROM tool_outputs WHERE session_id = ?1 ORDER BY name"
-    ))?;
-    let mut rows = stmt.query([id])?;
-    while let Some(row) = rows.next()? {
-        let name = Cell::of(row.get_ref(0)?).text().unwrap_or_default();
-        let content = Cell::of(row.get_ref(1)?).text().unwrap_or_default();
-        let created = Cell::of(row.get_ref(2)?);
-        s.extra_files
-            .push(scratchpad_file(&name, &content, &created));
+    match raw.children {
+        Some(Ok(rows)) => push_children(&rows, &mut b.s),
+        Some(Err(e)) => b.s.warnings.push(format!("sub-agents: {e}")),
+        None => {}
     }
-    Ok(())
+    b.finish()
 }
 
 /// `tools/scratchpad-<escaped name>.md`: a heading, when it was saved, the content as stored.
@@ -765,31 +536,13 @@ fn scratchpad_file(name: &str, content: &str, created: &Cell) -> (String, String
     (format!("tools/scratchpad-{escaped}.md"), body)
 }
 
-fn read_children(
-    conn: &Connection,
-    id: &str,
-    scols: &BTreeSet<String>,
-    s: &mut Session,
-) -> rusqlite::Result<()> {
-    let spec = if scols.contains("subagent_spec_json") {
-        "subagent_spec_json"
-    } else {
-        "NULL"
-    };
-    let order = if scols.contains("created_at") {
-        "created_at, id"
-    } else {
-        "id"
-    };
-    let mut stmt = conn.prepare(&format!(
-        "SELECT id, {spec} FROM sessions WHERE parent_session_id = ?1 ORDER BY {order}"
-    ))?;
-    let mut rows = stmt.query([id])?;
-    while let Some(row) = rows.next()? {
-        let Some(child) = Cell::of(row.get_ref(0)?).text() else {
+fn push_children(rows: &Rows, s: &mut Session) {
+    for r in rows.iter() {
+        let Some(child) = r.get("id").text() else {
             continue;
         };
-        let description = Cell::of(row.get_ref(1)?)
+        let description = r
+            .get("subagent_spec_json")
             .text()
             .and_then(|j| serde_json::from_str::<Value>(&j).ok())
             .and_then(|v| {
@@ -806,7 +559,6 @@ fn read_children(
             session: None,
         });
     }
-    Ok(())
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1327,8 +1079,10 @@ impl Builder {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stores::sqlite::{companion, parse_time_text, sqlite_uri};
     use rusqlite::params;
-    use std::sync::atomic::AtomicBool;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::time::Duration;
 
     const AGSH_DDL: &str = include_str!(concat!(
         env!("CARGO_MANIFEST_DIR"),

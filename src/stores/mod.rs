@@ -24,9 +24,12 @@ pub mod claude;
 pub mod codex;
 pub mod copilot;
 pub mod gemini;
+pub mod hermes;
 pub mod jsonl;
 pub mod kit;
+pub mod opencode;
 pub mod pi;
+pub mod sqlite;
 
 use crate::model::{Agent, Session};
 use chrono::{DateTime, Utc};
@@ -170,6 +173,16 @@ pub trait Store: Send + Sync {
     fn problems(&self) -> Vec<String> {
         Vec::new()
     }
+
+    /// The session's version, for stores where one file holds many sessions (SQLite): a
+    /// hash of that session's own rows, so a write to one session changes only its version.
+    /// `None` (the default, and when the store cannot tell) versions the session by the
+    /// size and mtime of [`Listed::sources`]. Called on every freshness check (at most once
+    /// a second per session, plus the change watcher's polls), so it must be cheap when
+    /// nothing changed.
+    fn version(&self, _listed: &Listed) -> Option<u64> {
+        None
+    }
 }
 
 /// One registry line per store: the agent, where it looks, and how it opens.
@@ -217,6 +230,12 @@ pub const REGISTRY: &[Spec] = &[
         open: |r| Box::new(copilot::CopilotStore::new(r)),
     },
     Spec {
+        agent: Agent::Opencode,
+        candidates: opencode::candidates,
+        given: as_given,
+        open: |r| Box::new(opencode::OpencodeStore::new(r)),
+    },
+    Spec {
         agent: Agent::Pi,
         candidates: |e| pi::candidates(e, pi::Dialect::Pi),
         given: as_given,
@@ -239,6 +258,12 @@ pub const REGISTRY: &[Spec] = &[
         candidates: |e| pi::candidates(e, pi::Dialect::Openclaw),
         given: as_given,
         open: |r| Box::new(pi::PiStore::new(pi::Dialect::Openclaw, r)),
+    },
+    Spec {
+        agent: Agent::Hermes,
+        candidates: hermes::candidates,
+        given: as_given,
+        open: |r| Box::new(hermes::HermesStore::new(r)),
     },
     Spec {
         agent: Agent::Agsh,

@@ -5,6 +5,7 @@
 pub mod agsh;
 pub mod claude;
 pub mod codex;
+pub mod dbstores;
 pub mod expected;
 pub mod gemcop;
 pub mod pi;

@@ -1,0 +1,1087 @@
+//! Hermes Agent (NousResearch): `state.db` per profile, plus the gateway's legacy JSONL.
+//!
+//! **Where.** `$HERMES_HOME` (default `~/.hermes`) holds `state.db` and every profile its own
+//! `profiles/<name>/state.db`; each is an independent database. The gateway also writes
+//! `sessions/<session id>.jsonl` (one JSON object per message, a `session_meta` line first)
+//! beside it; such a file is read only when no database has that session.
+//!
+//! **Reading.** Through [`super::sqlite`] (read-only, one short read transaction per session
+//! whose rows are copied out and parsed after it, busy handling, versions from the
+//! session's own rows). The schema went from version 2 to 30 within months, adding columns
+//! with every release, so every column is probed and missing ones read as `NULL`; tables
+//! other than `sessions`, `messages` and `schema_version` are never read.
+//!
+//! **Lineage.** `parent_session_id` links four kinds of child (Hermes' own predicates):
+//! - a **compression continuation** (the parent ended with `end_reason = 'compression'`) is
+//!   the same conversation under a new id: sessfs *stitches* it into the session it
+//!   continues, so the conversation is one directory under the first id, with an event
+//!   marking where each continuation starts; continuations are not listed on their own;
+//! - a **`/branch`** child (`model_config._branched_from`, or parent `end_reason =
+//!   'branched'`) is a fork: listed on its own, `forked_from` = the parent conversation;
+//! - a **reset** child (`_reset_from`, parent ended by a reset or switch) is a new
+//!   conversation, listed on its own without a link;
+//! - any other child (`delegate_task`: `source = 'subagent'`, `_delegate_from`) is a
+//!   **subagent**, nested under its parent (`subagents/<id>/`), not listed on its own.
+//!
+//! **Messages.** Rows in id order (the order Hermes replays). Rows with `active = 0` (rewound
+//! or replaced; Hermes no longer shows them) are not in the transcript: each run of them is
+//! a branch `rewound-<first row id>` (the active rows before it plus the run). Rows with
+//! `compacted = 1` are shown: Hermes' own history view shows them too. `tool` rows are tool
+//! results paired with the assistant's `tool_calls` by id; compaction carriers
+//! (`_compressed_summary`, or text starting `[CONTEXT COMPACTION`) are compaction
+//! summaries. Usage and cost exist per session only: the counters become
+//! [`Session::reported_usage`], the cost [`Session::reported_cost`] from `actual_cost_usd`,
+//! else `estimated_cost_usd` marked estimated; a stitched conversation sums its segments.
+
+use super::kit::{self, SessionBuilder};
+use super::sqlite::{self, Cell, Reader, Rows, Table};
+use super::{Base, Env, Listed, Root, Store};
+use crate::model::{
+    self, Agent, Branch, Message, MessageKind, Role, Session, Source, Subagent, TokenUsage,
+    ToolCall,
+};
+use crate::names;
+use chrono::{DateTime, Local, NaiveDateTime, TimeZone, Utc};
+use rusqlite::Connection;
+use serde_json::Value;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+/// Nesting deeper than this (continuations, subagents) is not read: a cycle guard.
+const MAX_DEPTH: usize = 32;
+/// Largest gateway JSONL file read.
+const MAX_JSONL: u64 = 256 << 20;
+/// How a compaction carrier message starts.
+const SUMMARY_PREFIX: &str = "[CONTEXT COMPACTION";
+
+/// `$HERMES_HOME`, else `~/.hermes`.
+pub fn candidates(env: &Env) -> Vec<Root> {
+    kit::roots(
+        env,
+        Agent::Hermes,
+        &kit::Places {
+            env: &[("HERMES_HOME", "")],
+            defaults: &[".hermes"],
+            spec: &[],
+        },
+    )
+}
+
+pub struct HermesStore {
+    base: Base,
+    reader: Reader,
+}
+
+type Place = (usize, PathBuf);
+
+impl HermesStore {
+    pub fn new(roots: Vec<Root>) -> HermesStore {
+        HermesStore {
+            base: Base::new(Agent::Hermes, roots),
+            reader: Reader::new(),
+        }
+    }
+
+    /// Every database and every gateway `sessions/` directory, each once.
+    fn places(&self) -> (Vec<Place>, Vec<Place>) {
+        let mut dbs = Vec::new();
+        let mut dirs = Vec::new();
+        let mut seen = HashSet::new();
+        let mut once = |p: &Path| seen.insert(p.canonicalize().unwrap_or_else(|_| p.into()));
+        for (i, root) in self.base.roots.iter().enumerate() {
+            if root.path.is_file() {
+                if once(&root.path) {
+                    dbs.push((i, root.path.clone()));
+                }
+                continue;
+            }
+            let mut homes = vec![root.path.clone()];
+            homes.extend(kit::subdirs(&root.path.join("profiles")));
+            for h in homes {
+                let db = h.join("state.db");
+                if db.is_file() && once(&db) {
+                    dbs.push((i, db));
+                }
+                let s = h.join("sessions");
+                if s.is_dir() && once(&s) {
+                    dirs.push((i, s));
+                }
+            }
+        }
+        (dbs, dirs)
+    }
+}
+
+impl Store for HermesStore {
+    fn base(&self) -> &Base {
+        &self.base
+    }
+
+    fn problems(&self) -> Vec<String> {
+        let (dbs, _) = self.places();
+        dbs.iter()
+            .filter_map(|(_, db)| {
+                self.reader
+                    .read(db, sqlite::Access::InPlace, list_nodes)
+                    .err()
+                    .map(|e| format!("{}: {e}", db.display()))
+            })
+            .collect()
+    }
+
+    fn list(&self) -> Vec<Listed> {
+        let (dbs, dirs) = self.places();
+        let mut out = Vec::new();
+        let mut in_db: HashSet<String> = HashSet::new();
+        for (root, db) in dbs {
+            let nodes = match self.reader.read(&db, sqlite::Access::InPlace, list_nodes) {
+                Ok((n, _)) => n,
+                Err(e) => {
+                    log::warn!("hermes: {}: {e}", db.display());
+                    continue;
+                }
+            };
+            for n in nodes.values() {
+                in_db.insert(n.id.clone());
+                if matches!(kind(n, &nodes), Kind::Top | Kind::Fork(_)) {
+                    out.push(Listed {
+                        id: n.id.clone(),
+                        path: db.clone(),
+                        sources: vec![db.clone(), sqlite::companion(&db, "-wal")],
+                        key: Some(n.id.clone()),
+                        root,
+                    });
+                }
+            }
+        }
+        for (root, dir) in dirs {
+            for f in kit::entries(&dir) {
+                let Some(id) = kit::file_name(&f).strip_suffix(".jsonl") else {
+                    continue;
+                };
+                if !in_db.contains(id) && f.is_file() {
+                    out.push(Listed::file(id, f.clone(), root));
+                }
+            }
+        }
+        out
+    }
+
+    fn load(&self, listed: &Listed) -> Session {
+        match &listed.key {
+            Some(id) => self.load_db(&listed.path, id),
+            None => load_jsonl(&listed.path, &listed.id),
+        }
+    }
+
+    fn version(&self, listed: &Listed) -> Option<u64> {
+        let id = listed.key.as_deref()?;
+        self.reader.version(&listed.path, id, |c| {
+            let t = Tables::probe(c)?;
+            let fam = family(c, &t, id, 0, &mut HashSet::new(), &mut |c, sid| {
+                message_stats(c, &t, sid)
+            })?;
+            let mut parts = Vec::new();
+            fam.each(&mut |f| parts.push((f.row.rows.clone(), f.data.rows.clone())));
+            let ancestry = fork_origin(c, &t, id)?;
+            Ok(sqlite::hash_version((parts, ancestry)))
+        })
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Lineage
+
+/// What lineage needs of a session row.
+#[derive(Clone, Debug, Default)]
+struct Node {
+    id: String,
+    parent: Option<String>,
+    end_reason: Option<String>,
+    source: Option<String>,
+    model_config: Value,
+}
+
+impl Node {
+    fn of(r: sqlite::Row<'_>) -> Node {
+        Node {
+            id: r.get("id").text().unwrap_or_default(),
+            parent: r.get("parent_session_id").non_empty(),
+            end_reason: r.get("end_reason").non_empty(),
+            source: r.get("source").non_empty(),
+            model_config: r
+                .get("model_config")
+                .str()
+                .and_then(|j| serde_json::from_str(j).ok())
+                .unwrap_or(Value::Null),
+        }
+    }
+
+    fn marker(&self, key: &str) -> bool {
+        self.model_config.get(key).is_some_and(|v| !v.is_null())
+    }
+}
+
+#[derive(Debug, PartialEq, Eq)]
+enum Kind {
+    Top,
+    Continuation(String),
+    Fork(String),
+    Subagent(String),
+}
+
+/// How `child` relates to its parent (see the module docs), given the parent's row.
+fn kind_given(child: &Node, parent: Option<&Node>) -> Kind {
+    let Some(p) = parent else {
+        return Kind::Top;
+    };
+    let ended = p.end_reason.as_deref().unwrap_or("");
+    if child.marker("_branched_from") || ended == "branched" {
+        Kind::Fork(p.id.clone())
+    } else if child.marker("_delegate_from") || child.source.as_deref() == Some("subagent") {
+        Kind::Subagent(p.id.clone())
+    } else if child.marker("_reset_from")
+        || matches!(ended, "session_reset" | "session_switch" | "new_session")
+    {
+        Kind::Top
+    } else if ended == "compression" {
+        Kind::Continuation(p.id.clone())
+    } else {
+        Kind::Subagent(p.id.clone())
+    }
+}
+
+fn kind(n: &Node, all: &HashMap<String, Node>) -> Kind {
+    kind_given(n, n.parent.as_ref().and_then(|p| all.get(p)))
+}
+
+const NODE_COLUMNS: [&str; 5] = [
+    "id",
+    "parent_session_id",
+    "end_reason",
+    "source",
+    "model_config",
+];
+
+fn list_nodes(conn: &Connection) -> rusqlite::Result<HashMap<String, Node>> {
+    let t = Table::probe(conn, "sessions")?;
+    if !t.has("id") {
+        return Err(rusqlite::Error::InvalidColumnName(
+            "no `sessions` table: not a Hermes database".into(),
+        ));
+    }
+    let rows = Rows::fetch(conn, &t, &NODE_COLUMNS, "", [])?;
+    Ok(rows
+        .iter()
+        .map(Node::of)
+        .filter(|n| !n.id.is_empty())
+        .map(|n| (n.id.clone(), n))
+        .collect())
+}
+
+/// The conversation a fork was made from (its parent, walked up through compression
+/// continuations to where the conversation is listed); `None` for a session that is not
+/// a fork.
+fn fork_origin(c: &Connection, t: &Tables, id: &str) -> rusqlite::Result<Option<String>> {
+    let node = |id: &str| -> rusqlite::Result<Option<Node>> {
+        let r = Rows::fetch(c, &t.sessions, &NODE_COLUMNS, "WHERE id = ?1", [id])?;
+        Ok(r.first().map(Node::of))
+    };
+    let Some(me) = node(id)? else {
+        return Ok(None);
+    };
+    let parent = match &me.parent {
+        Some(p) => node(p)?,
+        None => None,
+    };
+    let Kind::Fork(mut origin) = kind_given(&me, parent.as_ref()) else {
+        return Ok(None);
+    };
+    for _ in 0..MAX_DEPTH {
+        let Some(o) = node(&origin)? else { break };
+        let op = match &o.parent {
+            Some(p) => node(p)?,
+            None => None,
+        };
+        match kind_given(&o, op.as_ref()) {
+            Kind::Continuation(p) => origin = p,
+            _ => break,
+        }
+    }
+    Ok(Some(origin))
+}
+
+// ---------------------------------------------------------------------------------------
+// Rows
+
+struct Tables {
+    sessions: Table,
+    messages: Table,
+    schema_version: Table,
+}
+
+impl Tables {
+    fn probe(c: &Connection) -> rusqlite::Result<Tables> {
+        Ok(Tables {
+            sessions: Table::probe(c, "sessions")?,
+            messages: Table::probe(c, "messages")?,
+            schema_version: Table::probe(c, "schema_version")?,
+        })
+    }
+}
+
+/// Session columns read, when present.
+const SESSION_COLUMNS: [&str; 20] = [
+    "id",
+    "parent_session_id",
+    "end_reason",
+    "source",
+    "model_config",
+    "model",
+    "title",
+    "display_name",
+    "started_at",
+    "ended_at",
+    "last_activity_at",
+    "cwd",
+    "input_tokens",
+    "output_tokens",
+    "cache_read_tokens",
+    "cache_write_tokens",
+    "reasoning_tokens",
+    "estimated_cost_usd",
+    "actual_cost_usd",
+    "message_count",
+];
+
+/// Message columns read, when present.
+const MESSAGE_COLUMNS: [&str; 15] = [
+    "id",
+    "role",
+    "content",
+    "tool_call_id",
+    "tool_calls",
+    "tool_name",
+    "timestamp",
+    "reasoning",
+    "reasoning_content",
+    "codex_reasoning_items",
+    "active",
+    "compacted",
+    "_compressed_summary",
+    "display_kind",
+    "finish_reason",
+];
+
+/// A session and the sessions stitched into it or nested under it, with `T` read for each.
+struct Family<T> {
+    row: Rows,
+    data: T,
+    continuations: Vec<Family<T>>,
+    subagents: Vec<Family<T>>,
+}
+
+impl<T> Family<T> {
+    fn each(&self, f: &mut impl FnMut(&Family<T>)) {
+        f(self);
+        for c in self.continuations.iter().chain(&self.subagents) {
+            c.each(f);
+        }
+    }
+}
+
+/// Read `id`'s row, `data` for it, and its continuations and subagents, recursively.
+fn family<T>(
+    c: &Connection,
+    t: &Tables,
+    id: &str,
+    depth: usize,
+    seen: &mut HashSet<String>,
+    data: &mut impl FnMut(&Connection, &str) -> rusqlite::Result<T>,
+) -> rusqlite::Result<Family<T>> {
+    seen.insert(id.to_string());
+    let row = Rows::fetch(c, &t.sessions, &SESSION_COLUMNS, "WHERE id = ?1", [id])?;
+    let me = row.first().map(Node::of);
+    let mut fam = Family {
+        data: data(c, id)?,
+        row,
+        continuations: Vec::new(),
+        subagents: Vec::new(),
+    };
+    if !t.sessions.has("parent_session_id") || depth >= MAX_DEPTH {
+        return Ok(fam);
+    }
+    let order = if t.sessions.has("started_at") {
+        "started_at, id"
+    } else {
+        "id"
+    };
+    let kids = Rows::fetch(
+        c,
+        &t.sessions,
+        &NODE_COLUMNS,
+        &format!("WHERE parent_session_id = ?1 ORDER BY {order}"),
+        [id],
+    )?;
+    for k in kids.iter().map(Node::of) {
+        if seen.contains(&k.id) {
+            continue;
+        }
+        match kind_given(&k, me.as_ref()) {
+            Kind::Continuation(_) => {
+                fam.continuations
+                    .push(family(c, t, &k.id, depth + 1, seen, data)?)
+            }
+            Kind::Subagent(_) => fam
+                .subagents
+                .push(family(c, t, &k.id, depth + 1, seen, data)?),
+            Kind::Top | Kind::Fork(_) => {}
+        }
+    }
+    Ok(fam)
+}
+
+/// Messages of one session in id order (`rowid` when the table has no `id`).
+fn messages(c: &Connection, t: &Tables, id: &str) -> rusqlite::Result<Rows> {
+    if !t.messages.has("session_id") {
+        return Ok(Rows::default());
+    }
+    let key = if t.messages.has("id") { "id" } else { "rowid" };
+    Rows::fetch(
+        c,
+        &t.messages,
+        &MESSAGE_COLUMNS,
+        &format!("WHERE session_id = ?1 ORDER BY {key}"),
+        [id],
+    )
+}
+
+/// What decides a session's messages: count, largest id, and how many rows are active and
+/// compacted (Hermes flips those in place when it rewinds or compacts).
+fn message_stats(c: &Connection, t: &Tables, id: &str) -> rusqlite::Result<Rows> {
+    if !t.messages.has("session_id") {
+        return Ok(Rows::default());
+    }
+    let sum = |col: &str| {
+        if t.messages.has(col) {
+            format!("sum({})", sqlite::quote(col))
+        } else {
+            "NULL".into()
+        }
+    };
+    Rows::query(
+        c,
+        &format!(
+            "SELECT count(*), max(rowid), {}, {} FROM messages WHERE session_id = ?1",
+            sum("active"),
+            sum("compacted")
+        ),
+        vec![],
+        [id],
+    )
+}
+
+impl HermesStore {
+    fn load_db(&self, db: &Path, id: &str) -> Session {
+        let read = self.reader.read(db, sqlite::Access::InPlace, |c| {
+            sqlite::snapshot(c, |c| {
+                let t = Tables::probe(c)?;
+                let fam = family(c, &t, id, 0, &mut HashSet::new(), &mut |c, sid| {
+                    messages(c, &t, sid)
+                })?;
+                let origin = fork_origin(c, &t, id)?;
+                let version = if t.schema_version.has("version") {
+                    c.query_row("SELECT max(version) FROM schema_version", [], |r| {
+                        Ok(Cell::of(r.get_ref(0)?).text())
+                    })?
+                } else {
+                    None
+                };
+                Ok((fam, origin, version, t.sessions.exists()))
+            })
+        });
+        match read {
+            Ok(((fam, origin, version, has_sessions), note)) => {
+                let source = Source {
+                    paths: vec![db.to_path_buf()],
+                    format: "hermes-sqlite".into(),
+                    format_version: version,
+                };
+                let mut s = build(&fam, id, &source);
+                s.forked_from = origin.map(|o| model::unified_id(Agent::Hermes, &o));
+                if !has_sessions {
+                    s.warnings
+                        .push("the database has no `sessions` table".into());
+                }
+                if let Some(n) = note {
+                    s.warnings.insert(0, n);
+                }
+                s
+            }
+            Err(e) => {
+                if matches!(e, sqlite::Error::Busy) {
+                    self.reader.invalidate(db, id);
+                }
+                let mut s = Session::new(Agent::Hermes, id);
+                s.source = Source {
+                    paths: vec![db.to_path_buf()],
+                    format: "hermes-sqlite".into(),
+                    format_version: None,
+                };
+                s.warnings
+                    .push(format!("cannot read {}: {e}", db.display()));
+                s
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Building sessions
+
+/// One message row from the database or the gateway JSONL, parsed.
+#[derive(Default)]
+struct Msg {
+    id: Option<String>,
+    role: String,
+    content: String,
+    tool_call_id: Option<String>,
+    tool_calls: Option<Value>,
+    tool_name: Option<String>,
+    ts: Option<DateTime<Utc>>,
+    reasoning: Option<String>,
+    reasoning_items: Option<Value>,
+    /// Shown in the transcript (`active = 1`, or compacted).
+    visible: bool,
+    carrier: bool,
+}
+
+fn json_cell(c: &Cell) -> Option<Value> {
+    let s = c.str()?;
+    serde_json::from_str(s)
+        .ok()
+        .filter(|v: &Value| !v.is_null())
+}
+
+impl Msg {
+    fn of_row(r: sqlite::Row<'_>) -> Msg {
+        let flag = |k: &str, default: i64| r.get(k).int().unwrap_or(default) != 0;
+        Msg {
+            id: r.get("id").text(),
+            role: r.get("role").text().unwrap_or_default(),
+            content: r.get("content").text().unwrap_or_default(),
+            tool_call_id: r.get("tool_call_id").non_empty(),
+            tool_calls: json_cell(r.get("tool_calls")),
+            tool_name: r.get("tool_name").non_empty(),
+            ts: r.get("timestamp").time(),
+            reasoning: r
+                .get("reasoning")
+                .non_empty()
+                .or_else(|| r.get("reasoning_content").non_empty()),
+            reasoning_items: json_cell(r.get("codex_reasoning_items")),
+            visible: flag("active", 1) || flag("compacted", 0),
+            carrier: flag("_compressed_summary", 0),
+        }
+    }
+}
+
+/// Per-row bookkeeping over a whole conversation.
+struct Builder {
+    b: SessionBuilder,
+    model: Option<String>,
+    unknown_roles: BTreeMap<String, usize>,
+}
+
+impl Builder {
+    /// Append one message row to `b` (the session, or a branch's own builder).
+    fn row(
+        b: &mut SessionBuilder,
+        m: &Msg,
+        model: &Option<String>,
+        unknown: &mut BTreeMap<String, usize>,
+    ) {
+        let kind = if m.carrier || m.content.trim_start().starts_with(SUMMARY_PREFIX) {
+            MessageKind::CompactionSummary
+        } else {
+            MessageKind::Normal
+        };
+        match m.role.as_str() {
+            "user" => b.push(Message {
+                role: Role::User,
+                kind,
+                content: m.content.clone(),
+                timestamp: m.ts,
+                native_id: m.id.clone(),
+                ..Message::default()
+            }),
+            "assistant" => b.push(Message {
+                role: Role::Assistant,
+                kind,
+                content: m.content.clone(),
+                timestamp: m.ts,
+                tool_calls: tool_calls(m.tool_calls.as_ref()),
+                thinking: thinking(m),
+                model: model.clone(),
+                native_id: m.id.clone(),
+                ..Message::default()
+            }),
+            "tool" => {
+                let id = m.tool_call_id.clone().unwrap_or_default();
+                b.tool_result(&id, m.tool_name.as_deref(), m.content.clone(), false, m.ts);
+                if let Some(last) = b.last_mut() {
+                    last.native_id = m.id.clone();
+                }
+            }
+            "system" => b.context("system message", m.content.clone(), m.ts),
+            "session_meta" => {}
+            other => *unknown.entry(other.to_string()).or_default() += 1,
+        }
+    }
+}
+
+/// `[{id, function: {name, arguments}}]` (OpenAI style; `arguments` a JSON string).
+fn tool_calls(v: Option<&Value>) -> Vec<ToolCall> {
+    let v = match v {
+        Some(Value::String(s)) => serde_json::from_str::<Value>(s).unwrap_or(Value::Null),
+        Some(v) => v.clone(),
+        None => return Vec::new(),
+    };
+    v.as_array()
+        .into_iter()
+        .flatten()
+        .map(|c| {
+            let f = c.get("function").unwrap_or(c);
+            let args = f.get("arguments").cloned().unwrap_or(Value::Null);
+            let input = match &args {
+                Value::String(s) => serde_json::from_str(s).unwrap_or(args.clone()),
+                _ => args,
+            };
+            ToolCall {
+                tool_call_id: kit::str_any(c, &["id", "call_id"])
+                    .unwrap_or("")
+                    .to_string(),
+                tool_name: kit::str_field(f, "name").unwrap_or("").to_string(),
+                input,
+                ..ToolCall::default()
+            }
+        })
+        .collect()
+}
+
+/// Visible reasoning, else the summaries of Codex reasoning items, else the sealed marker
+/// when only encrypted reasoning was kept.
+fn thinking(m: &Msg) -> Option<String> {
+    if let Some(r) = m.reasoning.as_deref().filter(|r| *r != "None") {
+        return Some(r.to_string());
+    }
+    let items = m.reasoning_items.as_ref().and_then(Value::as_array)?;
+    let summaries: Vec<&str> = items
+        .iter()
+        .flat_map(|i| {
+            i.get("summary")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+        })
+        .filter_map(|s| kit::str_field(s, "text"))
+        .collect();
+    if !summaries.is_empty() {
+        Some(summaries.join("\n\n"))
+    } else if items.iter().any(|i| i.get("encrypted_content").is_some()) {
+        Some(model::SEALED_THINKING.to_string())
+    } else {
+        None
+    }
+}
+
+/// The conversation rooted at `fam`: its own rows, then each continuation's (stitched),
+/// then its subagents nested.
+fn build(fam: &Family<Rows>, id: &str, source: &Source) -> Session {
+    let head = fam.row.first();
+    let mut out = Builder {
+        b: SessionBuilder::new(Agent::Hermes, id),
+        model: head.and_then(|r| r.get("model").non_empty()),
+        unknown_roles: BTreeMap::new(),
+    };
+    out.b.s.source = source.clone();
+    if let Some(r) = head {
+        out.b.s.title = r
+            .get("title")
+            .non_empty()
+            .or_else(|| r.get("display_name").non_empty());
+        out.b.s.created_at = r.get("started_at").time();
+        out.b.s.cwd = r.get("cwd").non_empty();
+        if let Some(src) = r.get("source").non_empty() {
+            out.b.s.tags.push(src);
+        }
+    } else {
+        out.b.warn("session row not found (deleted while reading?)");
+    }
+    let mut usage = TokenUsage::default();
+    let (mut actual, mut estimated) = (None::<f64>, None::<f64>);
+    let mut segments: Vec<&Family<Rows>> = Vec::new();
+    let mut stack = vec![fam];
+    while let Some(f) = stack.pop() {
+        segments.push(f);
+        stack.extend(f.continuations.iter().rev());
+    }
+    let mut branches: Vec<Branch> = Vec::new();
+    for (i, seg) in segments.iter().enumerate() {
+        let r = seg.row.first();
+        if i > 0 {
+            let sid = r.and_then(|r| r.get("id").text()).unwrap_or_default();
+            let ts = r.and_then(|r| r.get("started_at").time());
+            out.b.event(
+                format!("[continued after compression as session {sid}]"),
+                ts,
+            );
+        }
+        if let Some(r) = r {
+            let n = |k: &str| r.get(k).int().unwrap_or(0).max(0) as u64;
+            usage.add(&TokenUsage {
+                input_tokens: n("input_tokens"),
+                output_tokens: n("output_tokens"),
+                thinking_tokens: n("reasoning_tokens"),
+                cached_tokens: n("cache_read_tokens"),
+                cache_write_tokens: n("cache_write_tokens"),
+            });
+            if let Some(a) = r.get("actual_cost_usd").real() {
+                *actual.get_or_insert(0.0) += a;
+            }
+            if let Some(e) = r.get("estimated_cost_usd").real() {
+                *estimated.get_or_insert(0.0) += e;
+            }
+            if let Some(t) = r
+                .get("last_activity_at")
+                .time()
+                .or(r.get("ended_at").time())
+            {
+                out.b.s.updated_at = out.b.s.updated_at.max(Some(t));
+            }
+        }
+        let msgs: Vec<Msg> = seg.data.iter().map(Msg::of_row).collect();
+        add_messages(&mut out, &msgs, &mut branches);
+    }
+    for (role, n) in std::mem::take(&mut out.unknown_roles) {
+        out.b.warn(format!(
+            "skipped {n} message rows with unknown role `{role}`"
+        ));
+    }
+    let parent = model::unified_id(Agent::Hermes, id);
+    let mut taken = HashSet::new();
+    for sub in segments.iter().flat_map(|seg| &seg.subagents) {
+        let sid = sub
+            .row
+            .first()
+            .and_then(|r| r.get("id").text())
+            .unwrap_or_default();
+        let mut child = build(sub, &sid, source);
+        child.parent = Some(parent.clone());
+        out.b.s.subagents.push(Subagent {
+            name: kit::unique_name(&mut taken, &names::escape(&sid)),
+            unified_id: None,
+            description: child.title.clone(),
+            tool_call_id: None,
+            session: Some(Box::new(child)),
+        });
+    }
+    if !usage.is_zero() {
+        out.b.s.reported_usage = Some(usage);
+    }
+    out.b.s.reported_cost = match (actual, estimated) {
+        (Some(a), _) => Some((a, false)),
+        (None, Some(e)) => Some((e, true)),
+        _ => None,
+    };
+    let mut s = out.b.finish();
+    s.branches = branches;
+    s
+}
+
+/// Visible rows go to the transcript; each run of inactive rows becomes a branch holding
+/// the transcript so far plus the run.
+fn add_messages(out: &mut Builder, msgs: &[Msg], branches: &mut Vec<Branch>) {
+    let mut i = 0;
+    while i < msgs.len() {
+        if msgs[i].visible {
+            Builder::row(&mut out.b, &msgs[i], &out.model, &mut out.unknown_roles);
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < msgs.len() && !msgs[i].visible {
+            i += 1;
+        }
+        let mut side = SessionBuilder::new(Agent::Hermes, "");
+        side.s.messages = out.b.s.messages.clone();
+        for m in &msgs[start..i] {
+            Builder::row(&mut side, m, &out.model, &mut out.unknown_roles);
+        }
+        let first = msgs[start].id.clone().unwrap_or_else(|| start.to_string());
+        let mut taken: HashSet<String> = branches.iter().map(|b| b.name.clone()).collect();
+        branches.push(Branch {
+            name: kit::unique_name(&mut taken, &format!("rewound-{first}")),
+            fork_point: out.b.s.messages.last().and_then(|m| m.native_id.clone()),
+            leaf: msgs[i - 1].id.clone(),
+            messages: side.s.messages,
+        });
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The gateway's legacy JSONL
+
+/// Gateway timestamps are naive local times (`2026-04-22T00:54:48.399331`).
+fn local_time(v: Option<&Value>) -> Option<DateTime<Utc>> {
+    let s = v?.as_str()?;
+    if let Some(t) = kit::parse_rfc3339(s) {
+        return Some(t);
+    }
+    let n = NaiveDateTime::parse_from_str(s, "%Y-%m-%dT%H:%M:%S%.f").ok()?;
+    Local
+        .from_local_datetime(&n)
+        .earliest()
+        .map(|t| t.with_timezone(&Utc))
+}
+
+fn load_jsonl(path: &Path, id: &str) -> Session {
+    let mut out = Builder {
+        b: SessionBuilder::new(Agent::Hermes, id),
+        model: None,
+        unknown_roles: BTreeMap::new(),
+    };
+    out.b.s.source = Source {
+        paths: vec![path.to_path_buf()],
+        format: "hermes-gateway-jsonl".into(),
+        format_version: None,
+    };
+    let text = match std::fs::metadata(path) {
+        Ok(m) if m.len() > MAX_JSONL => {
+            out.b
+                .warn(format!("{} bytes, too large to parse, skipped", m.len()));
+            return out.b.finish();
+        }
+        _ => match super::kit::read_file(path) {
+            Ok(b) => String::from_utf8_lossy(&b).into_owned(),
+            Err(e) => {
+                out.b.warn(format!("cannot read: {e}"));
+                return out.b.finish();
+            }
+        },
+    };
+    let mut bad = 0;
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    let mut branches = Vec::new();
+    for (n, line) in lines.iter().enumerate() {
+        let v: Value = match serde_json::from_str(line) {
+            Ok(v) => v,
+            Err(e) => {
+                bad += 1;
+                if bad <= 20 {
+                    let partial = n + 1 == lines.len() && !text.ends_with('\n');
+                    out.b.warn(if partial {
+                        format!("line {}: partial last line (still being written?)", n + 1)
+                    } else {
+                        format!("line {}: invalid JSON: {e}", n + 1)
+                    });
+                }
+                continue;
+            }
+        };
+        let role = kit::str_field(&v, "role").unwrap_or("");
+        if role == "session_meta" {
+            out.model = kit::str_field(&v, "model").map(str::to_string);
+            if let Some(p) = kit::str_field(&v, "platform") {
+                out.b.s.tags.push(p.to_string());
+            }
+            out.b.s.created_at = local_time(v.get("timestamp"));
+            continue;
+        }
+        let m = Msg {
+            id: Some((n + 1).to_string()),
+            role: role.to_string(),
+            content: kit::str_field(&v, "content").unwrap_or("").to_string(),
+            tool_call_id: kit::str_field(&v, "tool_call_id").map(str::to_string),
+            tool_calls: v.get("tool_calls").cloned().filter(|t| !t.is_null()),
+            tool_name: kit::str_field(&v, "tool_name").map(str::to_string),
+            ts: local_time(v.get("timestamp")),
+            reasoning: kit::str_any(&v, &["reasoning", "reasoning_content"])
+                .filter(|r| !r.is_empty())
+                .map(str::to_string),
+            reasoning_items: v.get("codex_reasoning_items").cloned(),
+            visible: true,
+            carrier: false,
+        };
+        add_messages(&mut out, std::slice::from_ref(&m), &mut branches);
+    }
+    if bad > 20 {
+        out.b.warn(format!("{} more invalid lines", bad - 20));
+    }
+    for (role, n) in std::mem::take(&mut out.unknown_roles) {
+        out.b
+            .warn(format!("skipped {n} lines with unknown role `{role}`"));
+    }
+    out.b.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const V2: &str = include_str!(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/fixtures/real/hermes/hermes-state.schema_v2.544ac55e.sql"
+    ));
+    const V30: &str = include_str!(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/fixtures/real/hermes/hermes-state.schema_v30.00704d08.sql"
+    ));
+
+    fn store(home: &Path) -> HermesStore {
+        HermesStore::new(vec![Root::new(Agent::Hermes, home, "test")])
+    }
+
+    #[test]
+    fn v2_and_v30_schemas_read_with_one_code_path() {
+        let tmp = tempfile::tempdir().unwrap();
+        let prof = tmp.path().join("profiles/work");
+        std::fs::create_dir_all(&prof).unwrap();
+        for (db, ddl) in [
+            (tmp.path().join("state.db"), V2),
+            (prof.join("state.db"), V30),
+        ] {
+            let c = Connection::open(&db).unwrap();
+            c.execute_batch(ddl).unwrap();
+            c.execute_batch(
+                "INSERT INTO sessions (id, source, started_at, input_tokens) VALUES ('s1', 'cli', 1768172351.5, 10);
+                 INSERT INTO messages (session_id, role, content, timestamp) VALUES ('s1', 'user', 'hi there', 1768172352.0);
+                 INSERT INTO messages (session_id, role, content, tool_calls, timestamp) VALUES ('s1', 'assistant', '',
+                   '[{\"id\":\"c1\",\"type\":\"function\",\"function\":{\"name\":\"terminal\",\"arguments\":\"{\\\"command\\\":\\\"ls\\\"}\"}}]', 1768172353.0);
+                 INSERT INTO messages (session_id, role, content, tool_call_id, timestamp) VALUES ('s1', 'tool', 'a.txt', 'c1', 1768172354.0);",
+            )
+            .unwrap();
+        }
+        let st = store(tmp.path());
+        let listed = st.list();
+        assert_eq!(listed.len(), 2);
+        for l in &listed {
+            let s = st.load(l);
+            assert!(s.warnings.is_empty(), "{:?}", s.warnings);
+            assert_eq!(s.messages.len(), 3);
+            assert_eq!(s.messages[1].tool_calls[0].input["command"], "ls");
+            let r = s.messages[2].tool_result.as_ref().unwrap();
+            assert_eq!(
+                (r.tool_name.as_str(), r.output.as_str()),
+                ("terminal", "a.txt")
+            );
+            assert_eq!(s.reported_usage.unwrap().input_tokens, 10);
+        }
+    }
+
+    #[test]
+    fn lineage_stitches_continuations_nests_subagents_and_forks_branches() {
+        let tmp = tempfile::tempdir().unwrap();
+        let c = Connection::open(tmp.path().join("state.db")).unwrap();
+        c.execute_batch(V30).unwrap();
+        c.execute_batch(
+            r#"INSERT INTO sessions (id, source, started_at, end_reason, actual_cost_usd, estimated_cost_usd) VALUES ('a', 'cli', 1, 'compression', 0.25, 9);
+               INSERT INTO sessions (id, source, started_at, parent_session_id, end_reason, actual_cost_usd) VALUES ('a2', 'cli', 2, 'a', 'branched', 0.5);
+               INSERT INTO sessions (id, source, started_at, parent_session_id, model_config) VALUES ('b', 'cli', 3, 'a2', '{"_branched_from":"a2"}');
+               INSERT INTO sessions (id, source, started_at, parent_session_id, estimated_cost_usd) VALUES ('sub', 'subagent', 4, 'a', 0.1);
+               INSERT INTO messages (session_id, role, content, timestamp) VALUES ('a', 'user', 'first segment', 1);
+               INSERT INTO messages (session_id, role, content, timestamp, active) VALUES ('a', 'assistant', 'rewound answer', 2, 0);
+               INSERT INTO messages (session_id, role, content, timestamp) VALUES ('a', 'assistant', 'kept answer', 3);
+               INSERT INTO messages (session_id, role, content, timestamp, _compressed_summary) VALUES ('a2', 'user', '[CONTEXT COMPACTION — REFERENCE ONLY] summary', 4, 1);
+               INSERT INTO messages (session_id, role, content, timestamp) VALUES ('a2', 'user', 'second segment', 5);
+               INSERT INTO messages (session_id, role, content, timestamp) VALUES ('b', 'user', 'forked prompt', 6);
+               INSERT INTO messages (session_id, role, content, timestamp) VALUES ('sub', 'user', 'delegated task', 7);"#,
+        )
+        .unwrap();
+        let st = store(tmp.path());
+        let mut ids: Vec<String> = st.list().into_iter().map(|l| l.id).collect();
+        ids.sort();
+        assert_eq!(ids, ["a", "b"]);
+        let la = st.list().into_iter().find(|l| l.id == "a").unwrap();
+        let a = st.load(&la);
+        let texts: Vec<&str> = a.messages.iter().map(|m| m.text()).collect();
+        assert_eq!(
+            texts,
+            [
+                "first segment",
+                "kept answer",
+                "[continued after compression as session a2]",
+                "[CONTEXT COMPACTION — REFERENCE ONLY] summary",
+                "second segment"
+            ]
+        );
+        assert_eq!(a.messages[3].kind, MessageKind::CompactionSummary);
+        assert_eq!(a.branches.len(), 1);
+        assert_eq!(a.branches[0].name, "rewound-2");
+        assert_eq!(a.branches[0].fork_point.as_deref(), Some("1"));
+        assert_eq!(
+            a.branches[0].messages.last().unwrap().text(),
+            "rewound answer"
+        );
+        assert_eq!(a.subagents.len(), 1);
+        assert_eq!(
+            a.subagents[0].session.as_ref().unwrap().messages[0].text(),
+            "delegated task"
+        );
+        // Actual cost wins over estimates and segments add up.
+        let cost = a.cost();
+        assert_eq!((cost.total_usd, cost.estimated), (0.75, false));
+        let lb = st.list().into_iter().find(|l| l.id == "b").unwrap();
+        let b = st.load(&lb);
+        assert_eq!(b.forked_from.as_deref(), Some("hermes:a"));
+        let sub = a.subagents[0].session.as_ref().unwrap();
+        assert_eq!((sub.cost().total_usd, sub.cost().estimated), (0.1, true));
+        // A row flipped inactive changes the version; a write to another session does not.
+        let v = st.version(&la).unwrap();
+        c.execute("INSERT INTO messages (session_id, role, content, timestamp) VALUES ('b', 'user', 'x', 8)", []).unwrap();
+        assert_eq!(st.version(&la), Some(v));
+        c.execute(
+            "UPDATE messages SET active = 0 WHERE content = 'kept answer'",
+            [],
+        )
+        .unwrap();
+        assert_ne!(st.version(&la), Some(v));
+    }
+
+    #[test]
+    fn gateway_jsonl_reads_when_the_database_lacks_the_session() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("sessions");
+        std::fs::create_dir_all(&dir).unwrap();
+        let real = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/real/hermes/gateway_transcript_20260422_005427_557b5676.excerpt.jsonl");
+        std::fs::copy(&real, dir.join("20260422_005427_557b5676.jsonl")).unwrap();
+        let st = store(tmp.path());
+        let l = st.list();
+        assert_eq!(l.len(), 1);
+        let s = st.load(&l[0]);
+        assert!(s.warnings.is_empty(), "{:?}", s.warnings);
+        assert_eq!(s.messages[0].text(), "[USER] codex image generation");
+        let call = &s.messages[1].tool_calls[0];
+        assert_eq!(call.tool_name, "skill_view");
+        assert!(s.messages[2]
+            .tool_result
+            .as_ref()
+            .unwrap()
+            .output
+            .contains("\"success\": true"));
+        assert_eq!(
+            s.messages[2].tool_result.as_ref().unwrap().tool_name,
+            "skill_view"
+        );
+        assert!(s.messages[1]
+            .thinking
+            .as_deref()
+            .unwrap()
+            .starts_with("**Considering Codex skills**"));
+        assert_eq!(s.messages[1].model.as_deref(), Some("gpt-5.4"));
+        assert!(s
+            .messages
+            .iter()
+            .any(|m| m.tool_calls.iter().any(|c| c.tool_name == "delegate_task")));
+    }
+}

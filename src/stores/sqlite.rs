@@ -1,0 +1,811 @@
+//! The one way sessfs reads an agent's SQLite database (agsh/meka, OpenCode, Hermes).
+//!
+//! The agent may be writing while sessfs reads, and sessfs must never be the reason a write
+//! waits or fails. So:
+//!
+//! - **Read-only, always.** Every connection is opened `SQLITE_OPEN_READ_ONLY` through a
+//!   `file:…?mode=ro` URI, with `query_only` on and no checkpoint on close. It lives for one
+//!   [`Reader::read`] only: connections are not `Sync`, the filesystem calls from several
+//!   threads, and an idle reader left open would keep the agent from deleting its WAL when
+//!   it exits. `immutable=1` is never used: it makes SQLite ignore the WAL and the agent's
+//!   locks and can show torn pages of a live database.
+//! - **Short transactions.** A store reads one session inside [`snapshot`]: one read
+//!   transaction, so the rows are one committed state, and the transaction holds only the
+//!   `SELECT`s. Rows are copied out into plain Rust values ([`Cell`], [`Rows`]) and parsed
+//!   after the transaction ends, so the agent waits at most for the `SELECT`s (in WAL mode a
+//!   reader never blocks a writer at all; in rollback-journal mode the writer's commit waits
+//!   for the reader's shared lock to go).
+//! - **Busy.** A database locked by a writer (rollback-journal commit, WAL recovery) is
+//!   retried for [`BUSY_TIMEOUT`] by SQLite's busy handler; after that the read fails with
+//!   [`Error::Busy`] and the store shows a warning, while [`Reader::version`] keeps the last
+//!   version so the tree keeps serving the last good render.
+//! - **WAL without an index.** A WAL database whose `-wal` is absent would get a fresh
+//!   `-wal`/`-shm` created beside it by any reader; where the WAL index cannot be used (a
+//!   read-only directory without `-shm`) SQLite refuses to read at all. In both cases the
+//!   database and its `-wal` are copied (at most [`COPY_LIMIT`] bytes, retried while they
+//!   change under the copy) into a private directory and the copy is read; the session says
+//!   so in its warnings. A reader in a writable directory may create `-shm` beside an
+//!   existing `-wal`, as every SQLite reader does; the database and its WAL are never
+//!   written.
+//! - **Columns are probed.** Agents add columns every few weeks ([`Table::probe`] reads
+//!   `PRAGMA table_info`); [`Rows::fetch`] selects the wanted columns that exist and `NULL`
+//!   for the others, so one code path reads every schema version. Only tables and columns a
+//!   store asks for by name are read: credential tables in the same file are never touched.
+//! - **Versions from rows.** Many sessions share one file, so the file's size and mtime
+//!   cannot say which session changed. [`Reader::version`] runs a store's small per-session
+//!   query (counts, largest row ids, update times of that session's rows) and caches the
+//!   answer until the database or its WAL changes on disk; one write re-renders only the
+//!   session it touched (see `Store::version`).
+
+use super::stat_version;
+use crate::model;
+use chrono::{DateTime, NaiveDateTime, Utc};
+use rusqlite::config::DbConfig;
+use rusqlite::types::ValueRef;
+use rusqlite::{Connection, ErrorCode, OpenFlags, Params};
+use std::collections::{BTreeSet, HashMap};
+use std::hash::{Hash, Hasher};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, SystemTime};
+
+/// How long a read waits for a lock the agent holds before it gives up with [`Error::Busy`].
+pub const BUSY_TIMEOUT: Duration = Duration::from_millis(300);
+/// Largest database + WAL sessfs copies when it cannot read the database in place.
+pub const COPY_LIMIT: u64 = 512 * 1024 * 1024;
+/// Copies retried while the database changes under them.
+const COPY_ATTEMPTS: usize = 3;
+
+/// Why a database could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("not a SQLite database")]
+    NotADatabase,
+    #[error(
+        "database is locked by a writer (retried for {} ms)",
+        BUSY_TIMEOUT.as_millis()
+    )]
+    Busy,
+    #[error(
+        "cannot be read in place (read-only directory) and is too large to copy ({size} > {limit})"
+    )]
+    TooLargeToCopy { size: String, limit: String },
+    #[error("cannot make a private copy: {0}")]
+    Copy(String),
+    #[error("{0}")]
+    Sqlite(rusqlite::Error),
+}
+
+impl From<rusqlite::Error> for Error {
+    fn from(e: rusqlite::Error) -> Error {
+        match &e {
+            rusqlite::Error::SqliteFailure(f, _) => match f.code {
+                ErrorCode::NotADatabase => Error::NotADatabase,
+                ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked => Error::Busy,
+                _ => Error::Sqlite(e),
+            },
+            _ => Error::Sqlite(e),
+        }
+    }
+}
+
+/// How a [`Reader`] reaches a database file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// In place, falling back to a private copy when the WAL index cannot be used.
+    InPlace,
+    /// Always through a private copy (what the fallback does; tests force it).
+    PrivateCopy,
+}
+
+/// Reads databases for one store: keeps the private copies it had to make and the
+/// per-session versions it computed, each valid while its database is unchanged on disk.
+#[derive(Default)]
+pub struct Reader {
+    copies: Mutex<HashMap<PathBuf, Arc<PrivateCopy>>>,
+    versions: Mutex<HashMap<(PathBuf, String), VersionSlot>>,
+}
+
+struct VersionSlot {
+    /// The database's on-disk state when `version` was computed.
+    at: DbVersion,
+    version: u64,
+    /// Bumped by [`Reader::invalidate`]: the next version differs, so the tree renders again.
+    nonce: u64,
+    stale: bool,
+}
+
+impl VersionSlot {
+    fn value(&self) -> u64 {
+        self.version ^ self.nonce.wrapping_mul(0x9e37_79b9_7f4a_7c15)
+    }
+}
+
+impl Reader {
+    pub fn new() -> Reader {
+        Reader::default()
+    }
+
+    /// Run `f` on a read-only connection to `db`. Returns its value and, when a private copy
+    /// was read, the note to add to the session's warnings.
+    ///
+    /// `f` may run twice (in place, then on a copy), so it must build its result afresh.
+    /// `f` should copy rows out ([`Rows::fetch`]) and leave parsing to the caller.
+    pub fn read<T>(
+        &self,
+        db: &Path,
+        access: Access,
+        mut f: impl FnMut(&Connection) -> rusqlite::Result<T>,
+    ) -> Result<(T, Option<String>), Error> {
+        if access == Access::InPlace && wal_file_missing(db) {
+            // Opening a WAL database whose `-wal` file is absent would create that file
+            // (and `-shm`) in the agent's directory. With no WAL there is nothing
+            // uncommitted, so a private copy is exact and leaves the directory untouched.
+            let copy = self.private_copy(db)?;
+            let conn = open_read_only(&copy.db)?;
+            return Ok((f(&conn)?, None));
+        }
+        if access == Access::InPlace {
+            match open_read_only(db).and_then(|c| f(&c)) {
+                Ok(v) => return Ok((v, None)),
+                Err(e) if needs_private_copy(&e) && is_sqlite_file(db) => {
+                    log::debug!("{}: reading a private copy: {e}", db.display());
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+        // Declared before the connection so it outlives it.
+        let copy = self.private_copy(db)?;
+        let conn = open_read_only(&copy.db)?;
+        let v = f(&conn)?;
+        let note = format!(
+            "{} was read from a private copy: its WAL index cannot be shared from a \
+             read-only directory (rows committed after the copy show on the next read)",
+            db.display()
+        );
+        Ok((v, Some(note)))
+    }
+
+    /// The version of one session (`key`) of `db`: `f` computes it from that session's own
+    /// rows inside one read transaction; the answer is reused until the database or its WAL
+    /// changes size or mtime. While the database is busy the last answer is kept, so the
+    /// tree keeps serving the last good render; `None` when it cannot be read at all (the
+    /// tree then versions by file stat).
+    pub fn version(
+        &self,
+        db: &Path,
+        key: &str,
+        mut f: impl FnMut(&Connection) -> rusqlite::Result<u64>,
+    ) -> Option<u64> {
+        let now = db_version(db);
+        let slot_key = (db.to_path_buf(), key.to_string());
+        {
+            let versions = self.versions.lock().unwrap_or_else(PoisonError::into_inner);
+            if let Some(s) = versions.get(&slot_key) {
+                if s.at == now && !s.stale {
+                    return Some(s.value());
+                }
+            }
+        }
+        let computed = self.read(db, Access::InPlace, |c| snapshot(c, &mut f));
+        let mut versions = self.versions.lock().unwrap_or_else(PoisonError::into_inner);
+        match computed {
+            Ok((version, _)) => {
+                let slot = versions.entry(slot_key).or_insert(VersionSlot {
+                    at: now,
+                    version,
+                    nonce: 0,
+                    stale: false,
+                });
+                slot.at = now;
+                slot.version = version;
+                slot.stale = false;
+                Some(slot.value())
+            }
+            Err(Error::Busy) => versions.get(&slot_key).map(VersionSlot::value),
+            Err(e) => {
+                log::debug!("{}: no row version for {key}: {e}", db.display());
+                None
+            }
+        }
+    }
+
+    /// Forget the version of `key` and make the next one differ from every earlier one: a
+    /// load that failed (busy) is then retried at the next check instead of being served
+    /// until the next write.
+    pub fn invalidate(&self, db: &Path, key: &str) {
+        let mut versions = self.versions.lock().unwrap_or_else(PoisonError::into_inner);
+        let slot = versions
+            .entry((db.to_path_buf(), key.to_string()))
+            .or_insert(VersionSlot {
+                at: (None, None),
+                version: 0,
+                nonce: 0,
+                stale: true,
+            });
+        slot.nonce += 1;
+        slot.stale = true;
+    }
+
+    /// The private copy of `db`, made afresh when `db` or its WAL changed since the last one.
+    pub fn private_copy(&self, db: &Path) -> Result<Arc<PrivateCopy>, Error> {
+        let mut copies = self.copies.lock().unwrap_or_else(PoisonError::into_inner);
+        let version = db_version(db);
+        if let Some(c) = copies.get(db) {
+            if c.version == Some(version) {
+                return Ok(Arc::clone(c));
+            }
+        }
+        let copy = Arc::new(PrivateCopy::make(db)?);
+        copies.insert(db.to_path_buf(), Arc::clone(&copy));
+        Ok(copy)
+    }
+}
+
+/// Run `f` inside one read transaction: every `SELECT` in it sees one committed state. `f`
+/// should only copy rows out; the transaction (and in rollback-journal mode the shared lock
+/// a writer's commit waits for) ends when `f` returns.
+pub fn snapshot<T>(
+    conn: &Connection,
+    f: impl FnOnce(&Connection) -> rusqlite::Result<T>,
+) -> rusqlite::Result<T> {
+    conn.execute_batch("BEGIN")?;
+    let r = f(conn);
+    // Nothing was written, so COMMIT and ROLLBACK are the same: both end the read.
+    let _ = conn.execute_batch("COMMIT");
+    r
+}
+
+// ---------------------------------------------------------------------------------------
+// Opening
+
+/// A database in WAL mode (file format bytes 18–19 are 2) whose `-wal` file does not exist.
+fn wal_file_missing(db: &Path) -> bool {
+    use std::io::Read;
+    let mut header = [0u8; 20];
+    let is_wal = super::kit::open_file(db)
+        .and_then(|mut f| f.read_exact(&mut header))
+        .is_ok()
+        && header.starts_with(b"SQLite format 3\0")
+        && header[18] == 2
+        && header[19] == 2;
+    is_wal && !companion(db, "-wal").exists()
+}
+
+/// A read-only connection: `mode=ro` URI, `query_only`, [`BUSY_TIMEOUT`], no checkpoint on
+/// close.
+pub fn open_read_only(path: &Path) -> rusqlite::Result<Connection> {
+    // SQLite's own open blocks on a FIFO and reads devices; only a regular file is opened.
+    if let Err(e) = super::kit::open_file(path) {
+        return Err(rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CANTOPEN),
+            Some(format!("{}: {e}", path.display())),
+        ));
+    }
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX
+        | OpenFlags::SQLITE_OPEN_URI;
+    let conn = Connection::open_with_flags(sqlite_uri(path), flags)?;
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    conn.pragma_update(None, "query_only", true)?;
+    // A read-only connection cannot checkpoint anyway; this makes sure closing the last
+    // connection never even tries.
+    conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)?;
+    Ok(conn)
+}
+
+/// `file:` URI for `path` with `mode=ro`; every byte outside the unreserved set is
+/// percent-encoded so `?`, `#` and `%` in paths stay part of the path.
+pub fn sqlite_uri(path: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let abs = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        std::env::current_dir()
+            .map(|d| d.join(path))
+            .unwrap_or_else(|_| path.to_path_buf())
+    };
+    let mut s = String::from("file:");
+    for &b in abs.as_os_str().as_bytes() {
+        if b.is_ascii_alphanumeric() || b"/-._~".contains(&b) {
+            s.push(b as char);
+        } else {
+            s.push_str(&format!("%{b:02X}"));
+        }
+    }
+    s.push_str("?mode=ro");
+    s
+}
+
+/// Errors a read-only reader meets when it cannot create or write the WAL index.
+fn needs_private_copy(e: &rusqlite::Error) -> bool {
+    matches!(e, rusqlite::Error::SqliteFailure(f, _)
+        if matches!(f.code, ErrorCode::CannotOpen | ErrorCode::ReadOnly))
+}
+
+/// The file starts with the SQLite header.
+pub fn is_sqlite_file(path: &Path) -> bool {
+    use std::io::Read;
+    let mut head = [0u8; 16];
+    super::kit::open_file(path)
+        .and_then(|mut f| f.read_exact(&mut head))
+        .is_ok()
+        && &head == b"SQLite format 3\0"
+}
+
+/// `db` with `suffix` appended to its file name (`-wal`, `-shm`, `-journal`).
+pub fn companion(db: &Path, suffix: &str) -> PathBuf {
+    let mut s = db.as_os_str().to_os_string();
+    s.push(suffix);
+    PathBuf::from(s)
+}
+
+/// The database's on-disk state: `(size, mtime)` of the file and of its `-wal`.
+pub type DbVersion = (Option<(u64, SystemTime)>, Option<(u64, SystemTime)>);
+
+pub fn db_version(db: &Path) -> DbVersion {
+    (stat_version(db), stat_version(&companion(db, "-wal")))
+}
+
+/// A copy of a database and its WAL in a private temporary directory, removed on drop.
+pub struct PrivateCopy {
+    pub dir: PathBuf,
+    pub db: PathBuf,
+    /// The source's version when copied; `None` when it kept changing during the copy,
+    /// so the copy is never reused.
+    version: Option<DbVersion>,
+}
+
+impl PrivateCopy {
+    fn make(db: &Path) -> Result<PrivateCopy, Error> {
+        let wal = companion(db, "-wal");
+        let size = |p: &Path| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
+        let total = size(db) + size(&wal);
+        if total > COPY_LIMIT {
+            return Err(Error::TooLargeToCopy {
+                size: model::human_bytes(total),
+                limit: model::human_bytes(COPY_LIMIT),
+            });
+        }
+        let dir = private_dir().map_err(|e| Error::Copy(e.to_string()))?;
+        let mut copy = PrivateCopy {
+            db: dir.join("copy.db"),
+            dir,
+            version: None,
+        };
+        let copy_wal = companion(&copy.db, "-wal");
+        for _ in 0..COPY_ATTEMPTS {
+            let before = db_version(db);
+            for stale in [&copy_wal, &companion(&copy.db, "-shm")] {
+                let _ = std::fs::remove_file(stale);
+            }
+            // Database first, WAL second: pages a concurrent checkpoint writes into the
+            // database are also in the WAL copied after it, so the pair is consistent unless
+            // the WAL restarted meanwhile, which the version check catches.
+            copy_file(db, &copy.db).map_err(|e| Error::Copy(e.to_string()))?;
+            match copy_file(&wal, &copy_wal) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(Error::Copy(format!("{}: {e}", wal.display()))),
+            }
+            if db_version(db) == before {
+                copy.version = Some(before);
+                return Ok(copy);
+            }
+        }
+        log::warn!(
+            "{}: changed during every copy attempt; reading the last copy",
+            db.display()
+        );
+        Ok(copy)
+    }
+}
+
+impl Drop for PrivateCopy {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn copy_file(from: &Path, to: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::copy(from, to)?;
+    // The copy must be writable by us for SQLite to rebuild its WAL index next to it.
+    std::fs::set_permissions(to, std::fs::Permissions::from_mode(0o600))
+}
+
+fn private_dir() -> std::io::Result<PathBuf> {
+    use std::os::unix::fs::DirBuilderExt;
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let nanos = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let dir = std::env::temp_dir().join(format!(
+        "sessfs-sqlite-{}-{nanos}-{}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    ));
+    std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
+    Ok(dir)
+}
+
+// ---------------------------------------------------------------------------------------
+// Values and rows, owned
+
+/// One SQLite value, owned. Text and blobs are kept as text (invalid UTF-8 lossily).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub enum Cell {
+    #[default]
+    Null,
+    Int(i64),
+    Real(f64),
+    Text(String),
+}
+
+impl Cell {
+    pub fn of(v: ValueRef<'_>) -> Cell {
+        match v {
+            ValueRef::Null => Cell::Null,
+            ValueRef::Integer(i) => Cell::Int(i),
+            ValueRef::Real(f) => Cell::Real(f),
+            ValueRef::Text(b) | ValueRef::Blob(b) => {
+                Cell::Text(String::from_utf8_lossy(b).into_owned())
+            }
+        }
+    }
+
+    pub fn text(&self) -> Option<String> {
+        match self {
+            Cell::Null => None,
+            Cell::Int(i) => Some(i.to_string()),
+            Cell::Real(f) => Some(f.to_string()),
+            Cell::Text(s) => Some(s.clone()),
+        }
+    }
+
+    /// The text without copying, for text cells.
+    pub fn str(&self) -> Option<&str> {
+        match self {
+            Cell::Text(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// Non-empty text.
+    pub fn non_empty(&self) -> Option<String> {
+        self.text().filter(|s| !s.trim().is_empty())
+    }
+
+    pub fn int(&self) -> Option<i64> {
+        match self {
+            Cell::Int(i) => Some(*i),
+            Cell::Real(f) => Some(*f as i64),
+            Cell::Text(s) => s.trim().parse().ok(),
+            Cell::Null => None,
+        }
+    }
+
+    pub fn real(&self) -> Option<f64> {
+        match self {
+            Cell::Int(i) => Some(*i as f64),
+            Cell::Real(f) => Some(*f),
+            Cell::Text(s) => s.trim().parse().ok(),
+            Cell::Null => None,
+        }
+    }
+
+    /// A time: RFC 3339 or SQLite text, epoch milliseconds (integers past 1973 in ms), epoch
+    /// seconds (smaller integers), or fractional epoch seconds (reals).
+    pub fn time(&self) -> Option<DateTime<Utc>> {
+        match self {
+            Cell::Text(s) => parse_time_text(s),
+            Cell::Int(n) if *n > 100_000_000_000 => DateTime::from_timestamp_millis(*n),
+            Cell::Int(n) => DateTime::from_timestamp(*n, 0),
+            Cell::Real(f) if *f > 100_000_000_000.0 => DateTime::from_timestamp_millis(*f as i64),
+            Cell::Real(f) => DateTime::from_timestamp_millis((f * 1000.0) as i64),
+            Cell::Null => None,
+        }
+    }
+}
+
+impl Hash for Cell {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        match self {
+            Cell::Null => 0u8.hash(h),
+            Cell::Int(i) => (1u8, i).hash(h),
+            Cell::Real(f) => (2u8, f.to_bits()).hash(h),
+            Cell::Text(s) => (3u8, s).hash(h),
+        }
+    }
+}
+
+pub fn parse_time_text(s: &str) -> Option<DateTime<Utc>> {
+    let s = s.trim();
+    if let Ok(d) = DateTime::parse_from_rfc3339(s) {
+        return Some(d.with_timezone(&Utc));
+    }
+    for fmt in ["%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%dT%H:%M:%S%.f"] {
+        if let Ok(n) = NaiveDateTime::parse_from_str(s, fmt) {
+            return Some(n.and_utc());
+        }
+    }
+    None
+}
+
+/// Column names of `table`; empty when the table does not exist.
+pub fn columns(conn: &Connection, table: &str) -> rusqlite::Result<BTreeSet<String>> {
+    let mut stmt = conn.prepare(&format!("PRAGMA table_info({})", quote(table)))?;
+    let names = stmt.query_map([], |r| r.get::<_, String>(1))?;
+    names.collect()
+}
+
+/// `"name"` with embedded quotes doubled.
+pub fn quote(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+/// A table as this database has it: its name and the columns it really has.
+#[derive(Clone, Debug, Default)]
+pub struct Table {
+    pub name: String,
+    pub cols: BTreeSet<String>,
+}
+
+impl Table {
+    /// `PRAGMA table_info`; a missing table has no columns.
+    pub fn probe(conn: &Connection, name: &str) -> rusqlite::Result<Table> {
+        Ok(Table {
+            name: name.to_string(),
+            cols: columns(conn, name)?,
+        })
+    }
+
+    pub fn exists(&self) -> bool {
+        !self.cols.is_empty()
+    }
+
+    pub fn has(&self, col: &str) -> bool {
+        self.cols.contains(col)
+    }
+
+    /// `"a", NULL, "c"`: the wanted columns in order, `NULL` for those this table lacks.
+    pub fn select_list(&self, wanted: &[&str]) -> String {
+        wanted
+            .iter()
+            .map(|c| if self.has(c) { quote(c) } else { "NULL".into() })
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// Rows copied out of a query, each cell addressable by the column name it was asked for.
+#[derive(Clone, Debug, Default)]
+pub struct Rows {
+    pub names: Vec<String>,
+    pub rows: Vec<Vec<Cell>>,
+}
+
+impl Rows {
+    /// `SELECT <wanted> FROM <table> <tail>` with `NULL` for columns `table` lacks; nothing
+    /// when the table does not exist. `tail` is the `WHERE … ORDER BY …` part and may only
+    /// name columns [`Table::has`] confirmed.
+    pub fn fetch(
+        conn: &Connection,
+        table: &Table,
+        wanted: &[&str],
+        tail: &str,
+        params: impl Params,
+    ) -> rusqlite::Result<Rows> {
+        let names: Vec<String> = wanted.iter().map(|s| s.to_string()).collect();
+        if !table.exists() {
+            return Ok(Rows {
+                names,
+                rows: Vec::new(),
+            });
+        }
+        let sql = format!(
+            "SELECT {} FROM {} {tail}",
+            table.select_list(wanted),
+            quote(&table.name)
+        );
+        Rows::query(conn, &sql, names, params)
+    }
+
+    /// Any query; `names` name its result columns in order.
+    pub fn query(
+        conn: &Connection,
+        sql: &str,
+        names: Vec<String>,
+        params: impl Params,
+    ) -> rusqlite::Result<Rows> {
+        let mut stmt = conn.prepare(sql)?;
+        let n = stmt.column_count();
+        let mut rows = stmt.query(params)?;
+        let mut out = Vec::new();
+        while let Some(row) = rows.next()? {
+            let mut cells = Vec::with_capacity(n);
+            for i in 0..n {
+                cells.push(Cell::of(row.get_ref(i)?));
+            }
+            out.push(cells);
+        }
+        Ok(Rows { names, rows: out })
+    }
+
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = Row<'_>> {
+        self.rows.iter().map(move |cells| Row {
+            names: &self.names,
+            cells,
+        })
+    }
+
+    pub fn first(&self) -> Option<Row<'_>> {
+        self.iter().next()
+    }
+}
+
+/// One row of [`Rows`].
+#[derive(Clone, Copy, Debug)]
+pub struct Row<'a> {
+    names: &'a [String],
+    cells: &'a [Cell],
+}
+
+static NULL: Cell = Cell::Null;
+
+impl<'a> Row<'a> {
+    /// The cell of column `name`; `NULL` when it was not asked for or the table lacks it.
+    pub fn get(&self, name: &str) -> &'a Cell {
+        self.names
+            .iter()
+            .position(|n| n == name)
+            .and_then(|i| self.cells.get(i))
+            .unwrap_or(&NULL)
+    }
+
+    pub fn cells(&self) -> &'a [Cell] {
+        self.cells
+    }
+}
+
+/// A version number from any hashable values (row counts, largest ids, update times).
+pub fn hash_version(parts: impl Hash) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    parts.hash(&mut h);
+    h.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn select_lists_name_present_columns_and_null_the_rest() {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(
+            "CREATE TABLE t (a TEXT, \"we\"\"ird\" INTEGER);
+             INSERT INTO t VALUES ('x', 2), ('y', 3);",
+        )
+        .unwrap();
+        let t = Table::probe(&conn, "t").unwrap();
+        assert_eq!(t.select_list(&["a", "b"]), "\"a\", NULL");
+        let rows = Rows::fetch(&conn, &t, &["b", "a", "we\"ird"], "ORDER BY a", []).unwrap();
+        let got: Vec<(Cell, Option<String>, Option<i64>)> = rows
+            .iter()
+            .map(|r| {
+                (
+                    r.get("b").clone(),
+                    r.get("a").text(),
+                    r.get("we\"ird").int(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (Cell::Null, Some("x".into()), Some(2)),
+                (Cell::Null, Some("y".into()), Some(3))
+            ]
+        );
+        assert_eq!(rows.first().unwrap().get("not asked"), &Cell::Null);
+        let missing = Table::probe(&conn, "nope").unwrap();
+        assert!(!missing.exists());
+        assert!(Rows::fetch(&conn, &missing, &["a"], "", [])
+            .unwrap()
+            .is_empty());
+    }
+
+    #[test]
+    fn times_in_seconds_milliseconds_and_text() {
+        let want = DateTime::parse_from_rfc3339("2026-01-11T22:59:11.896Z")
+            .unwrap()
+            .with_timezone(&Utc);
+        assert_eq!(Cell::Int(1768172351896).time(), Some(want));
+        assert_eq!(Cell::Real(1768172351.896).time(), Some(want));
+        assert_eq!(
+            Cell::Text("2026-01-11T22:59:11.896Z".into()).time(),
+            Some(want)
+        );
+        assert_eq!(
+            sqlite_uri(Path::new("/a b/c?d#%.db")),
+            "file:/a%20b/c%3Fd%23%25.db?mode=ro"
+        );
+    }
+
+    #[test]
+    fn versions_are_cached_until_the_file_changes_and_invalidate_moves_them() {
+        let tmp = tempfile::tempdir().unwrap();
+        let db = tmp.path().join("v.db");
+        let w = Connection::open(&db).unwrap();
+        w.execute_batch("CREATE TABLE m (s TEXT); INSERT INTO m VALUES ('a');")
+            .unwrap();
+        let reader = Reader::new();
+        let calls = std::cell::Cell::new(0);
+        let q = |c: &Connection| {
+            calls.set(calls.get() + 1);
+            c.query_row("SELECT count(*) FROM m WHERE s = 'a'", [], |r| {
+                r.get::<_, i64>(0)
+            })
+            .map(|n| n as u64)
+        };
+        let v1 = reader.version(&db, "a", q).unwrap();
+        assert_eq!(reader.version(&db, "a", q), Some(v1));
+        assert_eq!(calls.get(), 1, "unchanged file: cached");
+        // A write to another session changes the file but not this session's version.
+        std::thread::sleep(Duration::from_millis(10));
+        w.execute("INSERT INTO m VALUES ('b')", []).unwrap();
+        assert_eq!(reader.version(&db, "a", q), Some(v1));
+        assert_eq!(calls.get(), 2);
+        reader.invalidate(&db, "a");
+        let v2 = reader.version(&db, "a", q).unwrap();
+        assert_ne!(v1, v2);
+        assert_eq!(reader.version(&db, "a", q), Some(v2));
+        // Not a database: no version, and the tree falls back to file stat.
+        let junk = tmp.path().join("junk.db");
+        std::fs::write(&junk, b"not sqlite").unwrap();
+        assert_eq!(reader.version(&junk, "a", q), None);
+    }
+
+    #[test]
+    fn a_locked_database_is_busy_after_the_timeout_not_an_error_or_a_hang() {
+        let tmp = tempfile::tempdir().unwrap();
+        let db = tmp.path().join("l.db");
+        let w = Connection::open(&db).unwrap();
+        w.execute_batch("CREATE TABLE m (s TEXT); INSERT INTO m VALUES ('a');")
+            .unwrap();
+        let reader = Reader::new();
+        let v = reader
+            .version(&db, "a", |c| {
+                c.query_row("SELECT count(*) FROM m", [], |r| r.get::<_, i64>(0))
+                    .map(|n| n as u64)
+            })
+            .unwrap();
+        // Rollback-journal mode: an EXCLUSIVE lock keeps every reader out.
+        w.execute_batch("BEGIN EXCLUSIVE; INSERT INTO m VALUES ('b');")
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(10));
+        let start = std::time::Instant::now();
+        let r = reader.read(&db, Access::InPlace, |c| {
+            c.query_row("SELECT count(*) FROM m", [], |r| r.get::<_, i64>(0))
+        });
+        assert!(matches!(r, Err(Error::Busy)), "{r:?}");
+        assert!(start.elapsed() >= BUSY_TIMEOUT);
+        // The version is kept while busy (the file changed: the journal exists).
+        let kept = reader.version(&db, "a", |c| {
+            c.query_row("SELECT count(*) + 100 FROM m", [], |r| r.get::<_, i64>(0))
+                .map(|n| n as u64)
+        });
+        assert_eq!(kept, Some(v));
+        w.execute_batch("COMMIT").unwrap();
+    }
+}

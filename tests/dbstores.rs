@@ -1,0 +1,434 @@
+//! OpenCode and Hermes through a real mount: databases built from the agents' own DDL, the
+//! expectations taken from what the fixture writer wrote (`common::dbstores::Record`).
+
+mod common;
+
+use common::dbstores::{self, Journal, Record};
+use common::{stderr, stdout, Home, Mount};
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+fn home(mode: Journal) -> (Home, Record) {
+    let mut h = Home::empty();
+    let r = dbstores::write(h.path(), mode);
+    h.files.extend(r.files.iter().cloned());
+    (h, r)
+}
+
+/// The `<agent>/<session>` directories in which `grep -rlF` finds `line`, diff files left
+/// out (they quote the other side by design).
+fn sessions_holding(m: &Mount, line: &str) -> BTreeSet<String> {
+    let pats = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(pats.path(), format!("{line}\n")).unwrap();
+    let out = m.sh(&format!(
+        "grep -rlF --exclude='*.diff' -f {} opencode hermes",
+        pats.path().display()
+    ));
+    stdout(&out)
+        .lines()
+        .filter_map(|p| {
+            let mut parts = p.split('/');
+            Some(format!("{}/{}", parts.next()?, parts.next()?))
+        })
+        .collect()
+}
+
+fn meta(m: &Mount, dir: &str) -> serde_json::Value {
+    let p = m.path().join(dir).join("meta.json");
+    serde_json::from_slice(&std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display())))
+        .expect("meta.json parses")
+}
+
+#[test]
+fn every_message_and_tool_output_is_in_exactly_its_session() {
+    let (home, rec) = home(Journal::Wal);
+    assert!(
+        dbstores::hermes_db_path(home.path())
+            .with_file_name("state.db-wal")
+            .exists(),
+        "the WAL is left as a running agent leaves it"
+    );
+    let before = home.snapshot_stable();
+    let m = Mount::new(&home, &[]);
+    let dirs: BTreeSet<&str> = rec.texts.iter().map(|(d, _)| d.as_str()).collect();
+    for d in &dirs {
+        for f in ["meta.json", "transcript.md", "messages.jsonl"] {
+            let p = m.path().join(d).join(f);
+            let len = std::fs::metadata(&p)
+                .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+                .len();
+            assert!(len > 0, "{} is empty", p.display());
+        }
+        assert!(m.path().join(d).join("tools").is_dir(), "{d}/tools");
+    }
+    // Nothing else is listed: subagents and continuations are inside their sessions.
+    for agent in ["opencode", "hermes"] {
+        let listed: BTreeSet<String> = std::fs::read_dir(m.path().join(agent))
+            .unwrap()
+            .flatten()
+            .map(|e| format!("{agent}/{}", e.file_name().to_string_lossy()))
+            .collect();
+        let want: BTreeSet<String> = dirs
+            .iter()
+            .filter(|d| d.starts_with(&format!("{agent}/")))
+            .map(|d| d.to_string())
+            .collect();
+        assert_eq!(listed, want);
+    }
+    for (dir, text) in &rec.texts {
+        assert_eq!(
+            sessions_holding(&m, text),
+            BTreeSet::from([dir.clone()]),
+            "'{text}'"
+        );
+    }
+    for (dir, out) in &rec.tool_outputs {
+        let o = m.sh(&format!(
+            "grep -rlF -e '{}' '{dir}/tools'",
+            out.replace('\'', "'\\''")
+        ));
+        assert!(
+            o.status.success(),
+            "'{out}' not under {dir}/tools: {}",
+            stderr(&o)
+        );
+    }
+    // Links.
+    let oc1 = "opencode/ses_oc1000000000000000000001";
+    assert!(m
+        .path()
+        .join(oc1)
+        .join("subagents/ses_oc1child00000000000000001/transcript.md")
+        .is_file());
+    assert!(m
+        .path()
+        .join("opencode/ses_oc2000000000000000000002/branches/reverted/transcript.md")
+        .is_file());
+    assert_eq!(
+        meta(&m, "opencode/ses_oc3000000000000000000003")["forkedFrom"],
+        "opencode:ses_oc1000000000000000000001"
+    );
+    let h1 = "hermes/20260101_080000_aaaa0001";
+    assert!(m
+        .path()
+        .join(h1)
+        .join("subagents/20260101_082000_aaaa0003/transcript.md")
+        .is_file());
+    let branches: Vec<String> = std::fs::read_dir(m.path().join(h1).join("branches"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        branches.iter().any(|b| b.starts_with("rewound-")),
+        "{branches:?}"
+    );
+    assert_eq!(
+        meta(&m, "hermes/20260101_083000_aaaa0004")["forkedFrom"],
+        "hermes:20260101_080000_aaaa0001"
+    );
+    let cost = &meta(&m, h1)["cost"];
+    assert_eq!(cost["estimated"], false, "{cost}");
+    assert!(cost["totalUsd"].as_f64().unwrap() > 0.0, "{cost}");
+
+    sizes_agree(&m);
+    for d in [oc1, h1] {
+        let out = m.sh(&format!("echo x > '{d}/meta.json'"));
+        assert!(
+            stderr(&out).contains("Read-only file system"),
+            "{}",
+            stderr(&out)
+        );
+        let out = m.sh(&format!("touch '{d}/new'"));
+        assert!(stderr(&out).contains("Read-only file system"));
+    }
+    drop(m);
+    let after = home.snapshot_stable();
+    let changed: Vec<_> = before
+        .keys()
+        .chain(after.keys())
+        .filter(|k| before.get(*k) != after.get(*k))
+        .collect();
+    assert!(changed.is_empty(), "native files changed: {changed:?}");
+}
+
+/// `stat` size = bytes read = bytes mapped, for every file.
+fn sizes_agree(m: &Mount) {
+    let script = r#"
+import mmap, os, sys
+bad = 0; n = 0
+for top in ('opencode', 'hermes'):
+    for root, dirs, files in os.walk(os.path.join(sys.argv[1], top)):
+        if os.path.basename(root) == 'diff':
+            continue
+        for f in files:
+            p = os.path.join(root, f)
+            if os.path.islink(p):
+                continue
+            size = os.stat(p).st_size
+            with open(p, 'rb') as fh:
+                data = fh.read()
+            with open(p, 'rb') as fh:
+                with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+                    mlen = len(mm[:])
+            n += 1
+            if not (size == len(data) == mlen) or size == 0:
+                bad += 1
+                print(f"MISMATCH {p}: stat {size} read {len(data)} mmap {mlen}")
+print(f"checked {n}")
+sys.exit(1 if bad or n == 0 else 0)
+"#;
+    let out = std::process::Command::new("python3")
+        .arg("-c")
+        .arg(script)
+        .arg(m.path())
+        .output()
+        .expect("python3");
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+}
+
+#[test]
+fn credentials_in_the_same_databases_never_appear() {
+    let (home, rec) = home(Journal::Wal);
+    // The secrets really are in the files sessfs reads (else this test proves nothing).
+    let bytes = |p: &Path| {
+        let mut b = std::fs::read(p).unwrap();
+        if let Ok(w) = std::fs::read(dbstores::hermes_db_path(home.path()).with_extension("db-wal"))
+        {
+            b.extend(w);
+        }
+        if let Ok(w) = std::fs::read(p.with_extension("db-wal")) {
+            b.extend(w);
+        }
+        b
+    };
+    let all = [bytes(&rec.opencode_db), bytes(&rec.hermes_db)].concat();
+    for s in dbstores::SECRETS {
+        assert!(
+            all.windows(s.len()).any(|w| w == s.as_bytes()),
+            "{s} was not planted"
+        );
+    }
+    let m = Mount::new(&home, &[]);
+    for s in dbstores::SECRETS {
+        let out = m.sh(&format!("grep -rlF '{s}' ."));
+        assert_eq!(stdout(&out), "", "{s} is in the mount");
+        assert_eq!(out.status.code(), Some(1), "grep: {}", stderr(&out));
+    }
+}
+
+/// A writer commits a message to each store every 50 ms for 10 s while `grep -r` loops over
+/// the mount; it must never fail, and its longest wait is printed.
+fn writer_runs_beside_the_mount(mode: Journal) {
+    let (home, rec) = home(mode);
+    let m = Mount::new(&home, &[]);
+    let writer = r#"
+import json, sqlite3, sys, time
+oc, he, oc_sid, he_sid, secs = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], float(sys.argv[5])
+c1 = sqlite3.connect(oc, timeout=30, isolation_level=None)
+c2 = sqlite3.connect(he, timeout=30, isolation_level=None)
+for c in (c1, c2):
+    c.execute('PRAGMA busy_timeout = 30000')
+worst = {'opencode': 0.0, 'hermes': 0.0}
+n = 0
+end = time.time() + secs
+while time.time() < end:
+    n += 1
+    ms = 1768172351000 + 1000 + n
+    t = time.monotonic()
+    c1.execute('BEGIN IMMEDIATE')
+    mid = 'msg_live_%06d' % n
+    c1.execute('INSERT INTO message (id, session_id, time_created, time_updated, data) VALUES (?,?,?,?,?)',
+               (mid, oc_sid, ms, ms, json.dumps({'role': 'user', 'time': {'created': ms}})))
+    c1.execute('INSERT INTO part (id, message_id, session_id, time_created, time_updated, data) VALUES (?,?,?,?,?,?)',
+               ('prt_live_%06d' % n, mid, oc_sid, ms, ms, json.dumps({'type': 'text', 'text': 'oc live message %06d' % n})))
+    c1.execute('UPDATE session SET time_updated = ? WHERE id = ?', (ms, oc_sid))
+    c1.execute('COMMIT')
+    worst['opencode'] = max(worst['opencode'], time.monotonic() - t)
+    t = time.monotonic()
+    c2.execute('BEGIN IMMEDIATE')
+    c2.execute('INSERT INTO messages (session_id, role, content, timestamp) VALUES (?, ?, ?, ?)',
+               (he_sid, 'user', 'hermes live message %06d' % n, ms / 1000.0))
+    c2.execute('UPDATE sessions SET message_count = message_count + 1 WHERE id = ?', (he_sid,))
+    c2.execute('COMMIT')
+    worst['hermes'] = max(worst['hermes'], time.monotonic() - t)
+    time.sleep(0.05)
+print(json.dumps({'n': n, 'worst_ms': {k: round(v * 1000, 1) for k, v in worst.items()}}))
+"#;
+    let child = std::process::Command::new("python3")
+        .arg("-c")
+        .arg(writer)
+        .arg(&rec.opencode_db)
+        .arg(&rec.hermes_db)
+        .arg(dbstores::OC_LIVE)
+        .arg(dbstores::HERMES_LIVE)
+        .arg("10")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("python3");
+    let start = Instant::now();
+    let mut greps = 0;
+    while start.elapsed() < Duration::from_secs(10) {
+        let out = m.sh("grep -r -c live opencode hermes > /dev/null; echo $?");
+        let code = stdout(&out).trim().to_string();
+        assert!(code == "0" || code == "1", "grep -r failed: {code}");
+        greps += 1;
+    }
+    let out = child.wait_with_output().expect("writer");
+    assert!(
+        out.status.success(),
+        "the writer failed: {}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("writer report");
+    eprintln!(
+        "writer ({:?} journal): {} commits per store, longest wait {} ms (opencode) / {} ms (hermes); {greps} grep -r passes",
+        mode, report["n"], report["worst_ms"]["opencode"], report["worst_ms"]["hermes"]
+    );
+    let n = report["n"].as_u64().expect("n");
+    assert!(n > 20, "only {n} commits");
+    let oc_last = format!("oc live message {n:06}");
+    let he_last = format!("hermes live message {n:06}");
+    let oc_t = m
+        .path()
+        .join("opencode")
+        .join(dbstores::OC_LIVE)
+        .join("transcript.md");
+    let he_t = m
+        .path()
+        .join("hermes")
+        .join(dbstores::HERMES_LIVE)
+        .join("transcript.md");
+    common::wait_until("last opencode message", || {
+        std::fs::read_to_string(&oc_t).is_ok_and(|t| t.contains(&oc_last))
+    });
+    common::wait_until("last hermes message", || {
+        std::fs::read_to_string(&he_t).is_ok_and(|t| t.contains(&he_last))
+    });
+    // Every committed message is there, in order, once.
+    let t = std::fs::read_to_string(&oc_t).unwrap();
+    assert_eq!(t.matches("oc live message ").count() as u64, n);
+}
+
+#[test]
+fn a_writer_never_fails_beside_grep_in_wal_mode() {
+    writer_runs_beside_the_mount(Journal::Wal);
+}
+
+#[test]
+fn a_writer_never_fails_beside_grep_in_rollback_journal_mode() {
+    writer_runs_beside_the_mount(Journal::Delete);
+}
+
+#[test]
+fn broken_and_future_databases_warn_and_never_take_the_mount() {
+    let h = Home::empty();
+    let p = h.path();
+    let oc_dir = p.join(".local/share/opencode");
+    std::fs::create_dir_all(&oc_dir).unwrap();
+    std::fs::write(
+        oc_dir.join("opencode.db"),
+        b"this is not a database at all\n".repeat(300),
+    )
+    .unwrap();
+    // A schema from the future: extra tables, extra columns, an unknown part type.
+    let c = dbstores::create(
+        &oc_dir.join("opencode-dev.db"),
+        Journal::Delete,
+        dbstores::OPENCODE_DDL,
+    );
+    c.execute_batch(
+        "ALTER TABLE session ADD COLUMN quantum_state TEXT;
+         ALTER TABLE part ADD COLUMN hologram BLOB;
+         CREATE TABLE wormhole (id TEXT PRIMARY KEY, data TEXT);
+         PRAGMA user_version = 999;
+         INSERT INTO project (id, worktree, time_created, time_updated, sandboxes) VALUES ('prj', '/w', 1, 1, '[]');
+         INSERT INTO session (id, project_id, slug, directory, title, version, time_created, time_updated, quantum_state)
+           VALUES ('ses_future0000000000000001', 'prj', 's', '/w', 'future', '9.0.0', 1768172351000, 1768172351000, 'superposed');",
+    )
+    .unwrap();
+    dbstores::oc_message(
+        &c,
+        "ses_future0000000000000001",
+        "msg_future_0001",
+        serde_json::json!({"role": "user", "time": {"created": 1768172351000_i64}}),
+        &[
+            serde_json::json!({"type": "text", "text": "oc future text survives"}),
+            serde_json::json!({"type": "hologram", "payload": 1}),
+        ],
+    );
+    drop(c);
+    // Hermes: a truncated database, and a profile from a future schema version.
+    let hdb = p.join(".hermes/state.db");
+    let c = dbstores::create(&hdb, Journal::Delete, dbstores::HERMES_V30);
+    dbstores::hermes_session(&c, "20260101_000000_trunc001", None, "cli", None, None);
+    for i in 0..200 {
+        dbstores::hermes_message(
+            &c,
+            "20260101_000000_trunc001",
+            "user",
+            &format!("truncated row {i} {}", "x".repeat(500)),
+            &[],
+        );
+    }
+    drop(c);
+    let bytes = std::fs::read(&hdb).unwrap();
+    std::fs::write(&hdb, &bytes[..bytes.len() / 3]).unwrap();
+    let fdb = p.join(".hermes/profiles/future/state.db");
+    let c = dbstores::create(&fdb, Journal::Delete, dbstores::HERMES_V30);
+    c.execute_batch(
+        "ALTER TABLE sessions ADD COLUMN warp_factor REAL;
+         ALTER TABLE messages ADD COLUMN hologram BLOB;
+         CREATE TABLE tachyons (x);
+         INSERT INTO schema_version VALUES (99);",
+    )
+    .unwrap();
+    dbstores::hermes_session(&c, "20990101_000000_future01", None, "cli", None, None);
+    dbstores::hermes_message(
+        &c,
+        "20990101_000000_future01",
+        "user",
+        "hermes future text survives",
+        &[],
+    );
+    dbstores::hermes_message(
+        &c,
+        "20990101_000000_future01",
+        "oracle",
+        "an unknown role",
+        &[],
+    );
+    drop(c);
+
+    let m = Mount::new(&h, &[]);
+    let out = m.sh("ls opencode hermes && grep -rl 'future text survives' opencode hermes");
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    let found = stdout(&out);
+    assert!(
+        found.contains("opencode/ses_future0000000000000001/"),
+        "{found}"
+    );
+    assert!(
+        found.contains("hermes/20990101_000000_future01/"),
+        "{found}"
+    );
+    let w = meta(&m, "opencode/ses_future0000000000000001")["warnings"].to_string();
+    assert!(w.contains("hologram"), "{w}");
+    let w = meta(&m, "hermes/20990101_000000_future01")["warnings"].to_string();
+    assert!(w.contains("oracle"), "{w}");
+    // Whatever the truncated database still lists renders, with a warning or not at all.
+    let out = m.sh("cat hermes/*/transcript.md > /dev/null && grep -r -c . . > /dev/null; echo $?");
+    assert!(matches!(stdout(&out).trim(), "0" | "1"), "{}", stderr(&out));
+    drop(m);
+    let doctor = h.sessfs(&["doctor"]);
+    let text = stdout(&doctor);
+    assert!(text.contains("not a SQLite database"), "{text}");
+    assert!(
+        text.lines()
+            .any(|l| l.contains("problem") && l.contains(".hermes/state.db")),
+        "{text}"
+    );
+}
