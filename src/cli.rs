@@ -573,6 +573,21 @@ fn doctor(args: &StoreArgs) -> Result<()> {
         fm.map(|p| p.display().to_string())
             .unwrap_or_else(|| "missing: apt-get install fuse3".into())
     );
+    // What a mount of these stores would use to notice changes.
+    let roots: Vec<PathBuf> = opened
+        .iter()
+        .flat_map(|s| s.roots().iter().map(|r| r.path.clone()))
+        .collect();
+    println!(
+        "  changes         {}",
+        match crate::watch::Watcher::new(&roots) {
+            Ok(w) => format!("inotify on {} directories", w.watched.len()),
+            Err(e) => format!(
+                "polling every {:?} (cannot watch: {e}; raise fs.inotify.max_user_watches)",
+                crate::tree::POLL
+            ),
+        }
+    );
     let mounts = crate::mount::live_mounts();
     if mounts.is_empty() {
         println!("Mounts: none");

@@ -12,13 +12,14 @@
 //! - `FUSE_AUTO_INVAL_DATA`, so a changed mtime or size in a refreshed attribute (at most
 //!   [`TTL`] old) drops the stale pages and cached listings;
 //! - `FUSE_DO_READDIRPLUS`, so a directory walk learns every child's attributes in one reply;
-//! - pushed invalidation: a watcher thread asks the tree what changed every [`POLL`] and
+//! - pushed invalidation: a watcher thread sleeps on inotify ([`crate::watch`]), asks the tree
+//!   what a batch of store changes means ([`Fs::changes_for`]) and
 //!   tells the kernel to forget those inodes and names, so attributes and names can be
 //!   trusted for [`KERNEL_TTL`] and a warm walk of a large tree makes no requests;
 //! - negative lookups are cached for [`TTL`] (ripgrep probes `.gitignore` & co. everywhere);
 //! - a panic inside a request becomes EIO and a log line; the mount lives on.
 
-use crate::tree::{Attr, Fs, FsError, Kind, KERNEL_TTL, POLL, TTL};
+use crate::tree::{panic_message, Attr, Fs, FsError, Kind, KERNEL_TTL, POLL, TTL};
 use fuser::{
     Errno, FileAttr, FileHandle, FileType, Filesystem, Generation, INodeNo, InitFlags,
     KernelConfig, LockOwner, OpenFlags, ReplyAttr, ReplyData, ReplyDirectory, ReplyDirectoryPlus,
@@ -28,7 +29,12 @@ use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex};
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
+
+/// How often the watcher also looks at every session, as a safety net for changes inotify
+/// cannot report (network filesystems, a store replaced by a symlink). Slow enough to cost
+/// nothing measurable on an idle mount.
+const SAFETY_POLL: Duration = Duration::from_secs(30);
 
 /// The single mapping from internal errors to errno values.
 pub fn errno(e: &FsError) -> Errno {
@@ -644,18 +650,7 @@ pub fn serve(
         std::thread::Builder::new()
             .name("sessfs-watch".into())
             .spawn(move || {
-                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                    std::thread::sleep(POLL);
-                    let changes = match catch_unwind(AssertUnwindSafe(|| fs.poll_changes())) {
-                        Ok(c) => c,
-                        Err(p) => {
-                            log::error!(
-                                "panic in the change watcher: {}",
-                                crate::tree::panic_message(&p)
-                            );
-                            continue;
-                        }
-                    };
+                let push = |changes: crate::tree::Invalidations| {
                     // Sent from this thread only, holding no lock a request handler needs.
                     for ino in changes.inodes {
                         if let Err(e) = notifier.inval_inode(INodeNo(ino), 0, 0) {
@@ -665,6 +660,40 @@ pub fn serve(
                     for (parent, name) in changes.entries {
                         if let Err(e) = notifier.inval_entry(INodeNo(parent), OsStr::new(&name)) {
                             log::debug!("inval_entry {parent}/{name}: {e}");
+                        }
+                    }
+                };
+                let guarded = |what: &str, f: &dyn Fn() -> crate::tree::Invalidations| {
+                    catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|p| {
+                        log::error!(
+                            "panic in the change watcher ({what}): {}",
+                            panic_message(&p)
+                        );
+                        crate::tree::Invalidations::default()
+                    })
+                };
+                let watch = crate::watch::Watcher::new(&fs.watch_roots());
+                match &watch {
+                    Ok(w) => log::info!("watching {} directories for changes", w.watched.len()),
+                    Err(e) => log::warn!("cannot watch the stores ({e}); polling every {POLL:?}"),
+                }
+                let mut last_full = std::time::Instant::now();
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    match &watch {
+                        Ok(w) => {
+                            // Wakes on a change, else every POLL to look at `stop`.
+                            let batch = w.next_batch(POLL);
+                            if batch.rescan || last_full.elapsed() >= SAFETY_POLL {
+                                // Lost events, or the slow safety net: look at everything.
+                                last_full = std::time::Instant::now();
+                                push(guarded("poll", &|| fs.poll_changes()));
+                            } else if !batch.paths.is_empty() {
+                                push(guarded("changes", &|| fs.changes_for(&batch.paths)));
+                            }
+                        }
+                        Err(_) => {
+                            std::thread::sleep(POLL);
+                            push(guarded("poll", &|| fs.poll_changes()));
                         }
                     }
                 }

@@ -18,3 +18,4 @@ pub mod pricing;
 pub mod render;
 pub mod stores;
 pub mod tree;
+pub mod watch;

@@ -748,19 +748,75 @@ impl Fs {
     /// sessions that appeared or went. Only sessions the kernel has seen are checked; the
     /// others are checked when it first asks for them. Call it from one watcher thread,
     /// never from a request handler, and send the result without holding any lock.
+    ///
+    /// This looks at everything; the mount uses it only as a fallback when it cannot watch
+    /// the stores, and as a slow safety net (see [`Fs::changes_for`]).
     pub fn poll_changes(&self) -> Invalidations {
         let agents: Vec<Agent> = self.state().agents.keys().copied().collect();
         for &agent in &agents {
             self.refresh_agent(agent, false);
         }
         let known: Vec<SessionKey> = self.state().session_inos.keys().cloned().collect();
-        for key in &known {
+        self.announce(&agents, &known)
+    }
+
+    /// What the kernel must forget after the store files at `changed` changed: only the
+    /// agents whose roots hold a changed path are re-listed, and only the sessions the
+    /// kernel has seen whose sources a change touches ([`crate::watch::touches`]) are
+    /// checked. An idle store costs nothing.
+    pub fn changes_for(&self, changed: &[PathBuf]) -> Invalidations {
+        let affected: Vec<Agent> = {
+            let st = self.state();
+            st.agents
+                .iter()
+                .filter(|(_, a)| {
+                    self.stores[a.store].roots().iter().any(|r| {
+                        let base = if r.path.is_dir() {
+                            r.path.as_path()
+                        } else {
+                            r.path.parent().unwrap_or(&r.path)
+                        };
+                        changed.iter().any(|c| c.starts_with(base))
+                    })
+                })
+                .map(|(agent, _)| *agent)
+                .collect()
+        };
+        for &agent in &affected {
+            self.refresh_agent(agent, true);
+        }
+        let known: Vec<SessionKey> =
+            {
+                let st = self.state();
+                st.session_inos
+                    .keys()
+                    .filter(|k| affected.contains(&k.agent))
+                    .filter(|k| {
+                        st.agents
+                            .get(&k.agent)
+                            .and_then(|a| a.sessions.get(&k.name))
+                            .is_some_and(|s| {
+                                s.listed.sources.iter().chain(s.extra.iter()).any(|src| {
+                                    changed.iter().any(|c| crate::watch::touches(src, c))
+                                })
+                            })
+                    })
+                    .cloned()
+                    .collect()
+            };
+        self.announce(&affected, &known)
+    }
+
+    /// Re-check `known` sessions now and collect what moved, plus the names that appeared
+    /// or went in `agents` since the last call.
+    fn announce(&self, agents: &[Agent], known: &[SessionKey]) -> Invalidations {
+        for key in known {
             let _ = self.check_session_now(key, true);
         }
         let mut out = Invalidations::default();
         let mut st = self.state();
         let st = &mut *st;
-        for key in &known {
+        for key in known {
             let Some(slot) = st
                 .agents
                 .get_mut(&key.agent)
@@ -774,7 +830,7 @@ impl Fs {
                     .extend(st.session_inos.get(key).into_iter().flatten().copied());
             }
         }
-        for agent in agents {
+        for &agent in agents {
             let Some(a) = st.agents.get_mut(&agent) else {
                 continue;
             };
@@ -790,6 +846,14 @@ impl Fs {
         out.inodes.sort_unstable();
         out.inodes.dedup();
         out
+    }
+
+    /// Every store root, for the change watcher.
+    pub fn watch_roots(&self) -> Vec<PathBuf> {
+        self.stores
+            .iter()
+            .flat_map(|s| s.roots().iter().map(|r| r.path.clone()))
+            .collect()
     }
 
     /// Re-list an agent's store if the listing is older than [`TTL`] (or `force`).

@@ -1,0 +1,164 @@
+//! Change detection for the mount: inotify on the store roots, so an idle mount sleeps.
+//!
+//! Polling every session the kernel has seen costs a `stat` per session twice a second,
+//! whatever happens: at 10,000 sessions that is a noticeable share of a core on a machine
+//! doing nothing. Instead the mount watches every store root (recursively for directory
+//! roots, the parent directory for database files, so `-wal` and `-journal` writes are
+//! seen) and wakes only when the kernel reports a change. Events arrive in bursts while an
+//! agent writes, so a batch is collected for [`SETTLE`] after the first event and handed
+//! over as one list of paths.
+//!
+//! When watches cannot be set up (the user's inotify watch limit is reached, or a root is
+//! on a filesystem without inotify), [`Watcher::new`] fails and the mount falls back to
+//! polling; `sessfs doctor` says which one a machine gets. inotify can also drop events
+//! when its queue overflows; such a batch is marked `rescan` and the caller looks at
+//! everything.
+
+use notify::{EventKind, RecursiveMode, Watcher as _};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+/// How long a burst of events is collected before it is handed over. Well inside the
+/// one-second freshness promise.
+pub const SETTLE: Duration = Duration::from_millis(50);
+
+/// Paths that changed, or `rescan` when events were lost.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Batch {
+    pub paths: Vec<PathBuf>,
+    pub rescan: bool,
+}
+
+pub struct Watcher {
+    // Held for its watches; dropping it stops them.
+    _inner: notify::RecommendedWatcher,
+    rx: Receiver<notify::Result<notify::Event>>,
+    /// Directories watched (for `doctor` and the log).
+    pub watched: Vec<PathBuf>,
+}
+
+impl Watcher {
+    /// Watch `roots`: directories recursively, files through their parent directory.
+    /// Roots that do not exist are skipped. Fails when a watch cannot be added.
+    pub fn new(roots: &[PathBuf]) -> notify::Result<Watcher> {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let mut inner = notify::recommended_watcher(tx)?;
+        let mut watched: Vec<PathBuf> = Vec::new();
+        for root in roots {
+            let (dir, mode) = if root.is_dir() {
+                (root.clone(), RecursiveMode::Recursive)
+            } else {
+                match root.parent() {
+                    Some(p) if root.exists() => (p.to_path_buf(), RecursiveMode::NonRecursive),
+                    _ => continue,
+                }
+            };
+            if watched.iter().any(|w| dir.starts_with(w)) {
+                continue;
+            }
+            inner.watch(&dir, mode)?;
+            watched.push(dir);
+        }
+        Ok(Watcher {
+            _inner: inner,
+            rx,
+            watched,
+        })
+    }
+
+    /// The next batch of changes: waits up to `wait` for a first event (an empty batch when
+    /// none came), then collects the rest of the burst for [`SETTLE`].
+    pub fn next_batch(&self, wait: Duration) -> Batch {
+        let mut batch = Batch::default();
+        match self.rx.recv_timeout(wait) {
+            Ok(ev) => add(&mut batch, ev),
+            Err(RecvTimeoutError::Timeout) => return batch,
+            Err(RecvTimeoutError::Disconnected) => {
+                batch.rescan = true;
+                return batch;
+            }
+        }
+        let until = Instant::now() + SETTLE;
+        while let Some(left) = until.checked_duration_since(Instant::now()) {
+            match self.rx.recv_timeout(left) {
+                Ok(ev) => add(&mut batch, ev),
+                Err(_) => break,
+            }
+        }
+        batch.paths.sort();
+        batch.paths.dedup();
+        batch
+    }
+}
+
+fn add(batch: &mut Batch, ev: notify::Result<notify::Event>) {
+    match ev {
+        Ok(ev) => {
+            if ev.need_rescan() {
+                batch.rescan = true;
+            }
+            // Reads and opens change nothing; the rest (create, write, remove, rename,
+            // metadata) may change what a session renders to.
+            if !matches!(ev.kind, EventKind::Access(_)) {
+                batch.paths.extend(ev.paths);
+            }
+        }
+        Err(e) => {
+            log::warn!("change watcher: {e}");
+            batch.rescan = true;
+        }
+    }
+}
+
+/// Whether a change at `changed` can affect a session with this `source` file or
+/// directory: the source itself, anything inside it, or anything inside the directory
+/// named like it without its extension (a pi or Claude session's `<id>/` beside
+/// `<id>.jsonl`, holding subagents and spilled outputs).
+pub fn touches(source: &Path, changed: &Path) -> bool {
+    changed.starts_with(source)
+        || (source.extension().is_some() && changed.starts_with(source.with_extension("")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_change_touches_its_file_and_the_sessions_side_directory() {
+        let s = Path::new("/p/abc.jsonl");
+        assert!(touches(s, Path::new("/p/abc.jsonl")));
+        assert!(touches(s, Path::new("/p/abc/subagents/agent-1.jsonl")));
+        assert!(!touches(s, Path::new("/p/abd.jsonl")));
+        assert!(!touches(s, Path::new("/p/abcd/x")));
+        assert!(touches(
+            Path::new("/t/thread"),
+            Path::new("/t/thread/messages.jsonl")
+        ));
+    }
+
+    #[test]
+    fn writes_under_a_watched_root_arrive_as_one_batch() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let sub = dir.path().join("proj");
+        std::fs::create_dir(&sub).expect("mkdir");
+        let db = dir.path().join("other/state.db");
+        std::fs::create_dir(db.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&db, b"x").expect("db");
+        let w = Watcher::new(&[dir.path().join("proj"), db.clone()]).expect("watcher");
+        assert!(w.next_batch(Duration::from_millis(50)).paths.is_empty());
+        let f = sub.join("s.jsonl");
+        std::fs::write(&f, b"{}\n").expect("write");
+        std::fs::write(db.with_extension("db-wal"), b"w").expect("wal");
+        let mut seen = Vec::new();
+        // Events can take a moment; this waits for them, it does not time them.
+        let start = Instant::now();
+        while !(seen.contains(&f) && seen.contains(&db.with_extension("db-wal")))
+            && start.elapsed() < Duration::from_secs(10)
+        {
+            seen.extend(w.next_batch(Duration::from_millis(200)).paths);
+        }
+        assert!(seen.contains(&f), "{seen:?}");
+        assert!(seen.contains(&db.with_extension("db-wal")), "{seen:?}");
+    }
+}
