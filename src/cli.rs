@@ -248,7 +248,7 @@ pub fn open_fs(args: &StoreArgs, cache_mb: usize, announce: bool) -> Result<Arc<
             cache_bytes: cache_mb << 20,
         },
     ));
-    fs.start_prefetch(2);
+    fs.start_prefetch(crate::tree::cores());
     Ok(fs)
 }
 
@@ -580,7 +580,7 @@ fn doctor(args: &StoreArgs) -> Result<()> {
         .collect();
     println!(
         "  changes         {}",
-        match crate::watch::Watcher::new(&roots) {
+        match crate::watch::Watcher::new(&roots, std::sync::mpsc::channel().0) {
             Ok(w) => format!("inotify on {} directories", w.watched.len()),
             Err(e) => format!(
                 "polling every {:?} (cannot watch: {e}; raise fs.inotify.max_user_watches)",

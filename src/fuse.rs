@@ -20,6 +20,7 @@
 //! - a panic inside a request becomes EIO and a log line; the mount lives on.
 
 use crate::tree::{panic_message, Attr, Fs, FsError, Kind, KERNEL_TTL, POLL, TTL};
+use crate::watch::Wake;
 use fuser::{
     Errno, FileAttr, FileHandle, FileType, Filesystem, Generation, INodeNo, InitFlags,
     KernelConfig, LockOwner, OpenFlags, ReplyAttr, ReplyData, ReplyDirectory, ReplyDirectoryPlus,
@@ -28,6 +29,7 @@ use fuser::{
 use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
@@ -35,6 +37,10 @@ use std::time::{Duration, SystemTime};
 /// cannot report (network filesystems, a store replaced by a symlink). Slow enough to cost
 /// nothing measurable on an idle mount.
 const SAFETY_POLL: Duration = Duration::from_secs(30);
+
+/// Files up to this size are pushed into the page cache when their directory is listed;
+/// larger ones are read on demand (a walk that stops early should not cost their copy).
+const PUSH_MAX: u64 = 1 << 20;
 
 /// The single mapping from internal errors to errno values.
 pub fn errno(e: &FsError) -> Errno {
@@ -69,10 +75,12 @@ pub struct SessFs {
     /// Directory listings taken when a listing starts (offset 0), so later offsets of the
     /// same pass index the same entries.
     dirs: Mutex<HashMap<u64, DirSnapshot>>,
+    /// Tells the watcher thread which directories were just listed (page pushes).
+    listed: Option<Sender<Wake>>,
 }
 
 impl SessFs {
-    pub fn new(fs: Arc<Fs>) -> SessFs {
+    pub fn new(fs: Arc<Fs>, listed: Option<Sender<Wake>>) -> SessFs {
         // SAFETY: getuid/getgid cannot fail and touch no memory.
         let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
         SessFs {
@@ -80,6 +88,7 @@ impl SessFs {
             uid,
             gid,
             dirs: Mutex::new(HashMap::new()),
+            listed,
         }
     }
 
@@ -171,10 +180,20 @@ fn name_str(name: &OsStr) -> Result<&str, FsError> {
 
 impl Filesystem for SessFs {
     fn init(&mut self, _req: &Request, config: &mut KernelConfig) -> std::io::Result<()> {
-        let wanted = InitFlags::FUSE_DO_READDIRPLUS | InitFlags::FUSE_AUTO_INVAL_DATA;
+        // Parallel lookups and listings in one directory (a walk of one agent directory
+        // with thousands of sessions), and symlink targets kept in the page cache.
+        let wanted = InitFlags::FUSE_DO_READDIRPLUS
+            | InitFlags::FUSE_AUTO_INVAL_DATA
+            | InitFlags::FUSE_PARALLEL_DIROPS
+            | InitFlags::FUSE_CACHE_SYMLINKS;
         if let Err(missing) = config.add_capabilities(wanted) {
             log::warn!("kernel lacks FUSE capabilities {missing:?}; continuing without");
             let _ = config.add_capabilities(wanted & !missing);
+        }
+        // Larger READs: max_pages follows the larger of max_write and max_readahead.
+        let _ = config.set_max_write(1 << 20);
+        if let Err(max) = config.set_max_readahead(1 << 20) {
+            let _ = config.set_max_readahead(max);
         }
         Ok(())
     }
@@ -228,8 +247,9 @@ impl Filesystem for SessFs {
         _lock_owner: Option<LockOwner>,
         reply: ReplyData,
     ) {
-        match guarded("read", || self.fs.read_ino(ino.0, offset, size)) {
-            Ok(d) => reply.data(&d),
+        // The reply is a slice of the cached file: no copy per READ.
+        match guarded("read", || self.fs.contents(ino.0)) {
+            Ok(bytes) => reply.data(crate::tree::slice(&bytes, offset, size)),
             Err(e) => reply.error(errno(&e)),
         }
     }
@@ -277,7 +297,15 @@ impl Filesystem for SessFs {
                 )
             })
         }) {
-            Ok(()) => reply.ok(),
+            Ok(()) => {
+                reply.ok();
+                // The kernel now knows the children's inodes: their pages can be pushed.
+                if offset == 0 {
+                    if let Some(tx) = &self.listed {
+                        let _ = tx.send(Wake::Listed(ino.0));
+                    }
+                }
+            }
             Err(e) => reply.error(errno(&e)),
         }
     }
@@ -633,7 +661,7 @@ pub fn serve(
     if allow_other {
         cfg.acl = SessionACL::All;
     }
-    cfg.n_threads = Some(4);
+    cfg.n_threads = Some((crate::tree::cores() * 2).max(4));
     // Each worker gets its own /dev/fuse fd when the device can be opened directly.
     cfg.clone_fd = std::fs::OpenOptions::new()
         .read(true)
@@ -641,7 +669,9 @@ pub fn serve(
         .open("/dev/fuse")
         .is_ok();
 
-    let mut session = fuser::Session::new(SessFs::new(fs.clone()), dir, &cfg)?;
+    let (wake_tx, wake_rx) = std::sync::mpsc::channel();
+    let mut session =
+        fuser::Session::new(SessFs::new(fs.clone(), Some(wake_tx.clone())), dir, &cfg)?;
     let mut unmounter = session.unmount_callable();
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let watcher = {
@@ -672,28 +702,32 @@ pub fn serve(
                         crate::tree::Invalidations::default()
                     })
                 };
-                let watch = crate::watch::Watcher::new(&fs.watch_roots());
+                let watch = crate::watch::Watcher::new(&fs.watch_roots(), wake_tx);
                 match &watch {
                     Ok(w) => log::info!("watching {} directories for changes", w.watched.len()),
                     Err(e) => log::warn!("cannot watch the stores ({e}); polling every {POLL:?}"),
                 }
                 let mut last_full = std::time::Instant::now();
                 while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                    match &watch {
-                        Ok(w) => {
-                            // Wakes on a change, else every POLL to look at `stop`.
-                            let batch = w.next_batch(POLL);
-                            if batch.rescan || last_full.elapsed() >= SAFETY_POLL {
-                                // Lost events, or the slow safety net: look at everything.
-                                last_full = std::time::Instant::now();
-                                push(guarded("poll", &|| fs.poll_changes()));
-                            } else if !batch.paths.is_empty() {
-                                push(guarded("changes", &|| fs.changes_for(&batch.paths)));
+                    // Wakes on a change or a listing, else every POLL to look at `stop`.
+                    let batch = crate::watch::next_batch(&wake_rx, POLL);
+                    let full_every = if watch.is_ok() { SAFETY_POLL } else { POLL };
+                    if batch.rescan || last_full.elapsed() >= full_every {
+                        // Lost events, no watches, or the slow safety net: look at everything.
+                        last_full = std::time::Instant::now();
+                        push(guarded("poll", &|| fs.poll_changes()));
+                    } else if !batch.paths.is_empty() {
+                        push(guarded("changes", &|| fs.changes_for(&batch.paths)));
+                    }
+                    // After the invalidations, from this same thread: a page pushed here is
+                    // of the version current now, and any later change is invalidated after.
+                    for dir in batch.listed {
+                        let files = catch_unwind(AssertUnwindSafe(|| fs.pushable(dir, PUSH_MAX)))
+                            .unwrap_or_default();
+                        for (ino, bytes) in files {
+                            if let Err(e) = notifier.store(INodeNo(ino), 0, &bytes) {
+                                log::debug!("store {ino}: {e}");
                             }
-                        }
-                        Err(_) => {
-                            std::thread::sleep(POLL);
-                            push(guarded("poll", &|| fs.poll_changes()));
                         }
                     }
                 }

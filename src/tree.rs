@@ -394,10 +394,45 @@ impl Fs {
     /// adapter runs in no-open mode); each call returns bytes of one rendered version.
     pub fn read_ino(&self, ino: u64, offset: u64, size: u32) -> Result<Vec<u8>> {
         let bytes = self.contents(ino)?;
-        let len = bytes.len() as u64;
-        let start = offset.min(len) as usize;
-        let end = offset.saturating_add(size as u64).min(len) as usize;
-        Ok(bytes[start..end].to_vec())
+        Ok(slice(&bytes, offset, size).to_vec())
+    }
+
+    /// The cached files directly inside a session directory (or a directory inside one) at
+    /// the session's current version, with their inode numbers: what the mount pushes into
+    /// the kernel's page cache right after the directory was listed, so a walk's reads of
+    /// them need no request. Never renders and never allocates an inode; files larger than
+    /// `max_file` are left to ordinary reads.
+    pub fn pushable(&self, dir: u64, max_file: u64) -> Vec<(u64, Bytes)> {
+        let Ok(kind) = self.kind_of(dir) else {
+            return Vec::new();
+        };
+        let (key, prefix) = match kind {
+            NodeKind::Session(k) => (k, String::new()),
+            NodeKind::Inner(k, d) => (k, d),
+            _ => return Vec::new(),
+        };
+        let Ok((version, _)) = self.check_session(&key) else {
+            return Vec::new();
+        };
+        let Some(shape) = self.cache.shape(&key, version) else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for (name, kind, size) in shape.children(&prefix) {
+            if kind != EntryKind::File || size == 0 || size > max_file {
+                continue;
+            }
+            let ino = self.state().by_name.get(&(dir, name.to_string())).copied();
+            let path = if prefix.is_empty() {
+                name.to_string()
+            } else {
+                format!("{prefix}/{name}")
+            };
+            if let (Some(ino), Some(bytes)) = (ino, self.cache.file(&key, version, &path)) {
+                out.push((ino, bytes));
+            }
+        }
+        out
     }
 
     /// A whole file by path relative to the root (for the command line and tests).
@@ -1148,6 +1183,19 @@ pub fn panic_message(p: &Box<dyn std::any::Any + Send>) -> String {
     } else {
         "panic".to_string()
     }
+}
+
+/// The machine's cores (at least 1): render-ahead threads and FUSE workers scale with it.
+pub fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// `size` bytes of `bytes` from `offset`, cut at the end (a READ reply).
+pub fn slice(bytes: &[u8], offset: u64, size: u32) -> &[u8] {
+    let len = bytes.len() as u64;
+    let start = offset.min(len) as usize;
+    let end = offset.saturating_add(size as u64).min(len) as usize;
+    &bytes[start..end]
 }
 
 #[cfg(test)]

@@ -8,6 +8,11 @@
 //! agent writes, so a batch is collected for [`SETTLE`] after the first event and handed
 //! over as one list of paths.
 //!
+//! The same channel carries the FUSE adapter's notes that a session directory was just
+//! listed, so the one thread that tells the kernel what to forget is also the one that
+//! pushes freshly rendered pages into it: a push can then never land after the
+//! invalidation of a newer version.
+//!
 //! When watches cannot be set up (the user's inotify watch limit is reached, or a root is
 //! on a filesystem without inotify), [`Watcher::new`] fails and the mount falls back to
 //! polling; `sessfs doctor` says which one a machine gets. inotify can also drop events
@@ -16,34 +21,45 @@
 
 use notify::{EventKind, RecursiveMode, Watcher as _};
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
+
+/// What wakes the change watcher.
+#[derive(Debug)]
+pub enum Wake {
+    /// A store file changed (from inotify).
+    Store(notify::Result<notify::Event>),
+    /// The kernel just listed this directory inode: its files may be pushed.
+    Listed(u64),
+}
 
 /// How long a burst of events is collected before it is handed over. Well inside the
 /// one-second freshness promise.
 pub const SETTLE: Duration = Duration::from_millis(50);
 
-/// Paths that changed, or `rescan` when events were lost.
+/// Paths that changed (or `rescan` when events were lost), and directories just listed.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Batch {
     pub paths: Vec<PathBuf>,
     pub rescan: bool,
+    pub listed: Vec<u64>,
 }
 
 pub struct Watcher {
     // Held for its watches; dropping it stops them.
     _inner: notify::RecommendedWatcher,
-    rx: Receiver<notify::Result<notify::Event>>,
     /// Directories watched (for `doctor` and the log).
     pub watched: Vec<PathBuf>,
 }
 
 impl Watcher {
     /// Watch `roots`: directories recursively, files through their parent directory.
-    /// Roots that do not exist are skipped. Fails when a watch cannot be added.
-    pub fn new(roots: &[PathBuf]) -> notify::Result<Watcher> {
-        let (tx, rx) = std::sync::mpsc::channel();
-        let mut inner = notify::recommended_watcher(tx)?;
+    /// Roots that do not exist are skipped. Fails when a watch cannot be added. Events go
+    /// to `tx`.
+    pub fn new(roots: &[PathBuf], tx: Sender<Wake>) -> notify::Result<Watcher> {
+        let mut inner = notify::recommended_watcher(move |ev| {
+            let _ = tx.send(Wake::Store(ev));
+        })?;
         let mut watched: Vec<PathBuf> = Vec::new();
         for root in roots {
             let (dir, mode) = if root.is_dir() {
@@ -62,37 +78,45 @@ impl Watcher {
         }
         Ok(Watcher {
             _inner: inner,
-            rx,
             watched,
         })
     }
-
-    /// The next batch of changes: waits up to `wait` for a first event (an empty batch when
-    /// none came), then collects the rest of the burst for [`SETTLE`].
-    pub fn next_batch(&self, wait: Duration) -> Batch {
-        let mut batch = Batch::default();
-        match self.rx.recv_timeout(wait) {
-            Ok(ev) => add(&mut batch, ev),
-            Err(RecvTimeoutError::Timeout) => return batch,
-            Err(RecvTimeoutError::Disconnected) => {
-                batch.rescan = true;
-                return batch;
-            }
-        }
-        let until = Instant::now() + SETTLE;
-        while let Some(left) = until.checked_duration_since(Instant::now()) {
-            match self.rx.recv_timeout(left) {
-                Ok(ev) => add(&mut batch, ev),
-                Err(_) => break,
-            }
-        }
-        batch.paths.sort();
-        batch.paths.dedup();
-        batch
-    }
 }
 
-fn add(batch: &mut Batch, ev: notify::Result<notify::Event>) {
+/// The next batch: waits up to `wait` for a first message (an empty batch when none
+/// came), then collects the rest of the burst for [`SETTLE`].
+pub fn next_batch(rx: &Receiver<Wake>, wait: Duration) -> Batch {
+    let mut batch = Batch::default();
+    match rx.recv_timeout(wait) {
+        Ok(w) => add(&mut batch, w),
+        Err(RecvTimeoutError::Timeout) => return batch,
+        Err(RecvTimeoutError::Disconnected) => {
+            std::thread::sleep(wait);
+            return batch;
+        }
+    }
+    let until = Instant::now() + SETTLE;
+    while let Some(left) = until.checked_duration_since(Instant::now()) {
+        match rx.recv_timeout(left) {
+            Ok(w) => add(&mut batch, w),
+            Err(_) => break,
+        }
+    }
+    batch.paths.sort();
+    batch.paths.dedup();
+    batch.listed.sort_unstable();
+    batch.listed.dedup();
+    batch
+}
+
+fn add(batch: &mut Batch, w: Wake) {
+    let ev = match w {
+        Wake::Listed(ino) => {
+            batch.listed.push(ino);
+            return;
+        }
+        Wake::Store(ev) => ev,
+    };
     match ev {
         Ok(ev) => {
             if ev.need_rescan() {
@@ -145,8 +169,11 @@ mod tests {
         let db = dir.path().join("other/state.db");
         std::fs::create_dir(db.parent().expect("parent")).expect("mkdir");
         std::fs::write(&db, b"x").expect("db");
-        let w = Watcher::new(&[dir.path().join("proj"), db.clone()]).expect("watcher");
-        assert!(w.next_batch(Duration::from_millis(50)).paths.is_empty());
+        let (tx, rx) = std::sync::mpsc::channel();
+        let _w = Watcher::new(&[dir.path().join("proj"), db.clone()], tx.clone()).expect("watcher");
+        assert!(next_batch(&rx, Duration::from_millis(50)).paths.is_empty());
+        tx.send(Wake::Listed(7)).expect("send");
+        assert_eq!(next_batch(&rx, Duration::from_millis(50)).listed, [7]);
         let f = sub.join("s.jsonl");
         std::fs::write(&f, b"{}\n").expect("write");
         std::fs::write(db.with_extension("db-wal"), b"w").expect("wal");
@@ -156,7 +183,7 @@ mod tests {
         while !(seen.contains(&f) && seen.contains(&db.with_extension("db-wal")))
             && start.elapsed() < Duration::from_secs(10)
         {
-            seen.extend(w.next_batch(Duration::from_millis(200)).paths);
+            seen.extend(next_batch(&rx, Duration::from_millis(200)).paths);
         }
         assert!(seen.contains(&f), "{seen:?}");
         assert!(seen.contains(&db.with_extension("db-wal")), "{seen:?}");
