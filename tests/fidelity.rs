@@ -6,12 +6,11 @@
 
 mod common;
 
-use common::{real_fixtures, stderr, stdout, Home};
+use common::{real_fixtures, stderr, stdout, Foreground, Home};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
 /// Lines longer than this may be cut by a preview; the tests skip them.
 const MAX_LINE: usize = 400;
@@ -255,84 +254,12 @@ fn every_real_record_line_is_greppable_in_its_session_and_transcripts_hold_no_es
     }
 }
 
-/// A `--foreground` mount whose stderr (the log) goes to a file.
-struct Foreground {
-    dir: tempfile::TempDir,
-    _logdir: tempfile::TempDir,
-    log: PathBuf,
-    child: std::process::Child,
-}
-
-impl Foreground {
-    fn new(home: &Home) -> Foreground {
-        common::require_fuse();
-        let dir = tempfile::Builder::new()
-            .prefix("sessfs-mnt")
-            .tempdir()
-            .expect("temp dir");
-        let logdir = tempfile::tempdir().expect("temp dir");
-        let log = logdir.path().join("sessfs.log");
-        let logf = std::fs::File::create(&log).expect("log file");
-        let mp = dir.path().to_str().expect("utf-8 path").to_string();
-        let mut child = home
-            .command(&["mount", &mp, "--foreground"])
-            .env("SESSFS_QUIET_READY", "1")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(logf)
-            .spawn()
-            .expect("spawn sessfs");
-        let start = Instant::now();
-        while !std::fs::read_to_string("/proc/self/mountinfo")
-            .map(|m| m.contains(&format!(" {mp} ")))
-            .unwrap_or(false)
-        {
-            if let Ok(Some(st)) = child.try_wait() {
-                panic!(
-                    "sessfs exited ({st}): {}",
-                    std::fs::read_to_string(&log).unwrap_or_default()
-                );
-            }
-            assert!(start.elapsed() < Duration::from_secs(60), "no mount");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        Foreground {
-            dir,
-            _logdir: logdir,
-            log,
-            child,
-        }
-    }
-
-    fn log(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
-    }
-}
-
-impl Drop for Foreground {
-    fn drop(&mut self) {
-        let _ = Command::new(common::bin())
-            .arg("umount")
-            .arg(self.dir.path())
-            .output();
-        let start = Instant::now();
-        while start.elapsed() < Duration::from_secs(10) {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 /// One Python walk used to write thousands of `[Not Implemented] ioctl/flush/lseek` lines.
 #[test]
 fn grep_and_a_python_walk_leave_the_log_quiet() {
     let home = Home::spine();
-    let m = Foreground::new(&home);
-    let before = m.log().lines().count();
+    let m = Foreground::with_log(&home, "warn");
+    let before = m.log_text().lines().count();
     let grep = Command::new("grep")
         .args(["-r", "-c", "--", "zzz-no-such-text"])
         .arg(m.dir.path())
@@ -366,7 +293,7 @@ print(n)
     assert!(py.status.success(), "python: {}", stderr(&py));
     let files: usize = stdout(&py).trim().parse().expect("a count");
     assert!(files > 100, "walked only {files} files");
-    let log = m.log();
+    let log = m.log_text();
     let added: Vec<&str> = log.lines().skip(before).collect();
     assert!(
         added.len() <= 3,
@@ -442,4 +369,59 @@ fn doctor_prints_the_log_of_each_live_mount() {
         .unwrap_or_else(|| panic!("no log path: {line}"))
         .trim();
     assert!(Path::new(log).is_file(), "{log}");
+}
+
+/// The stores added after the fidelity rules (Codex, Gemini CLI, Copilot CLI) follow them too:
+/// their real fixtures render with no terminal escape in any transcript or tool file.
+#[test]
+fn codex_gemini_and_copilot_transcripts_hold_no_escapes() {
+    let (home, _) = Home::gemcop();
+    common::codex::write_store(home.path());
+    // The fixtures hold no escapes; this hand-made rollout has a test runner's colours.
+    let day = home.path().join(".codex/sessions/2026/01/02");
+    std::fs::create_dir_all(&day).expect("codex day dir");
+    let rollout = [
+        r#"{"timestamp":"2026-01-02T00:00:00.000Z","type":"session_meta","payload":{"id":"0f0f0f0f-0000-7000-8000-0000000000e5","timestamp":"2026-01-02T00:00:00.000Z","cwd":"/w","originator":"codex_cli_rs","cli_version":"0.50.0"}}"#,
+        r#"{"timestamp":"2026-01-02T00:00:01.000Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"run the tests"}]}}"#,
+        r#"{"timestamp":"2026-01-02T00:00:02.000Z","type":"response_item","payload":{"type":"function_call","name":"shell","arguments":"{\"command\":[\"npm\",\"test\"]}","call_id":"c1"}}"#,
+        r#"{"timestamp":"2026-01-02T00:00:03.000Z","type":"response_item","payload":{"type":"function_call_output","call_id":"c1","output":"\u001b[1m\u001b[46m RUN \u001b[49m\u001b[22m v1.0 /w\n\u001b[32mall 12 passed\u001b[39m"}}"#,
+    ];
+    std::fs::write(
+        day.join("rollout-2026-01-02T00-00-00-0f0f0f0f-0000-7000-8000-0000000000e5.jsonl"),
+        rollout.join("\n") + "\n",
+    )
+    .expect("rollout");
+    let out = tempfile::tempdir().expect("temp dir");
+    let tree = out.path().join("tree");
+    let o = home.sessfs(&["render", tree.to_str().expect("utf-8")]);
+    assert!(o.status.success(), "render failed: {}", stderr(&o));
+    let mut seen = BTreeMap::new();
+    for (p, t) in texts_under(&tree) {
+        let rel = p.strip_prefix(&tree).expect("under tree");
+        let agent = rel.components().next().expect("agent dir");
+        let agent = agent.as_os_str().to_string_lossy().into_owned();
+        let name = p.file_name().expect("name").to_string_lossy();
+        if name == "transcript.md" || p.parent().is_some_and(|d| d.ends_with("tools")) {
+            *seen.entry(agent).or_insert(0) += 1;
+            assert!(!t.contains('\u{1b}'), "ESC in {}", p.display());
+        }
+    }
+    for agent in ["codex", "gemini", "copilot"] {
+        assert!(
+            seen.get(agent).is_some_and(|&n| n > 0),
+            "no {agent} files: {seen:?}"
+        );
+    }
+    // The text around the escapes stays, and messages.jsonl keeps the bytes verbatim.
+    let s = tree.join("codex/0f0f0f0f-0000-7000-8000-0000000000e5");
+    let tools: String = texts_under(&s.join("tools"))
+        .into_iter()
+        .map(|(_, t)| t)
+        .collect();
+    assert!(
+        tools.contains(" RUN  v1.0 /w") && tools.contains("all 12 passed"),
+        "{tools}"
+    );
+    let jsonl = std::fs::read_to_string(s.join("messages.jsonl")).expect("messages.jsonl");
+    assert!(jsonl.contains("\\u001b[46m"), "{jsonl}");
 }

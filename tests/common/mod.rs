@@ -237,6 +237,11 @@ pub struct Foreground {
 
 impl Foreground {
     pub fn new(home: &Home) -> Foreground {
+        Foreground::with_log(home, "sessfs=debug")
+    }
+
+    /// A foreground mount logging at `level` (`RUST_LOG` syntax).
+    pub fn with_log(home: &Home, level: &str) -> Foreground {
         require_fuse();
         let dir = tempfile::Builder::new()
             .prefix("sessfs-mnt")
@@ -248,7 +253,8 @@ impl Foreground {
         let mp = dir.path().to_str().expect("utf-8 path").to_string();
         let mut child = home
             .command(&["mount", &mp, "--foreground"])
-            .env("RUST_LOG", "sessfs=debug")
+            .env("RUST_LOG", level)
+            .env("SESSFS_QUIET_READY", "1")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(logf)
@@ -285,6 +291,11 @@ impl Foreground {
 
     pub fn path(&self) -> &Path {
         self.dir.path()
+    }
+
+    /// Everything logged so far.
+    pub fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
     /// How many times each `<agent>/<name>` was rendered so far.
