@@ -112,11 +112,10 @@ impl AgshStore {
     /// readable agsh/meka databases. Each probe opens the database once.
     pub fn problems(&self) -> Vec<String> {
         let (dbs, mut problems) = self.databases();
-        for (_, db) in dbs {
-            if let Err(e) = self.read(&db, Access::InPlace, list_ids) {
-                problems.push(format!("{}: {e}", db.display()));
-            }
-        }
+        problems.extend(
+            self.reader
+                .problems(dbs.iter().map(|(_, db)| db.as_path()), list_ids),
+        );
         problems
     }
 

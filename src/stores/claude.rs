@@ -200,13 +200,7 @@ fn load_orphan(dir: &Path, id: &str) -> Session {
         };
         let name = format!("agent-{agent}");
         let meta = meta_path.as_deref().and_then(read_agent_meta);
-        let meta_str = |k: &str| {
-            meta.as_ref()
-                .and_then(|m| m.get(k))
-                .and_then(Value::as_str)
-                .filter(|s| !s.is_empty())
-                .map(str::to_string)
-        };
+        let meta_str = |k: &str| meta_field(meta.as_ref(), k);
         let description = meta_str("description").or_else(|| meta_str("agentType"));
         let mut child = load_child(&file, &format!("{id}/{name}"), &parent_uid, &spill);
         if let Some(d) = &description {
@@ -314,6 +308,14 @@ fn head_session_id(path: &Path) -> Option<String> {
     None
 }
 
+/// A non-empty string field of a subagent's `.meta.json`.
+fn meta_field(meta: Option<&Value>, key: &str) -> Option<String> {
+    meta.and_then(|m| m.get(key))
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+}
+
 /// `.meta.json` of a nested subagent: `{agentType, description, toolUseId}`.
 fn read_agent_meta(path: &Path) -> Option<Value> {
     let f = super::kit::open_file(path).ok()?;
@@ -386,13 +388,7 @@ fn load(path: &Path, id: &str, flat: Option<Vec<PathBuf>>) -> Session {
             continue;
         }
         let meta = meta_path.as_deref().and_then(read_agent_meta);
-        let meta_str = |k: &str| {
-            meta.as_ref()
-                .and_then(|m| m.get(k))
-                .and_then(Value::as_str)
-                .filter(|s| !s.is_empty())
-                .map(str::to_string)
-        };
+        let meta_str = |k: &str| meta_field(meta.as_ref(), k);
         let tool_call_id = meta_str("toolUseId").or_else(|| link_of(&agent));
         let description = meta_str("description")
             .or_else(|| {

@@ -130,14 +130,8 @@ impl Store for OpencodeStore {
 
     fn problems(&self) -> Vec<String> {
         let (dbs, _) = self.places();
-        dbs.iter()
-            .filter_map(|(_, db)| {
-                self.reader
-                    .read(db, sqlite::Access::InPlace, list_db)
-                    .err()
-                    .map(|e| format!("{}: {e}", db.display()))
-            })
-            .collect()
+        self.reader
+            .problems(dbs.iter().map(|(_, db)| db.as_path()), list_db)
     }
 
     fn list(&self) -> Vec<Listed> {

@@ -132,6 +132,22 @@ impl Reader {
     ///
     /// `f` may run twice (in place, then on a copy), so it must build its result afresh.
     /// `f` should copy rows out ([`Rows::fetch`]) and leave parsing to the caller.
+    /// `doctor`'s view of some databases: one line for each that cannot be read with
+    /// `probe` (not a database, truncated, a schema the store cannot use).
+    pub fn problems<'a, T>(
+        &self,
+        dbs: impl IntoIterator<Item = &'a Path>,
+        mut probe: impl FnMut(&Connection) -> rusqlite::Result<T>,
+    ) -> Vec<String> {
+        dbs.into_iter()
+            .filter_map(|db| {
+                self.read(db, Access::InPlace, &mut probe)
+                    .err()
+                    .map(|e| format!("{}: {e}", db.display()))
+            })
+            .collect()
+    }
+
     pub fn read<T>(
         &self,
         db: &Path,
