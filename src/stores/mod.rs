@@ -23,6 +23,7 @@ pub mod atsf;
 pub mod claude;
 pub mod codex;
 pub mod copilot;
+pub mod cursor;
 pub mod gemini;
 pub mod hermes;
 pub mod jsonl;
@@ -228,6 +229,12 @@ pub const REGISTRY: &[Spec] = &[
         candidates: copilot::candidates,
         given: as_given,
         open: |r| Box::new(copilot::CopilotStore::new(r)),
+    },
+    Spec {
+        agent: Agent::Cursor,
+        candidates: cursor::candidates,
+        given: as_given,
+        open: |r| Box::new(cursor::CursorStore::new(r)),
     },
     Spec {
         agent: Agent::Opencode,
