@@ -264,7 +264,7 @@ pub const REGISTRY: &[Spec] = &[
         agent: Agent::Openclaw,
         candidates: |e| pi::candidates(e, pi::Dialect::Openclaw),
         given: as_given,
-        open: |r| Box::new(pi::PiStore::new(pi::Dialect::Openclaw, r)),
+        open: |r| Box::new(pi::openclaw::OpenclawStore::new(r)),
     },
     Spec {
         agent: Agent::Hermes,

@@ -18,6 +18,7 @@
 //! omp's per-session artifact directories hold subagent sessions; they are nested under their
 //! parent (`subagents/`) rather than listed, since they have no top-level id of their own.
 
+pub mod openclaw;
 mod parse;
 #[cfg(test)]
 mod tests;
