@@ -490,7 +490,7 @@ impl Loader {
         let header = self.header.take();
         let mut warnings = std::mem::take(&mut self.warnings);
         warnings.extend(read_warnings);
-        if header.is_none() && !(self.header_optional && !self.entries.is_empty()) {
+        if header.is_none() && (!self.header_optional || self.entries.is_empty()) {
             warnings.push(if self.entries.is_empty() {
                 "no session header and no entries: empty or unreadable file".to_owned()
             } else {
