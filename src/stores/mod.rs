@@ -23,6 +23,7 @@ pub mod atsf;
 pub mod claude;
 pub mod codex;
 pub mod copilot;
+pub mod cursor;
 pub mod gemini;
 pub mod hermes;
 pub mod jsonl;
@@ -230,6 +231,12 @@ pub const REGISTRY: &[Spec] = &[
         open: |r| Box::new(copilot::CopilotStore::new(r)),
     },
     Spec {
+        agent: Agent::Cursor,
+        candidates: cursor::candidates,
+        given: as_given,
+        open: |r| Box::new(cursor::CursorStore::new(r)),
+    },
+    Spec {
         agent: Agent::Opencode,
         candidates: opencode::candidates,
         given: as_given,
@@ -257,7 +264,7 @@ pub const REGISTRY: &[Spec] = &[
         agent: Agent::Openclaw,
         candidates: |e| pi::candidates(e, pi::Dialect::Openclaw),
         given: as_given,
-        open: |r| Box::new(pi::PiStore::new(pi::Dialect::Openclaw, r)),
+        open: |r| Box::new(pi::openclaw::OpenclawStore::new(r)),
     },
     Spec {
         agent: Agent::Hermes,

@@ -5,6 +5,7 @@
 pub mod agsh;
 pub mod claude;
 pub mod codex;
+pub mod cursor;
 pub mod dbstores;
 pub mod expected;
 pub mod gemcop;
@@ -121,6 +122,7 @@ pub const AGENT_VARS: &[&str] = &[
     "CODEX_HOME",
     "GEMINI_CLI_HOME",
     "COPILOT_HOME",
+    "CURSOR_CONFIG_DIR",
     "XDG_DATA_HOME",
     "XDG_CONFIG_HOME",
     "OPENCODE_DB",

@@ -1,4 +1,5 @@
-//! pi, omp, indusagi and OpenClaw (file era) sessions: one JSONL-tree parser, four dialects.
+//! pi, omp, indusagi and OpenClaw sessions: one JSONL-tree parser, four dialects. OpenClaw's
+//! SQLite era feeds the same parser from database rows ([`openclaw`]).
 //!
 //! All four agents write pi's `SessionManager` format: a header line, then one entry per line,
 //! linked into a tree by `id`/`parentId`; the active conversation is the path from the last
@@ -18,6 +19,7 @@
 //! omp's per-session artifact directories hold subagent sessions; they are nested under their
 //! parent (`subagents/`) rather than listed, since they have no top-level id of their own.
 
+pub mod openclaw;
 mod parse;
 #[cfg(test)]
 mod tests;

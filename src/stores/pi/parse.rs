@@ -105,6 +105,38 @@ pub(super) fn load_file(dialect: Dialect, path: &Path, fallback_id: &str) -> Loa
     l.finish(path, fallback_id, read_warnings)
 }
 
+/// A session whose lines are held elsewhere than in a file: OpenClaw's `transcript_events`
+/// rows, each `(seq, one pi JSONL line)` in `seq` order. `path` is the database (the
+/// session's source); `id` is the session's id there, which wins over a header's. Each
+/// line goes through the same lenient reader as a file's lines (several values on a line,
+/// bad bytes), so a row is worth exactly what the same line in a file would be.
+pub(super) fn load_lines(
+    dialect: Dialect,
+    lines: &[(i64, String)],
+    path: &Path,
+    id: &str,
+) -> Session {
+    let mut l = Loader::new(dialect);
+    l.header_optional = true;
+    let mut warnings = Vec::new();
+    for (seq, text) in lines {
+        let n = usize::try_from(*seq).unwrap_or(0);
+        let name = format!("event {seq}");
+        warnings.extend(jsonl::read_from(text.as_bytes(), &name, &mut |_, v| {
+            l.line(n, v)
+        }));
+    }
+    let mut s = l.finish(path, id, warnings).session;
+    if s.id != id {
+        s.warnings.push(format!(
+            "header id {} differs from the row's session id",
+            s.id
+        ));
+        s.id = id.to_owned();
+    }
+    s
+}
+
 struct Loader {
     dialect: Dialect,
     header: Option<Header>,
@@ -127,6 +159,9 @@ struct Loader {
     missing_ids: usize,
     duplicate_ids: usize,
     extra_headers: usize,
+    /// Lines from a database, where the header line is not always stored: its absence is
+    /// no problem.
+    header_optional: bool,
     warnings: Vec<String>,
 }
 
@@ -152,6 +187,7 @@ impl Loader {
             missing_ids: 0,
             duplicate_ids: 0,
             extra_headers: 0,
+            header_optional: false,
             warnings: Vec::new(),
         }
     }
@@ -454,7 +490,7 @@ impl Loader {
         let header = self.header.take();
         let mut warnings = std::mem::take(&mut self.warnings);
         warnings.extend(read_warnings);
-        if header.is_none() {
+        if header.is_none() && (!self.header_optional || self.entries.is_empty()) {
             warnings.push(if self.entries.is_empty() {
                 "no session header and no entries: empty or unreadable file".to_owned()
             } else {

@@ -1,0 +1,252 @@
+//! Cursor (cursor-agent `store.db`, agent transcripts, IDE `state.vscdb`) and OpenClaw (file
+//! and SQLite eras) through a real mount. Expectations come from what the fixture writer
+//! wrote (`common::cursor::Record`), never from sessfs' parser.
+
+mod common;
+
+use common::cursor::{self, Record};
+use common::{stderr, stdout, Home, Mount};
+use std::collections::BTreeSet;
+use std::path::Path;
+
+fn home() -> (Home, Record) {
+    let mut h = Home::empty();
+    let r = cursor::write(h.path());
+    h.files.extend(r.files.iter().cloned());
+    (h, r)
+}
+
+/// The `<agent>/<session>` directories in which `grep -rlF` finds `text` (diffs excluded).
+fn sessions_holding(m: &Mount, text: &str) -> BTreeSet<String> {
+    let pats = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(pats.path(), format!("{text}\n")).unwrap();
+    let out = m.sh(&format!(
+        "grep -rlF --exclude='*.diff' -f {} cursor openclaw",
+        pats.path().display()
+    ));
+    stdout(&out)
+        .lines()
+        .filter_map(|p| {
+            let mut parts = p.split('/');
+            Some(format!("{}/{}", parts.next()?, parts.next()?))
+        })
+        .collect()
+}
+
+fn meta(m: &Mount, dir: &str) -> serde_json::Value {
+    let p = m.path().join(dir).join("meta.json");
+    serde_json::from_slice(&std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display())))
+        .expect("meta.json parses")
+}
+
+#[test]
+fn every_message_and_tool_output_is_in_exactly_its_session() {
+    let (home, rec) = home();
+    let before = home.snapshot_stable();
+    let m = Mount::new(&home, &[]);
+    let mut dirs: BTreeSet<String> = rec.texts.iter().map(|(d, _)| d.clone()).collect();
+    dirs.extend(rec.warned.iter().cloned());
+    for d in &dirs {
+        for f in ["meta.json", "transcript.md", "messages.jsonl"] {
+            let p = m.path().join(d).join(f);
+            let len = std::fs::metadata(&p)
+                .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+                .len();
+            assert!(len > 0, "{} is empty", p.display());
+        }
+        assert!(m.path().join(d).join("tools").is_dir(), "{d}/tools");
+    }
+    // Exactly these sessions: no empty composer, no superseded file, no event-less row.
+    for agent in ["cursor", "openclaw"] {
+        let listed: BTreeSet<String> = std::fs::read_dir(m.path().join(agent))
+            .unwrap()
+            .flatten()
+            .map(|e| format!("{agent}/{}", e.file_name().to_string_lossy()))
+            .collect();
+        let want: BTreeSet<String> = dirs
+            .iter()
+            .filter(|d| d.starts_with(&format!("{agent}/")))
+            .cloned()
+            .collect();
+        assert_eq!(listed, want);
+    }
+    for (dir, text) in &rec.texts {
+        assert_eq!(
+            sessions_holding(&m, text),
+            BTreeSet::from([dir.clone()]),
+            "'{text}'"
+        );
+    }
+    for text in &rec.hidden {
+        assert_eq!(sessions_holding(&m, text), BTreeSet::new(), "'{text}'");
+    }
+    for (dir, out) in &rec.tool_outputs {
+        let o = m.sh(&format!(
+            "grep -rlF -e '{}' '{dir}/tools'",
+            out.replace('\'', "'\\''")
+        ));
+        assert!(
+            o.status.success(),
+            "'{out}' not under {dir}/tools: {}",
+            stderr(&o)
+        );
+    }
+    for (dir, first, later) in &rec.order {
+        let t = std::fs::read_to_string(m.path().join(dir).join("transcript.md")).unwrap();
+        let (a, b) = (t.find(first.as_str()), t.find(later.as_str()));
+        assert!(
+            a.is_some() && b.is_some() && a < b,
+            "{dir}: '{first}' before '{later}'"
+        );
+    }
+    for (dir, title) in &rec.titles {
+        assert_eq!(meta(&m, dir)["title"], title.as_str(), "{dir}");
+    }
+    for dir in &rec.warned {
+        let w = &meta(&m, dir)["warnings"];
+        assert!(
+            w.as_array().is_some_and(|a| !a.is_empty()),
+            "{dir}: no warning: {w}"
+        );
+    }
+    // What each source gives beyond text.
+    let cli = meta(&m, &format!("cursor/{}", cursor::CLI_ID));
+    assert_eq!(cli["cwd"], "/home/dev/cursor proj", "{cli}");
+    let ide = meta(&m, &format!("cursor/{}", cursor::COMPOSER));
+    assert_eq!(ide["cwd"], "/home/dev/cursor proj", "{ide}");
+    assert!(m
+        .path()
+        .join("cursor")
+        .join(cursor::NESTED_ID)
+        .join("subagents/helper-1/transcript.md")
+        .is_file());
+    let oc = meta(&m, &format!("openclaw/{}", cursor::OC_V1));
+    assert!(oc["cost"]["totalUsd"].as_f64().unwrap() > 0.0, "{oc}");
+
+    sizes_agree(&m);
+    for d in [
+        format!("cursor/{}", cursor::CLI_ID),
+        format!("openclaw/{}", cursor::OC_LATEST),
+    ] {
+        let out = m.sh(&format!("echo x > '{d}/meta.json'"));
+        assert!(
+            stderr(&out).contains("Read-only file system"),
+            "{}",
+            stderr(&out)
+        );
+        let out = m.sh(&format!("touch '{d}/new'"));
+        assert!(stderr(&out).contains("Read-only file system"));
+    }
+    drop(m);
+    let after = home.snapshot_stable();
+    let changed: Vec<_> = before
+        .keys()
+        .chain(after.keys())
+        .filter(|k| before.get(*k) != after.get(*k))
+        .collect();
+    assert!(changed.is_empty(), "native files changed: {changed:?}");
+}
+
+/// `stat` size = bytes read = bytes mapped, for every file.
+fn sizes_agree(m: &Mount) {
+    let script = r#"
+import mmap, os, sys
+bad = 0; n = 0
+for top in ('cursor', 'openclaw'):
+    for root, dirs, files in os.walk(os.path.join(sys.argv[1], top)):
+        if os.path.basename(root) == 'diff':
+            continue
+        for f in files:
+            p = os.path.join(root, f)
+            if os.path.islink(p):
+                continue
+            size = os.stat(p).st_size
+            with open(p, 'rb') as fh:
+                data = fh.read()
+            with open(p, 'rb') as fh:
+                with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+                    mlen = len(mm[:])
+            n += 1
+            if not (size == len(data) == mlen) or size == 0:
+                bad += 1
+                print(f"MISMATCH {p}: stat {size} read {len(data)} mmap {mlen}")
+print(f"checked {n}")
+sys.exit(1 if bad or n == 0 else 0)
+"#;
+    let out = std::process::Command::new("python3")
+        .arg("-c")
+        .arg(script)
+        .arg(m.path())
+        .output()
+        .expect("python3");
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+}
+
+#[test]
+fn cursor_credentials_in_item_table_never_appear() {
+    let (home, rec) = home();
+    let mut bytes = std::fs::read(&rec.ide_db).unwrap();
+    if let Ok(w) = std::fs::read(format!("{}-wal", rec.ide_db.display())) {
+        bytes.extend(w);
+    }
+    for s in cursor::SECRETS {
+        assert!(
+            bytes.windows(s.len()).any(|w| w == s.as_bytes()),
+            "{s} was not planted"
+        );
+    }
+    let m = Mount::new(&home, &[]);
+    assert!(m.path().join("cursor").join(cursor::COMPOSER).is_dir());
+    for s in cursor::SECRETS {
+        let out = m.sh(&format!("grep -rlF '{s}' ."));
+        assert_eq!(stdout(&out), "", "{s} is in the mount");
+        assert_eq!(out.status.code(), Some(1), "grep: {}", stderr(&out));
+    }
+}
+
+#[test]
+fn broken_cursor_and_openclaw_stores_warn_and_never_take_the_mount() {
+    let (home, _rec) = home();
+    let m = Mount::new(&home, &[]);
+    let out = m.sh(
+        "ls cursor openclaw && cat cursor/*/transcript.md openclaw/*/transcript.md > /dev/null",
+    );
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    let w = meta(&m, &format!("cursor/{}", cursor::CLI_BAD_ROOT))["warnings"].to_string();
+    assert!(w.contains("root blob"), "{w}");
+    let w = meta(&m, &format!("cursor/{}", cursor::CLI_TRUNCATED))["warnings"].to_string();
+    assert!(w.contains("cannot read") || w.contains("malformed"), "{w}");
+    drop(m);
+    let doctor = home.sessfs(&["doctor"]);
+    let text = stdout(&doctor);
+    assert!(
+        text.lines()
+            .any(|l| l.contains("problem")
+                && l.contains("agents/broken/agent/openclaw-agent.sqlite")),
+        "{text}"
+    );
+}
+
+#[test]
+fn doctor_names_all_fourteen_agents_and_supports_each() {
+    let h = Home::empty();
+    let out = h.sessfs(&["doctor"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let names: Vec<&str> = text
+        .lines()
+        .take_while(|l| !l.starts_with("FUSE"))
+        .filter(|l| l.starts_with("  ") && !l.starts_with("   "))
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "claude", "codex", "gemini", "copilot", "cursor", "opencode", "pi", "omp", "openclaw",
+            "hermes", "agentuse", "agsh", "indusagi", "atsf"
+        ],
+        "{text}"
+    );
+    assert!(!text.contains("not supported yet"), "{text}");
+    assert!(Path::new(&common::bin()).exists());
+}
