@@ -1156,17 +1156,37 @@ impl Fs {
 }
 
 /// Version and newest mtime of a set of source files.
+/// `(version, newest mtime)` of a session's sources. A directory source also counts the
+/// size and mtime of each entry directly in it: a file rewritten in place (agentuse part
+/// files, written with `writeFile`) changes neither the directory's size nor its mtime.
 fn fingerprint(sources: &[PathBuf]) -> (u64, SystemTime) {
     let mut h = std::collections::hash_map::DefaultHasher::new();
     let mut newest = SystemTime::UNIX_EPOCH;
+    let mut stamp = |m: &std::fs::Metadata, h: &mut std::collections::hash_map::DefaultHasher| {
+        m.len().hash(h);
+        if let Ok(t) = m.modified() {
+            t.hash(h);
+            newest = newest.max(t);
+        }
+    };
     for p in sources {
         p.hash(&mut h);
         match std::fs::metadata(p) {
             Ok(m) => {
-                m.len().hash(&mut h);
-                if let Ok(t) = m.modified() {
-                    t.hash(&mut h);
-                    newest = newest.max(t);
+                stamp(&m, &mut h);
+                if m.is_dir() {
+                    let mut children: Vec<(std::ffi::OsString, std::fs::Metadata)> =
+                        std::fs::read_dir(p)
+                            .into_iter()
+                            .flatten()
+                            .flatten()
+                            .filter_map(|e| Some((e.file_name(), e.metadata().ok()?)))
+                            .collect();
+                    children.sort_by(|a, b| a.0.cmp(&b.0));
+                    for (name, m) in &children {
+                        name.hash(&mut h);
+                        stamp(m, &mut h);
+                    }
                 }
             }
             Err(_) => 0xdead_u64.hash(&mut h),
@@ -1201,6 +1221,23 @@ pub fn slice(bytes: &[u8], offset: u64, size: u32) -> &[u8] {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An agentuse part file rewritten in place kept the old render for the life of the
+    /// mount: the part directory (the version source) changes neither size nor mtime.
+    #[test]
+    fn a_file_rewritten_in_place_inside_a_directory_source_moves_the_version() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let part = dir.path().join("part");
+        std::fs::create_dir(&part).expect("mkdir");
+        let f = part.join("01.json");
+        std::fs::write(&f, b"{\"text\":\"a\"}").expect("write");
+        let sources = vec![part.clone()];
+        let (before, _) = fingerprint(&sources);
+        // Same inode, new bytes: the directory itself does not change.
+        std::fs::write(&f, b"{\"text\":\"a longer text\"}").expect("rewrite");
+        let (after, _) = fingerprint(&sources);
+        assert_ne!(before, after);
+    }
     use crate::model::{Message, Role};
 
     /// A store of sessions whose content is one file each: the file's text is the message.
