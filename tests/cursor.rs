@@ -250,3 +250,111 @@ fn doctor_names_all_fourteen_agents_and_supports_each() {
     assert!(!text.contains("not supported yet"), "{text}");
     assert!(Path::new(&common::bin()).exists());
 }
+
+/// A writer commits to Cursor's IDE database (a new bubble and its header, as the IDE does)
+/// and to an OpenClaw agent database (a new transcript event) every 50 ms for 10 s while
+/// `grep -r` loops over the mount: it never fails, its longest wait is printed, and the
+/// last message shows.
+#[test]
+fn a_writer_never_fails_beside_grep_in_the_cursor_and_openclaw_databases() {
+    let (home, _) = home();
+    let ide = cursor::ide_db_path(home.path());
+    let oc = home
+        .path()
+        .join(".openclaw/agents/main/agent/openclaw-agent.sqlite");
+    let m = Mount::new(&home, &[]);
+    let writer = r#"
+import json, sqlite3, sys, time
+ide, oc, comp, oc_sid, secs = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], float(sys.argv[5])
+c1 = sqlite3.connect(ide, timeout=30, isolation_level=None)
+c2 = sqlite3.connect(oc, timeout=30, isolation_level=None)
+worst = {'cursor': 0.0, 'openclaw': 0.0}
+n = 0
+end = time.time() + secs
+while time.time() < end:
+    n += 1
+    t = time.monotonic()
+    c1.execute('BEGIN IMMEDIATE')
+    key = 'composerData:' + comp
+    data = json.loads(c1.execute('SELECT value FROM cursorDiskKV WHERE key = ?', (key,)).fetchone()[0])
+    bid = 'b-live-%06d' % n
+    data['fullConversationHeadersOnly'].append({'bubbleId': bid, 'type': 1})
+    c1.execute('UPDATE cursorDiskKV SET value = ? WHERE key = ?', (json.dumps(data), key))
+    c1.execute('INSERT INTO cursorDiskKV (key, value) VALUES (?, ?)',
+               ('bubbleId:%s:%s' % (comp, bid),
+                json.dumps({'_v': 3, 'type': 1, 'bubbleId': bid, 'text': 'cursor live message %06d' % n})))
+    c1.execute('COMMIT')
+    worst['cursor'] = max(worst['cursor'], time.monotonic() - t)
+    t = time.monotonic()
+    c2.execute('BEGIN IMMEDIATE')
+    seq, last = c2.execute('SELECT seq, event_json FROM transcript_events WHERE session_id = ? ORDER BY seq DESC LIMIT 1', (oc_sid,)).fetchone()
+    ev = {'type': 'message', 'id': 'live%06d' % n, 'parentId': json.loads(last)['id'],
+          'timestamp': '2026-07-10T00:00:00.000Z',
+          'message': {'role': 'user', 'content': [{'type': 'text', 'text': 'openclaw live message %06d' % n}],
+                      'timestamp': 1783670400000 + n}}
+    c2.execute('INSERT INTO transcript_events (session_id, seq, event_json, created_at) VALUES (?, ?, ?, ?)',
+               (oc_sid, seq + 1, json.dumps(ev), 1783670400000 + n))
+    c2.execute('COMMIT')
+    worst['openclaw'] = max(worst['openclaw'], time.monotonic() - t)
+    time.sleep(0.05)
+print(json.dumps({'n': n, 'worst_ms': {k: round(v * 1000, 1) for k, v in worst.items()}}))
+"#;
+    let child = std::process::Command::new("python3")
+        .arg("-c")
+        .arg(writer)
+        .arg(&ide)
+        .arg(&oc)
+        .arg(cursor::COMPOSER)
+        .arg(cursor::OC_V1)
+        .arg("10")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("python3");
+    let start = std::time::Instant::now();
+    let mut greps = 0;
+    while start.elapsed() < std::time::Duration::from_secs(10) {
+        let out = m.sh("grep -r -c live cursor openclaw > /dev/null; echo $?");
+        let code = stdout(&out).trim().to_string();
+        assert!(code == "0" || code == "1", "grep -r failed: {code}");
+        greps += 1;
+    }
+    let out = child.wait_with_output().expect("writer");
+    assert!(
+        out.status.success(),
+        "the writer failed: {}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("writer report");
+    eprintln!(
+        "writer (WAL): {} commits per store, longest wait {} ms (cursor) / {} ms (openclaw); {greps} grep -r passes",
+        report["n"], report["worst_ms"]["cursor"], report["worst_ms"]["openclaw"]
+    );
+    let n = report["n"].as_u64().expect("n");
+    assert!(n > 20, "only {n} commits");
+    for (agent, id, text) in [
+        (
+            "cursor",
+            cursor::COMPOSER,
+            format!("cursor live message {n:06}"),
+        ),
+        (
+            "openclaw",
+            cursor::OC_V1,
+            format!("openclaw live message {n:06}"),
+        ),
+    ] {
+        let t = m.path().join(agent).join(id).join("transcript.md");
+        common::wait_until(&format!("last {agent} message"), || {
+            std::fs::read_to_string(&t).is_ok_and(|s| s.contains(&text))
+        });
+        let s = std::fs::read_to_string(&t).expect("transcript");
+        let live = format!("{agent} live message ");
+        assert_eq!(
+            s.matches(&live).count() as u64,
+            n,
+            "{agent}: every commit once"
+        );
+    }
+}
