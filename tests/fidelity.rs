@@ -176,11 +176,11 @@ fn claude_fixtures(tree: &Path) -> Vec<(PathBuf, Vec<PathBuf>)> {
     out
 }
 
-fn pi_fixtures(tree: &Path) -> Vec<(PathBuf, Vec<PathBuf>)> {
-    let real = real_fixtures().join("pi");
+fn pi_fixtures(tree: &Path, agent: &str) -> Vec<(PathBuf, Vec<PathBuf>)> {
+    let real = real_fixtures().join(agent);
     let mut out = Vec::new();
-    let names: Vec<String> = std::fs::read_dir(tree.join("pi"))
-        .expect("read pi")
+    let names: Vec<String> = std::fs::read_dir(tree.join(agent))
+        .expect("read agent dir")
         .flatten()
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .collect();
@@ -192,7 +192,7 @@ fn pi_fixtures(tree: &Path) -> Vec<(PathBuf, Vec<PathBuf>)> {
             let dirs = names
                 .iter()
                 .filter(|n| **n == id || n.starts_with(&format!("{id}~")))
-                .map(|n| tree.join("pi").join(n))
+                .map(|n| tree.join(agent).join(n))
                 .collect();
             out.push((p, dirs));
         }
@@ -201,7 +201,7 @@ fn pi_fixtures(tree: &Path) -> Vec<(PathBuf, Vec<PathBuf>)> {
     out
 }
 
-/// Every line of every record of the real Claude and pi fixtures is found, as written, in
+/// Every line of every record of the real Claude, pi and omp fixtures is found, as written, in
 /// its session's files; and no transcript.md holds a terminal escape.
 #[test]
 fn every_real_record_line_is_greppable_in_its_session_and_transcripts_hold_no_escapes() {
@@ -210,9 +210,12 @@ fn every_real_record_line_is_greppable_in_its_session_and_transcripts_hold_no_es
     let mut missing: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let mut checked = 0;
     let mut fixtures = claude_fixtures(&tree);
-    fixtures.extend(pi_fixtures(&tree));
+    fixtures.extend(pi_fixtures(&tree, "pi"));
+    fixtures.extend(pi_fixtures(&tree, "omp"));
     for (raw, dirs) in fixtures {
-        let lines = if raw.starts_with(real_fixtures().join("pi")) {
+        let pi_format = raw.starts_with(real_fixtures().join("pi"))
+            || raw.starts_with(real_fixtures().join("omp"));
+        let lines = if pi_format {
             pi_lines(&raw)
         } else {
             claude_lines(&raw)
@@ -424,4 +427,215 @@ fn codex_gemini_and_copilot_transcripts_hold_no_escapes() {
     );
     let jsonl = std::fs::read_to_string(s.join("messages.jsonl")).expect("messages.jsonl");
     assert!(jsonl.contains("\\u001b[46m"), "{jsonl}");
+}
+
+/// The text of a Gemini `content` or a Codex/Copilot content list: a string, or parts with
+/// `text`.
+fn part_lines(c: Option<&Value>, out: &mut Vec<String>) {
+    match c {
+        Some(Value::String(s)) => push_lines(s, out),
+        Some(Value::Array(parts)) => {
+            for p in parts {
+                match p {
+                    Value::String(s) => push_lines(s, out),
+                    _ => push_lines(p.get("text").and_then(Value::as_str).unwrap_or(""), out),
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Codex: message texts and tool outputs of the `response_item` stream (the one shown).
+fn codex_lines(raw: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for v in raw
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+    {
+        if v.get("type").and_then(Value::as_str) != Some("response_item") {
+            continue;
+        }
+        let p = &v["payload"];
+        match p.get("type").and_then(Value::as_str) {
+            Some("message") => part_lines(p.get("content"), &mut out),
+            Some("function_call_output" | "custom_tool_call_output") => {
+                let o = p.get("output").and_then(Value::as_str).unwrap_or("");
+                // Some builds store `{"output": …, "metadata": …}` as the output string.
+                match serde_json::from_str::<Value>(o) {
+                    Ok(Value::Object(m)) => push_lines(
+                        m.get("output").and_then(Value::as_str).unwrap_or(""),
+                        &mut out,
+                    ),
+                    _ => push_lines(o, &mut out),
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Gemini: the last version of each message (a repeated id replaces), with tool results.
+fn gemini_lines(records: &[Value]) -> Vec<String> {
+    let mut order: Vec<String> = Vec::new();
+    let mut by_id: BTreeMap<String, Value> = BTreeMap::new();
+    for r in records {
+        if let Some(Value::Array(all)) = r.get("$set").and_then(|s| s.get("messages")) {
+            order.clear();
+            by_id.clear();
+            for m in all {
+                let id = m
+                    .get("id")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string();
+                order.push(id.clone());
+                by_id.insert(id, m.clone());
+            }
+            continue;
+        }
+        let Some(id) = r.get("id").and_then(Value::as_str) else {
+            continue;
+        };
+        if r.get("type").is_none() {
+            continue;
+        }
+        if !by_id.contains_key(id) {
+            order.push(id.to_string());
+        }
+        by_id.insert(id.to_string(), r.clone());
+    }
+    let mut out = Vec::new();
+    for m in order.iter().filter_map(|id| by_id.get(id)) {
+        part_lines(m.get("content"), &mut out);
+        for call in m
+            .get("toolCalls")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            for res in call
+                .get("result")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                let r = &res["functionResponse"]["response"];
+                push_lines(
+                    r.get("output").and_then(Value::as_str).unwrap_or(""),
+                    &mut out,
+                );
+            }
+        }
+    }
+    out
+}
+
+/// Copilot: prompts, replies and tool results of `events.jsonl`, or the history era's
+/// timeline.
+fn copilot_lines(raw: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Ok(doc) = serde_json::from_str::<Value>(raw) {
+        for t in doc
+            .get("timeline")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            push_lines(
+                t.get("text").and_then(Value::as_str).unwrap_or(""),
+                &mut out,
+            );
+        }
+        return out;
+    }
+    for v in raw
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+    {
+        let d = &v["data"];
+        match v.get("type").and_then(Value::as_str) {
+            Some("user.message" | "assistant.message") => part_lines(d.get("content"), &mut out),
+            Some("tool.execution_complete") => {
+                let c = d.get("result").and_then(|r| r.get("content"));
+                part_lines(c, &mut out)
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Every message line of every real Codex, Gemini CLI and Copilot CLI fixture is found in
+/// the mount's files of that fixture's session. Each fixture is laid out alone in its own
+/// home, where the agent keeps it, and rendered; lines are read off the raw file above.
+#[test]
+fn every_real_codex_gemini_and_copilot_line_is_greppable_in_its_session() {
+    let real = real_fixtures();
+    let mut cases: Vec<(PathBuf, String, Vec<String>)> = Vec::new();
+    for f in common::files_under(&real.join("codex")) {
+        if f.extension().is_some_and(|x| x == "jsonl") {
+            let raw = String::from_utf8_lossy(&std::fs::read(&f).expect("read")).into_owned();
+            let dst = ".codex/sessions/2026/01/01/rollout-2026-01-01T00-00-00-0f0f0f0f-0000-7000-8000-000000000001.jsonl";
+            cases.push((f, dst.into(), codex_lines(&raw)));
+        }
+    }
+    for f in common::files_under(&real.join("gemini")) {
+        let raw = String::from_utf8_lossy(&std::fs::read(&f).expect("read")).into_owned();
+        let (dst, records) = match f.extension().and_then(|x| x.to_str()) {
+            Some("jsonl") => (
+                ".gemini/tmp/proj/chats/session-2026-01-01T00-00-0f0f0f0f.jsonl",
+                raw.lines()
+                    .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+                    .collect::<Vec<_>>(),
+            ),
+            Some("json") => {
+                let doc: Value = serde_json::from_str(&raw).expect("legacy chat");
+                (
+                    ".gemini/tmp/proj/chats/session-2026-01-01T00-00-0f0f0f0f.json",
+                    doc["messages"].as_array().cloned().unwrap_or_default(),
+                )
+            }
+            _ => continue,
+        };
+        cases.push((f, dst.into(), gemini_lines(&records)));
+    }
+    for f in common::files_under(&real.join("copilot")) {
+        let raw = String::from_utf8_lossy(&std::fs::read(&f).expect("read")).into_owned();
+        let dst = match f.extension().and_then(|x| x.to_str()) {
+            Some("jsonl") => ".copilot/session-state/0f0f0f0f-0000-4000-8000-000000000001/events.jsonl",
+            Some("json") => ".copilot/history-session-state/session_0f0f0f0f-0000-4000-8000-000000000002_1760187292206.json",
+            _ => continue,
+        };
+        cases.push((f, dst.into(), copilot_lines(&raw)));
+    }
+    assert!(cases.len() >= 9, "{} fixtures", cases.len());
+    let mut missing = Vec::new();
+    let mut checked = 0;
+    for (f, dst, lines) in &cases {
+        assert!(!lines.is_empty(), "no lines read off {}", f.display());
+        let home = Home::empty();
+        let p = home.path().join(dst);
+        std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+        std::fs::copy(f, &p).expect("copy fixture");
+        let out = tempfile::tempdir().expect("temp dir");
+        let tree = out.path().join("tree");
+        let o = home.sessfs(&["render", tree.to_str().expect("utf-8")]);
+        assert!(o.status.success(), "render failed: {}", stderr(&o));
+        let files: Vec<String> = texts_under(&tree).into_iter().map(|(_, t)| t).collect();
+        for l in lines {
+            checked += 1;
+            if !files.iter().any(|t| t.contains(l.as_str())) {
+                missing.push(format!("{}: {l:?}", f.display()));
+            }
+        }
+    }
+    assert!(checked > 200, "only {checked} lines checked");
+    assert!(
+        missing.is_empty(),
+        "{} of {checked} lines missing, e.g. {:#?}",
+        missing.len(),
+        &missing[..missing.len().min(12)]
+    );
 }
