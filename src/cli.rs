@@ -97,6 +97,32 @@ pub enum Command {
         #[command(flatten)]
         stores: StoreArgs,
     },
+    /// Tokens and USD per agent, model, day, month or working directory, and in total.
+    /// A subagent counts in its parent, a fork's copied prefix once; models without a
+    /// price are listed as unpriced, never as $0; estimated figures are marked `~`.
+    Cost {
+        /// Only this agent's sessions (repeatable).
+        #[arg(long)]
+        agent: Vec<String>,
+        /// Replies from this date on (YYYY-MM-DD or RFC 3339, UTC).
+        #[arg(long)]
+        since: Option<String>,
+        /// Replies up to this date.
+        #[arg(long)]
+        until: Option<String>,
+        /// Only models whose name contains M.
+        #[arg(long)]
+        model: Option<String>,
+        #[arg(long, value_enum, default_value_t = crate::cost::GroupBy::Model)]
+        group_by: crate::cost::GroupBy,
+        #[arg(long)]
+        json: bool,
+        /// A price table laid over the built-in one (same shape as data/prices.json).
+        #[arg(long, value_name = "FILE")]
+        prices: Option<PathBuf>,
+        #[command(flatten)]
+        stores: StoreArgs,
+    },
     /// Write the same tree into a real directory (no FUSE needed).
     Render {
         dir: PathBuf,
@@ -168,6 +194,38 @@ pub fn run(cli: Cli) -> Result<()> {
         }
         Command::Show { id, format, stores } => show(&stores, &id, format),
         Command::Diff { a, b, json, stores } => diff(&stores, &a, &b, json),
+        Command::Cost {
+            agent,
+            since,
+            until,
+            model,
+            group_by,
+            json,
+            prices,
+            stores,
+        } => {
+            if let Some(p) = &prices {
+                crate::pricing::install(p)?;
+            }
+            let agents = agent
+                .iter()
+                .map(|a| parse_agent(a))
+                .collect::<Result<Vec<_>>>()?;
+            let filter = crate::cost::Filter {
+                since: since.as_deref().map(parse_date).transpose()?,
+                until: until.as_deref().map(parse_date).transpose()?,
+                model,
+            };
+            let fs = open_fs(&stores, 256, !json)?;
+            let records = crate::cost::collect(&fs, &agents);
+            let report = crate::cost::Report::build(&records, &filter, group_by);
+            if json {
+                println!("{}", serde_json::to_string_pretty(&report)?);
+            } else {
+                print!("{}", report.to_text());
+            }
+            Ok(())
+        }
         Command::Render { dir, stores } => render_tree(&stores, &dir),
         Command::Doctor { stores } => doctor(&stores),
     }
@@ -279,19 +337,19 @@ struct Filter {
     tag: Option<String>,
 }
 
-/// `meta.json` of every session that passes the filter.
+/// `meta.json` of every session that passes the filter, computed from the parsed session
+/// (no transcript, tool file or diff is rendered).
 fn metas(fs: &Fs, f: &Filter) -> Vec<Value> {
     let mut out = Vec::new();
     for key in fs.sessions() {
         if f.agent.is_some_and(|a| a != key.agent) {
             continue;
         }
-        let Ok(bytes) = fs.read_path(&format!("{}/{}/meta.json", key.agent, key.name)) else {
+        // Parse only: meta.json's fields come from the session, so nothing is rendered.
+        let Ok(session) = fs.load_marked(&key) else {
             continue;
         };
-        let Ok(meta) = serde_json::from_slice::<Value>(&bytes) else {
-            continue;
-        };
+        let meta = crate::render::meta::to_value(&session);
         let when = meta["updatedAt"]
             .as_str()
             .or(meta["createdAt"].as_str())

@@ -6,10 +6,12 @@
 //! - [`cache`] keeps rendered files within a byte budget and remembers sizes;
 //! - [`tree`] is the virtual filesystem (names, inodes, attributes, reads) with no FUSE types;
 //! - [`fuse`] is the thin adapter from the kernel's requests to [`tree`];
+//! - [`cost`] aggregates usage over sessions (`sessfs cost`);
 //! - [`cli`] is the command line.
 
 pub mod cache;
 pub mod cli;
+pub mod cost;
 pub mod fuse;
 pub mod model;
 pub mod mount;

@@ -479,6 +479,15 @@ impl Fs {
         Ok(session)
     }
 
+    /// Parse a session as [`Fs::load`] does, with the messages a fork copied from its parent
+    /// marked `inherited`, as they are when the tree renders it: what `meta.json`, `sessfs
+    /// list` and `sessfs cost` count.
+    pub fn load_marked(&self, key: &SessionKey) -> Result<Session> {
+        let mut session = self.load(key)?;
+        let _ = self.fork_parent(key, &mut session);
+        Ok(session)
+    }
+
     /// Render ahead: `grep -r`, `find` and `cp -r` walk sessions in directory order, so when
     /// a reader makes sessfs render one session, the next [`PREFETCH_AHEAD`] sessions of that
     /// agent are rendered on `threads` background threads while the reader works through
