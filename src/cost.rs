@@ -74,9 +74,7 @@ impl Filter {
                 return false;
             }
         }
-        self.model
-            .as_deref()
-            .is_none_or(|m| r.model.contains(m))
+        self.model.as_deref().is_none_or(|m| r.model.contains(m))
     }
 }
 
@@ -158,14 +156,17 @@ pub fn session_records(s: &Session, owner: &str, out: &mut Vec<Record>) {
     let fallback_time = s.updated_at.or(s.created_at);
     let primary = s.primary_model();
     let carries = |m: &Message| m.token_usage.is_some() || m.cost.is_some();
-    let per_message = s.messages.iter().any(carries)
-        || s.branches.iter().any(|b| b.messages.iter().any(carries));
+    let per_message =
+        s.messages.iter().any(carries) || s.branches.iter().any(|b| b.messages.iter().any(carries));
     let record = |usage: TokenUsage,
                   cost: Option<f64>,
                   model: Option<&str>,
                   when,
                   reply: Option<&String>| {
-        let model = model.or(primary.as_deref()).unwrap_or("unknown").to_string();
+        let model = model
+            .or(primary.as_deref())
+            .unwrap_or("unknown")
+            .to_string();
         let (usd, estimated) = match cost {
             Some(c) => (Some(c), false),
             None if usage.is_zero() => (Some(0.0), false),

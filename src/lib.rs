@@ -6,6 +6,7 @@
 //! - [`cache`] keeps rendered files within a byte budget and remembers sizes;
 //! - [`tree`] is the virtual filesystem (names, inodes, attributes, reads) with no FUSE types;
 //! - [`fuse`] is the thin adapter from the kernel's requests to [`tree`];
+//! - [`search`] is the full-text index behind `sessfs search` and `search/`;
 //! - [`cost`] aggregates usage over sessions (`sessfs cost`);
 //! - [`cli`] is the command line.
 
@@ -18,5 +19,6 @@ pub mod mount;
 pub mod names;
 pub mod pricing;
 pub mod render;
+pub mod search;
 pub mod stores;
 pub mod tree;

@@ -96,7 +96,10 @@ static TABLE: OnceLock<Table> = OnceLock::new();
 
 /// The table in use: the built-in one, or the one [`install`]ed before first use.
 pub fn table() -> &'static Table {
-    TABLE.get_or_init(|| Table::parse(BUILTIN, "data/prices.json").expect("the built-in price table is valid JSON (checked by a unit test)"))
+    TABLE.get_or_init(|| {
+        Table::parse(BUILTIN, "data/prices.json")
+            .expect("the built-in price table is valid JSON (checked by a unit test)")
+    })
 }
 
 /// Lay the prices of the file at `path` over the built-in table, for this process. Must run

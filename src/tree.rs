@@ -6,7 +6,9 @@
 //!
 //! Layout: `/<agent>/<session>/…` where everything under a session directory comes from one
 //! rendered [`Bundle`], plus the virtual `diff/` directory that lists nothing and renders
-//! `diff/<agent>/<session>.diff` on lookup.
+//! `diff/<agent>/<session>.diff` on lookup, and, when a [`Searcher`] is set (the mount sets
+//! one), the root's `search/` directory: it lists nothing either, and looking up
+//! `search/<query>/` gives one symlink per matching session (see [`SearchNodes`]).
 //!
 //! Freshness: a session's *version* is a fingerprint of `(path, size, mtime)` of its native
 //! sources, or, for stores that keep many sessions in one file (SQLite), the store's own
@@ -57,6 +59,29 @@ pub const ROOT_INO: u64 = 1;
 
 /// Name of the per-session directory that renders cross-session diffs on lookup.
 pub const DIFF_DIR: &str = "diff";
+
+/// Name of the root directory whose lookups run a search.
+pub const SEARCH_DIR: &str = "search";
+
+/// First inode of the `search/<query>/` nodes, far above any inode [`Fs::ino_for`] hands out.
+const SEARCH_INO_BASE: u64 = 1 << 48;
+
+/// Queries whose directories (and links) are kept; the least recently used is forgotten.
+pub const SEARCH_QUERIES: usize = 64;
+
+/// Sessions listed in one `search/<query>/` directory at most, best first.
+pub const SEARCH_RESULTS: usize = 1000;
+
+/// Finds the sessions that match a query, for `search/<query>/` (see `crate::search`).
+pub trait Searcher: Send + Sync {
+    /// Matching sessions, best first, at most `limit`.
+    fn sessions(
+        &self,
+        fs: &Fs,
+        query: &str,
+        limit: usize,
+    ) -> std::result::Result<Vec<SessionKey>, String>;
+}
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum FsError {
@@ -115,13 +140,23 @@ enum NodeKind {
     DiffAgent(SessionKey, Agent),
     /// `<session>/diff/<agent>/<other>.diff`.
     DiffFile(SessionKey, SessionKey),
+    /// `search/`.
+    SearchRoot,
+    /// `search/<query>/` (kept in [`SearchNodes`], not in the permanent node table).
+    SearchQuery(String),
+    /// `search/<query>/<agent>:<session>`, a symlink to `../../<agent>/<session>`.
+    SearchLink(SessionKey),
 }
 
 impl NodeKind {
     /// The sessions whose content this node shows.
     fn sessions(&self) -> Vec<&SessionKey> {
         match self {
-            NodeKind::Root | NodeKind::Agent(_) => Vec::new(),
+            NodeKind::Root
+            | NodeKind::Agent(_)
+            | NodeKind::SearchRoot
+            | NodeKind::SearchQuery(_)
+            | NodeKind::SearchLink(_) => Vec::new(),
             NodeKind::Session(k)
             | NodeKind::Inner(k, _)
             | NodeKind::DiffRoot(k)
@@ -162,7 +197,26 @@ struct AgentState {
     pending: Vec<String>,
 }
 
+/// The nodes under `search/`: a query can be any string, so unlike the rest of the tree
+/// these inodes are not kept for the life of the mount. They come from their own range
+/// (from [`SEARCH_INO_BASE`]), at most [`SEARCH_QUERIES`] queries are kept, each with its
+/// links, and the least recently used query is forgotten with its links. A kernel that still
+/// holds a forgotten inode gets `ENOENT` and looks the name up again; the FUSE adapter gives
+/// these nodes a short TTL ([`Fs::is_volatile`]) so that is rare and results stay fresh.
+#[derive(Default)]
+struct SearchNodes {
+    next: u64,
+    nodes: HashMap<u64, NodeKind>,
+    /// Query inode by query text.
+    queries: HashMap<String, u64>,
+    /// Query inodes, least recently used first.
+    order: std::collections::VecDeque<u64>,
+    /// Per query inode: when it was run, and its links as `(name, inode, session)`.
+    results: HashMap<u64, (Instant, Vec<(String, u64, SessionKey)>)>,
+}
+
 struct State {
+    search: SearchNodes,
     nodes: Vec<NodeKind>,
     by_name: HashMap<(u64, String), u64>,
     by_kind: HashMap<NodeKind, u64>,
@@ -193,6 +247,8 @@ pub struct Fs {
     renders: AtomicU64,
     /// Queue of sessions to render ahead of a directory walk (see [`Fs::start_prefetch`]).
     prefetch: Mutex<Option<std::sync::mpsc::SyncSender<SessionKey>>>,
+    /// What answers `search/<query>/`; without one there is no `search/`.
+    searcher: std::sync::OnceLock<Box<dyn Searcher>>,
 }
 
 /// Sessions rendered ahead of the one a reader just asked for.
@@ -211,6 +267,7 @@ impl Fs {
             });
         }
         let mut state = State {
+            search: SearchNodes::default(),
             nodes: Vec::new(),
             by_name: HashMap::new(),
             by_kind: HashMap::new(),
@@ -226,7 +283,19 @@ impl Fs {
             started: SystemTime::now(),
             renders: AtomicU64::new(0),
             prefetch: Mutex::new(None),
+            searcher: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Answer `search/<query>/` with `searcher` (once; later calls are ignored).
+    pub fn set_searcher(&self, searcher: Box<dyn Searcher>) {
+        let _ = self.searcher.set(searcher);
+    }
+
+    /// Whether the kernel should hold this node only briefly: `search/` results change with
+    /// every session, and their inodes are forgotten (see [`SearchNodes`]).
+    pub fn is_volatile(&self, ino: u64) -> bool {
+        ino >= SEARCH_INO_BASE
     }
 
     /// Sessions rendered since start (for tests and `doctor`).
@@ -243,6 +312,9 @@ impl Fs {
     pub fn lookup(&self, parent: u64, name: &str) -> Result<Attr> {
         let parent_kind = self.kind_of(parent)?;
         let child = match &parent_kind {
+            NodeKind::Root if name == SEARCH_DIR && self.searcher.get().is_some() => {
+                NodeKind::SearchRoot
+            }
             NodeKind::Root => {
                 let agent = Agent::from_name(name).ok_or(FsError::NotFound)?;
                 if !self.state().agents.contains_key(&agent) {
@@ -250,6 +322,20 @@ impl Fs {
                 }
                 NodeKind::Agent(agent)
             }
+            NodeKind::SearchRoot => {
+                let ino = self.search_query_ino(name);
+                return self.getattr(ino);
+            }
+            NodeKind::SearchQuery(_) => {
+                let links = self.search_results(parent)?;
+                let ino = links
+                    .iter()
+                    .find(|(n, _, _)| n == name)
+                    .map(|(_, ino, _)| *ino)
+                    .ok_or(FsError::NotFound)?;
+                return self.getattr(ino);
+            }
+            NodeKind::SearchLink(_) => return Err(FsError::NotDir),
             NodeKind::Agent(agent) => {
                 self.refresh_agent(*agent, false);
                 let key = SessionKey {
@@ -305,11 +391,26 @@ impl Fs {
         let names: Vec<(String, NodeKind)> = match &kind {
             NodeKind::Root => {
                 let agents: Vec<Agent> = self.state().agents.keys().copied().collect();
-                agents
+                let mut v: Vec<(String, NodeKind)> = agents
                     .into_iter()
                     .map(|a| (a.name().to_string(), NodeKind::Agent(a)))
-                    .collect()
+                    .collect();
+                if self.searcher.get().is_some() {
+                    v.push((SEARCH_DIR.to_string(), NodeKind::SearchRoot));
+                }
+                v
             }
+            // `search/` lists nothing, so `grep -r` and `find` never enter it.
+            NodeKind::SearchRoot => Vec::new(),
+            NodeKind::SearchQuery(_) => {
+                let links = self.search_results(ino)?;
+                let mut out = Vec::with_capacity(links.len());
+                for (name, lino, _) in links {
+                    out.push((name, self.getattr(lino)?));
+                }
+                return Ok(out);
+            }
+            NodeKind::SearchLink(_) => return Err(FsError::NotDir),
             NodeKind::Agent(agent) => {
                 self.refresh_agent(*agent, false);
                 let st = self.state();
@@ -369,8 +470,10 @@ impl Fs {
     }
 
     pub fn readlink(&self, ino: u64) -> Result<String> {
-        let NodeKind::Inner(key, path) = self.kind_of(ino)? else {
-            return Err(FsError::NotSymlink);
+        let (key, path) = match self.kind_of(ino)? {
+            NodeKind::Inner(key, path) => (key, path),
+            NodeKind::SearchLink(key) => return Ok(format!("../../{}/{}", key.agent, key.name)),
+            _ => return Err(FsError::NotSymlink),
         };
         let shape = self.shape(&key)?;
         match (shape.links.get(&path), shape.entries.get(&path)) {
@@ -385,6 +488,7 @@ impl Fs {
         let (bytes, _) = match self.kind_of(ino)? {
             NodeKind::Inner(key, path) => self.file(&key, &path)?,
             NodeKind::DiffFile(a, b) => self.diff_file(&a, &b)?,
+            NodeKind::SearchLink(_) => return Err(FsError::NotFound),
             _ => return Err(FsError::IsDir),
         };
         Ok(bytes)
@@ -885,6 +989,9 @@ impl Fs {
 
     fn kind_of(&self, ino: u64) -> Result<NodeKind> {
         let st = self.state();
+        if ino >= SEARCH_INO_BASE {
+            return st.search.nodes.get(&ino).cloned().ok_or(FsError::NotFound);
+        }
         let idx = ino.checked_sub(1).ok_or(FsError::NotFound)? as usize;
         st.nodes.get(idx).cloned().ok_or(FsError::NotFound)
     }
@@ -932,7 +1039,15 @@ impl Fs {
             mtime,
         };
         match kind {
-            NodeKind::Root => Ok(dir(self.started)),
+            NodeKind::Root | NodeKind::SearchRoot | NodeKind::SearchQuery(_) => {
+                Ok(dir(self.started))
+            }
+            NodeKind::SearchLink(key) => Ok(Attr {
+                ino,
+                kind: Kind::Symlink,
+                size: format!("../../{}/{}", key.agent, key.name).len() as u64,
+                mtime: self.session_mtime(key).unwrap_or(self.started),
+            }),
             NodeKind::Agent(agent) => {
                 let st = self.state();
                 Ok(dir(st
@@ -965,6 +1080,96 @@ impl Fs {
                 })
             }
         }
+    }
+
+    /// The inode of `search/<query>/`, made (and the oldest query forgotten) if new.
+    fn search_query_ino(&self, query: &str) -> u64 {
+        let mut st = self.state();
+        let sn = &mut st.search;
+        if let Some(&ino) = sn.queries.get(query) {
+            sn.order.retain(|&i| i != ino);
+            sn.order.push_back(ino);
+            return ino;
+        }
+        while sn.order.len() >= SEARCH_QUERIES {
+            let Some(old) = sn.order.pop_front() else {
+                break;
+            };
+            if let Some(NodeKind::SearchQuery(q)) = sn.nodes.remove(&old) {
+                sn.queries.remove(&q);
+            }
+            if let Some((_, links)) = sn.results.remove(&old) {
+                for (_, lino, _) in links {
+                    sn.nodes.remove(&lino);
+                }
+            }
+        }
+        let ino = SEARCH_INO_BASE + sn.next;
+        sn.next += 1;
+        sn.nodes
+            .insert(ino, NodeKind::SearchQuery(query.to_string()));
+        sn.queries.insert(query.to_string(), ino);
+        sn.order.push_back(ino);
+        ino
+    }
+
+    /// The links of `search/<query>/` (inode `qino`), searched again when older than [`TTL`].
+    /// A session keeps its link inode while it keeps matching.
+    fn search_results(&self, qino: u64) -> Result<Vec<(String, u64, SessionKey)>> {
+        let query = {
+            let st = self.state();
+            if let Some((at, links)) = st.search.results.get(&qino) {
+                if at.elapsed() < TTL {
+                    return Ok(links.clone());
+                }
+            }
+            match st.search.nodes.get(&qino) {
+                Some(NodeKind::SearchQuery(q)) => q.clone(),
+                _ => return Err(FsError::NotFound),
+            }
+        };
+        let searcher = self.searcher.get().ok_or(FsError::NotFound)?;
+        let found = catch_unwind(AssertUnwindSafe(|| {
+            searcher.sessions(self, &query, SEARCH_RESULTS)
+        }))
+        .map_err(|p| FsError::Internal(panic_message(&p)))?
+        .map_err(|e| {
+            log::warn!("search '{query}': {e}");
+            FsError::Internal(e)
+        })?;
+        let mut st = self.state();
+        let sn = &mut st.search;
+        if !sn.nodes.contains_key(&qino) {
+            // Forgotten meanwhile by other queries.
+            return Err(FsError::NotFound);
+        }
+        let old: HashMap<SessionKey, u64> = sn
+            .results
+            .remove(&qino)
+            .map(|(_, links)| links.into_iter().map(|(_, i, k)| (k, i)).collect())
+            .unwrap_or_default();
+        let mut keep: std::collections::HashSet<u64> = std::collections::HashSet::new();
+        let mut links = Vec::with_capacity(found.len());
+        for key in found {
+            let ino = match old.get(&key) {
+                Some(&i) => i,
+                None => {
+                    let i = SEARCH_INO_BASE + sn.next;
+                    sn.next += 1;
+                    sn.nodes.insert(i, NodeKind::SearchLink(key.clone()));
+                    i
+                }
+            };
+            keep.insert(ino);
+            links.push((format!("{}:{}", key.agent, key.name), ino, key));
+        }
+        for (_, i) in old {
+            if !keep.contains(&i) {
+                sn.nodes.remove(&i);
+            }
+        }
+        sn.results.insert(qino, (Instant::now(), links.clone()));
+        Ok(links)
     }
 
     fn session_mtime(&self, key: &SessionKey) -> Result<SystemTime> {
@@ -1041,6 +1246,18 @@ fn disambiguate(
 }
 
 impl Fs {
+    /// The version of a session's own sources (not of a fork parent's), checked now: what
+    /// the search index keeps to know when to re-index a session.
+    pub fn source_version(&self, key: &SessionKey) -> Result<u64> {
+        let (store, listed) = {
+            let st = self.state();
+            let a = st.agents.get(&key.agent).ok_or(FsError::NotFound)?;
+            let s = a.sessions.get(&key.name).ok_or(FsError::NotFound)?;
+            (a.store, s.listed.clone())
+        };
+        Ok(self.version_of(store, &listed, &[]).0)
+    }
+
     /// A session's version and mtime: the store's own version of the session when it has one
     /// ([`Store::version`]), else the fingerprint of its sources; sources of other sessions
     /// it depends on (`extra`, a fork's parent) are fingerprinted either way. The mtime is

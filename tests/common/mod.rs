@@ -123,6 +123,7 @@ pub const AGENT_VARS: &[&str] = &[
     "COPILOT_HOME",
     "XDG_DATA_HOME",
     "XDG_CONFIG_HOME",
+    "XDG_CACHE_HOME",
     "OPENCODE_DB",
     "PI_CODING_AGENT_DIR",
     "PI_CONFIG_DIR",
