@@ -77,11 +77,12 @@ impl SessFs {
         }
     }
 
-    /// How long the kernel may keep a node: [`KERNEL_TTL`], but only [`TTL`] for the
-    /// `search/` nodes, whose results change and whose inodes are forgotten.
+    /// How long the kernel may keep a node: [`KERNEL_TTL`], but only
+    /// [`crate::tree::SEARCH_TTL`] for the `search/` nodes, whose results change and whose
+    /// inodes are forgotten.
     fn ttl(&self, ino: u64) -> std::time::Duration {
         if self.fs.is_volatile(ino) {
-            TTL
+            crate::tree::SEARCH_TTL
         } else {
             KERNEL_TTL
         }

@@ -69,6 +69,11 @@ const SEARCH_INO_BASE: u64 = 1 << 48;
 /// Queries whose directories (and links) are kept; the least recently used is forgotten.
 pub const SEARCH_QUERIES: usize = 64;
 
+/// How long a query's results (and, in the kernel, a `search/` node) are trusted: short, so
+/// a new message shows in `search/<query>/` within a second (a re-search is a listing, a
+/// `stat` per session and one indexed query).
+pub const SEARCH_TTL: Duration = Duration::from_millis(250);
+
 /// Sessions listed in one `search/<query>/` directory at most, best first.
 pub const SEARCH_RESULTS: usize = 1000;
 
@@ -202,7 +207,14 @@ struct AgentState {
 /// (from [`SEARCH_INO_BASE`]), at most [`SEARCH_QUERIES`] queries are kept, each with its
 /// links, and the least recently used query is forgotten with its links. A kernel that still
 /// holds a forgotten inode gets `ENOENT` and looks the name up again; the FUSE adapter gives
-/// these nodes a short TTL ([`Fs::is_volatile`]) so that is rare and results stay fresh.
+/// these nodes a short TTL ([`SEARCH_TTL`], [`Fs::is_volatile`]) so that is rare and
+/// results stay fresh.
+struct QueryResults {
+    checked: Instant,
+    changed: SystemTime,
+    links: Vec<(String, u64, SessionKey)>,
+}
+
 #[derive(Default)]
 struct SearchNodes {
     next: u64,
@@ -211,8 +223,10 @@ struct SearchNodes {
     queries: HashMap<String, u64>,
     /// Query inodes, least recently used first.
     order: std::collections::VecDeque<u64>,
-    /// Per query inode: when it was run, and its links as `(name, inode, session)`.
-    results: HashMap<u64, (Instant, Vec<(String, u64, SessionKey)>)>,
+    /// Per query inode: when it was run, when its result set last changed (the directory's
+    /// mtime: the kernel keeps a directory's listing until its mtime moves), and its links
+    /// as `(name, inode, session)`.
+    results: HashMap<u64, QueryResults>,
 }
 
 struct State {
@@ -1039,9 +1053,10 @@ impl Fs {
             mtime,
         };
         match kind {
-            NodeKind::Root | NodeKind::SearchRoot | NodeKind::SearchQuery(_) => {
-                Ok(dir(self.started))
-            }
+            NodeKind::Root | NodeKind::SearchRoot => Ok(dir(self.started)),
+            // Searched again (at most once per SEARCH_TTL) so the mtime moves when the
+            // results do.
+            NodeKind::SearchQuery(_) => Ok(dir(self.search_run(ino)?.0)),
             NodeKind::SearchLink(key) => Ok(Attr {
                 ino,
                 kind: Kind::Symlink,
@@ -1098,8 +1113,8 @@ impl Fs {
             if let Some(NodeKind::SearchQuery(q)) = sn.nodes.remove(&old) {
                 sn.queries.remove(&q);
             }
-            if let Some((_, links)) = sn.results.remove(&old) {
-                for (_, lino, _) in links {
+            if let Some(r) = sn.results.remove(&old) {
+                for (_, lino, _) in r.links {
                     sn.nodes.remove(&lino);
                 }
             }
@@ -1113,14 +1128,20 @@ impl Fs {
         ino
     }
 
-    /// The links of `search/<query>/` (inode `qino`), searched again when older than [`TTL`].
+    /// The links of `search/<query>/` (inode `qino`), searched again when older than
+    /// [`SEARCH_TTL`].
     /// A session keeps its link inode while it keeps matching.
     fn search_results(&self, qino: u64) -> Result<Vec<(String, u64, SessionKey)>> {
+        Ok(self.search_run(qino)?.1)
+    }
+
+    /// As [`Fs::search_results`], with the time the result set last changed.
+    fn search_run(&self, qino: u64) -> Result<(SystemTime, Vec<(String, u64, SessionKey)>)> {
         let query = {
             let st = self.state();
-            if let Some((at, links)) = st.search.results.get(&qino) {
-                if at.elapsed() < TTL {
-                    return Ok(links.clone());
+            if let Some(r) = st.search.results.get(&qino) {
+                if r.checked.elapsed() < SEARCH_TTL {
+                    return Ok((r.changed, r.links.clone()));
                 }
             }
             match st.search.nodes.get(&qino) {
@@ -1143,10 +1164,17 @@ impl Fs {
             // Forgotten meanwhile by other queries.
             return Err(FsError::NotFound);
         }
-        let old: HashMap<SessionKey, u64> = sn
-            .results
-            .remove(&qino)
-            .map(|(_, links)| links.into_iter().map(|(_, i, k)| (k, i)).collect())
+        let previous = sn.results.remove(&qino);
+        let before: Vec<SessionKey> = previous
+            .iter()
+            .flat_map(|r| r.links.iter().map(|(_, _, k)| k.clone()))
+            .collect();
+        let changed = match &previous {
+            Some(r) if before == found => r.changed,
+            _ => SystemTime::now(),
+        };
+        let old: HashMap<SessionKey, u64> = previous
+            .map(|r| r.links.into_iter().map(|(_, i, k)| (k, i)).collect())
             .unwrap_or_default();
         let mut keep: std::collections::HashSet<u64> = std::collections::HashSet::new();
         let mut links = Vec::with_capacity(found.len());
@@ -1168,8 +1196,15 @@ impl Fs {
                 sn.nodes.remove(&i);
             }
         }
-        sn.results.insert(qino, (Instant::now(), links.clone()));
-        Ok(links)
+        sn.results.insert(
+            qino,
+            QueryResults {
+                checked: Instant::now(),
+                changed,
+                links: links.clone(),
+            },
+        );
+        Ok((changed, links))
     }
 
     fn session_mtime(&self, key: &SessionKey) -> Result<SystemTime> {
@@ -1400,6 +1435,74 @@ mod tests {
         assert!(fs.readdir(pi.ino).unwrap().is_empty());
         assert!(fs.lookup(pi.ino, "b.diff").is_ok());
         assert_eq!(fs.lookup(pi.ino, "zzz.diff"), Err(FsError::NotFound));
+    }
+
+    /// Every session whose id contains the query.
+    struct IdSearcher;
+
+    impl Searcher for IdSearcher {
+        fn sessions(
+            &self,
+            fs: &Fs,
+            query: &str,
+            limit: usize,
+        ) -> std::result::Result<Vec<SessionKey>, String> {
+            let mut v: Vec<SessionKey> = fs
+                .sessions()
+                .into_iter()
+                .filter(|k| k.name.contains(query))
+                .collect();
+            v.truncate(limit);
+            Ok(v)
+        }
+    }
+
+    #[test]
+    fn search_dir_lists_nothing_links_matches_and_forgets_old_queries() {
+        let (_d, fs) = fs_with(&[("alpha", "x"), ("beta", "y")]);
+        assert!(
+            fs.lookup(ROOT_INO, SEARCH_DIR).is_err(),
+            "no searcher, no search/"
+        );
+        fs.set_searcher(Box::new(IdSearcher));
+        let root: Vec<String> = fs
+            .readdir(ROOT_INO)
+            .unwrap()
+            .into_iter()
+            .map(|e| e.0)
+            .collect();
+        assert_eq!(root, vec!["pi", "search"]);
+        let search = fs.lookup(ROOT_INO, SEARCH_DIR).unwrap();
+        assert!(fs.readdir(search.ino).unwrap().is_empty());
+        let q = fs.lookup(search.ino, "alp").unwrap();
+        assert_eq!(q.kind, Kind::Dir);
+        let links = fs.readdir(q.ino).unwrap();
+        assert_eq!(links.len(), 1);
+        assert_eq!(links[0].0, "pi:alpha");
+        assert_eq!(fs.readlink(links[0].1.ino).unwrap(), "../../pi/alpha");
+        assert_eq!(
+            fs.resolve("search/alp/pi:alpha").unwrap().kind,
+            Kind::Symlink
+        );
+        assert_eq!(fs.resolve("search/alp/pi:beta"), Err(FsError::NotFound));
+        // Many queries: the table stays bounded and the oldest query is forgotten.
+        let permanent = fs.state().nodes.len();
+        for i in 0..(3 * SEARCH_QUERIES) {
+            let q = fs.lookup(search.ino, &format!("a{i}")).unwrap();
+            fs.readdir(q.ino).unwrap();
+        }
+        assert!(fs.state().search.nodes.len() <= 2 * SEARCH_QUERIES);
+        assert_eq!(
+            fs.state().nodes.len(),
+            permanent,
+            "no permanent inode per query"
+        );
+        assert_eq!(fs.getattr(q.ino), Err(FsError::NotFound));
+        // Looked up again, it works again.
+        assert_eq!(
+            fs.resolve("search/alp/pi:alpha").unwrap().kind,
+            Kind::Symlink
+        );
     }
 
     #[test]
