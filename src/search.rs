@@ -671,53 +671,6 @@ fn prepare(fs: &Fs, key: &SessionKey, version: u64) -> Option<Prepared> {
     })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn queries_read_words_phrases_and_prefixes() {
-        let q = Query::parse(r#"cache "bug in ""x""" refact* a"#);
-        assert_eq!(q.terms, vec!["cache", r#"bug in "x""#, "refact", "a"]);
-        assert_eq!(
-            q.fts().as_deref(),
-            Some(r#""cache" AND "bug in ""x""" AND "refact""#)
-        );
-        assert_eq!(q.likes(), vec!["%a%".to_string()]);
-        assert_eq!(Query::parse("  ").terms, Vec::<String>::new());
-    }
-
-    #[test]
-    fn highlights_are_case_insensitive_and_merged() {
-        let q = Query::parse("cache ach");
-        assert_eq!(q.highlights("A Cache, a cache"), vec![(2, 7), (11, 16)]);
-    }
-
-    #[test]
-    fn a_garbage_file_is_rebuilt() {
-        let d = tempfile::tempdir().unwrap();
-        let p = d.path().join("sub/index.sqlite3");
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(
-            &p,
-            b"this is not a database, just some bytes of garbage....",
-        )
-        .unwrap();
-        let ix = Index::open(&p).expect("rebuilt");
-        assert!(ix
-            .search(&Query::parse("garbage"), &Options::default())
-            .unwrap()
-            .is_empty());
-        // A foreign SQLite database is replaced too.
-        drop(ix);
-        std::fs::remove_file(&p).unwrap();
-        let c = Connection::open(&p).unwrap();
-        c.execute_batch("CREATE TABLE other(x);").unwrap();
-        drop(c);
-        assert!(Index::open(&p).is_ok());
-    }
-}
-
 /// The mount's [`crate::tree::Searcher`]: one index handle, brought up to date before each
 /// query (results are kept for a second per query by the tree), and a first indexing pass
 /// in the background when the mount starts, so the first `ls search/<query>/` does not wait
@@ -792,5 +745,52 @@ impl crate::tree::Searcher for MountSearcher {
         ix.sync(fs, &mut |_, _| {}).map_err(|e| e.to_string())?;
         ix.sessions(&Query::parse(query), limit)
             .map_err(|e| e.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn queries_read_words_phrases_and_prefixes() {
+        let q = Query::parse(r#"cache "bug in ""x""" refact* a"#);
+        assert_eq!(q.terms, vec!["cache", r#"bug in "x""#, "refact", "a"]);
+        assert_eq!(
+            q.fts().as_deref(),
+            Some(r#""cache" AND "bug in ""x""" AND "refact""#)
+        );
+        assert_eq!(q.likes(), vec!["%a%".to_string()]);
+        assert_eq!(Query::parse("  ").terms, Vec::<String>::new());
+    }
+
+    #[test]
+    fn highlights_are_case_insensitive_and_merged() {
+        let q = Query::parse("cache ach");
+        assert_eq!(q.highlights("A Cache, a cache"), vec![(2, 7), (11, 16)]);
+    }
+
+    #[test]
+    fn a_garbage_file_is_rebuilt() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("sub/index.sqlite3");
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(
+            &p,
+            b"this is not a database, just some bytes of garbage....",
+        )
+        .unwrap();
+        let ix = Index::open(&p).expect("rebuilt");
+        assert!(ix
+            .search(&Query::parse("garbage"), &Options::default())
+            .unwrap()
+            .is_empty());
+        // A foreign SQLite database is replaced too.
+        drop(ix);
+        std::fs::remove_file(&p).unwrap();
+        let c = Connection::open(&p).unwrap();
+        c.execute_batch("CREATE TABLE other(x);").unwrap();
+        drop(c);
+        assert!(Index::open(&p).is_ok());
     }
 }

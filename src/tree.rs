@@ -8,7 +8,7 @@
 //! rendered [`Bundle`], plus the virtual `diff/` directory that lists nothing and renders
 //! `diff/<agent>/<session>.diff` on lookup, and, when a [`Searcher`] is set (the mount sets
 //! one), the root's `search/` directory: it lists nothing either, and looking up
-//! `search/<query>/` gives one symlink per matching session (see [`SearchNodes`]).
+//! `search/<query>/` gives one symlink per matching session (see `SearchNodes`).
 //!
 //! Freshness: a session's *version* is a fingerprint of `(path, size, mtime)` of its native
 //! sources, or, for stores that keep many sessions in one file (SQLite), the store's own
@@ -209,10 +209,13 @@ struct AgentState {
 /// holds a forgotten inode gets `ENOENT` and looks the name up again; the FUSE adapter gives
 /// these nodes a short TTL ([`SEARCH_TTL`], [`Fs::is_volatile`]) so that is rare and
 /// results stay fresh.
+/// The links of one `search/<query>/` directory as `(name, inode, session)`.
+type SearchLinks = Vec<(String, u64, SessionKey)>;
+
 struct QueryResults {
     checked: Instant,
     changed: SystemTime,
-    links: Vec<(String, u64, SessionKey)>,
+    links: SearchLinks,
 }
 
 #[derive(Default)]
@@ -307,7 +310,7 @@ impl Fs {
     }
 
     /// Whether the kernel should hold this node only briefly: `search/` results change with
-    /// every session, and their inodes are forgotten (see [`SearchNodes`]).
+    /// every session, and their inodes are forgotten (see `SearchNodes`).
     pub fn is_volatile(&self, ino: u64) -> bool {
         ino >= SEARCH_INO_BASE
     }
@@ -1131,12 +1134,12 @@ impl Fs {
     /// The links of `search/<query>/` (inode `qino`), searched again when older than
     /// [`SEARCH_TTL`].
     /// A session keeps its link inode while it keeps matching.
-    fn search_results(&self, qino: u64) -> Result<Vec<(String, u64, SessionKey)>> {
+    fn search_results(&self, qino: u64) -> Result<SearchLinks> {
         Ok(self.search_run(qino)?.1)
     }
 
     /// As [`Fs::search_results`], with the time the result set last changed.
-    fn search_run(&self, qino: u64) -> Result<(SystemTime, Vec<(String, u64, SessionKey)>)> {
+    fn search_run(&self, qino: u64) -> Result<(SystemTime, SearchLinks)> {
         let query = {
             let st = self.state();
             if let Some(r) = st.search.results.get(&qino) {
