@@ -126,7 +126,7 @@ pub enum Command {
         #[command(flatten)]
         stores: StoreArgs,
     },
-    /// Tokens and USD per agent, model, day, month or working directory, and in total.
+    /// Tokens and USD per agent, model, day, month, working directory or tag, and in total.
     /// A subagent counts in its parent, a fork's copied prefix once; models without a
     /// price are listed as unpriced, never as $0; estimated figures are marked `~`.
     Cost {
@@ -715,6 +715,9 @@ fn render_tree(args: &StoreArgs, dir: &Path) -> Result<()> {
     let fs = open_fs(args, 256, true)?;
     let mut files = 0usize;
     copy_dir(&fs, crate::tree::ROOT_INO, dir, &mut files)?;
+    // The mount's search/ lists nothing; the rendered tree has it too, empty, so the two
+    // trees stay the same.
+    std::fs::create_dir_all(dir.join(crate::tree::SEARCH_DIR))?;
     eprintln!("sessfs: wrote {files} files under {}", dir.display());
     Ok(())
 }

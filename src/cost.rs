@@ -33,6 +33,8 @@ pub struct Record {
     pub owner: String,
     pub agent: Agent,
     pub cwd: Option<String>,
+    /// The owning session's tags.
+    pub tags: Vec<String>,
     pub model: String,
     pub when: Option<DateTime<Utc>>,
     pub usage: TokenUsage,
@@ -51,6 +53,9 @@ pub enum GroupBy {
     Day,
     Month,
     Cwd,
+    /// Each of the owning session's tags (`untagged` when it has none): a record of a
+    /// session with two tags is in two groups, so groups can add up to more than the total.
+    Tag,
 }
 
 /// Which records to count.
@@ -84,6 +89,7 @@ pub fn collect(fs: &Fs, agents: &[Agent]) -> Vec<Record> {
         parent: Option<String>,
         agent: Agent,
         cwd: Option<String>,
+        tags: Vec<String>,
     }
     let mut owners: HashMap<String, Owner> = HashMap::new();
     let mut per_session: Vec<(Option<DateTime<Utc>>, String, Vec<Record>)> = Vec::new();
@@ -103,6 +109,7 @@ pub fn collect(fs: &Fs, agents: &[Agent]) -> Vec<Record> {
                 parent: session.parent.clone(),
                 agent: session.agent,
                 cwd: session.cwd.clone(),
+                tags: session.tags.clone(),
             },
         );
         let mut records = Vec::new();
@@ -145,6 +152,7 @@ pub fn collect(fs: &Fs, agents: &[Agent]) -> Vec<Record> {
         if let Some(o) = owners.get(&owner) {
             r.agent = o.agent;
             r.cwd = o.cwd.clone();
+            r.tags = o.tags.clone();
         }
         r.owner = owner;
     }
@@ -176,6 +184,7 @@ pub fn session_records(s: &Session, owner: &str, out: &mut Vec<Record>) {
             owner: owner.to_string(),
             agent: s.agent,
             cwd: s.cwd.clone(),
+            tags: s.tags.clone(),
             model,
             when,
             usage,
@@ -318,22 +327,26 @@ impl Report {
             ..Totals::default()
         };
         for r in records.iter().filter(|r| filter.keeps(r)) {
-            let key = match group_by {
-                GroupBy::Agent => r.agent.name().to_string(),
-                GroupBy::Model => r.model.clone(),
-                GroupBy::Day => r
+            let keys = match group_by {
+                GroupBy::Agent => vec![r.agent.name().to_string()],
+                GroupBy::Model => vec![r.model.clone()],
+                GroupBy::Day => vec![r
                     .when
-                    .map_or("unknown".into(), |w| w.format("%Y-%m-%d").to_string()),
-                GroupBy::Month => r
+                    .map_or("unknown".into(), |w| w.format("%Y-%m-%d").to_string())],
+                GroupBy::Month => vec![r
                     .when
-                    .map_or("unknown".into(), |w| w.format("%Y-%m").to_string()),
-                GroupBy::Cwd => r.cwd.clone().unwrap_or_else(|| "unknown".into()),
+                    .map_or("unknown".into(), |w| w.format("%Y-%m").to_string())],
+                GroupBy::Cwd => vec![r.cwd.clone().unwrap_or_else(|| "unknown".into())],
+                GroupBy::Tag if r.tags.is_empty() => vec!["untagged".to_string()],
+                GroupBy::Tag => r.tags.clone(),
             };
-            let g = groups.entry(key.clone()).or_insert_with(|| Totals {
-                key,
-                ..Totals::default()
-            });
-            g.add(r);
+            for key in keys {
+                let g = groups.entry(key.clone()).or_insert_with(|| Totals {
+                    key,
+                    ..Totals::default()
+                });
+                g.add(r);
+            }
             total.add(r);
         }
         let mut groups: Vec<Totals> = groups.into_values().collect();
@@ -358,6 +371,7 @@ impl Report {
                 GroupBy::Day => "day",
                 GroupBy::Month => "month",
                 GroupBy::Cwd => "cwd",
+                GroupBy::Tag => "tag",
             },
             prices_date: crate::pricing::table().date.clone(),
             groups,
@@ -490,5 +504,25 @@ mod tests {
         let unpriced = rep.groups.iter().find(|g| g.key == "gpt-zzz").unwrap();
         assert_eq!(unpriced.usd, None, "unpriced is never $0");
         assert!(rep.to_text().contains("unpriced"));
+    }
+
+    #[test]
+    fn a_record_is_in_each_tag_group_and_once_in_the_total() {
+        let mut s = Session::new(Agent::Pi, "t");
+        s.tags = vec!["infra".into(), "urgent".into()];
+        s.messages = vec![reply("claude-sonnet-4", 10, "m")];
+        let mut u = Session::new(Agent::Pi, "u");
+        u.messages = vec![reply("claude-sonnet-4", 1, "n")];
+        let mut out = Vec::new();
+        session_records(&s, "pi:t", &mut out);
+        session_records(&u, "pi:u", &mut out);
+        let rep = Report::build(&out, &Filter::default(), GroupBy::Tag);
+        let by: Vec<(&str, u64)> = rep
+            .groups
+            .iter()
+            .map(|g| (g.key.as_str(), g.input_tokens))
+            .collect();
+        assert_eq!(by, vec![("infra", 10), ("urgent", 10), ("untagged", 1)]);
+        assert_eq!(rep.total.input_tokens, 11);
     }
 }
