@@ -682,6 +682,9 @@ pub struct MountSearcher {
 struct Slot {
     path: PathBuf,
     index: Option<Index>,
+    /// When the last sync finished: lookups of several query directories at once (a shell
+    /// completing names, `ls search/a/ search/b/`) share one.
+    synced: Option<Instant>,
 }
 
 impl Slot {
@@ -696,7 +699,11 @@ impl Slot {
 impl MountSearcher {
     pub fn new(path: PathBuf) -> MountSearcher {
         MountSearcher {
-            inner: std::sync::Arc::new(std::sync::Mutex::new(Slot { path, index: None })),
+            inner: std::sync::Arc::new(std::sync::Mutex::new(Slot {
+                path,
+                index: None,
+                synced: None,
+            })),
         }
     }
 
@@ -741,10 +748,20 @@ impl crate::tree::Searcher for MountSearcher {
         limit: usize,
     ) -> std::result::Result<Vec<SessionKey>, String> {
         let mut slot = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let fresh = slot
+            .synced
+            .is_some_and(|t| t.elapsed() < crate::tree::SEARCH_TTL);
         let ix = slot.index().map_err(|e| e.to_string())?;
-        ix.sync(fs, &mut |_, _| {}).map_err(|e| e.to_string())?;
-        ix.sessions(&Query::parse(query), limit)
-            .map_err(|e| e.to_string())
+        if !fresh {
+            ix.sync(fs, &mut |_, _| {}).map_err(|e| e.to_string())?;
+        }
+        let found = ix
+            .sessions(&Query::parse(query), limit)
+            .map_err(|e| e.to_string());
+        if !fresh {
+            slot.synced = Some(Instant::now());
+        }
+        found.map_err(|e| e.to_string())
     }
 }
 
