@@ -339,6 +339,10 @@ impl Fs {
                 }
                 NodeKind::Agent(agent)
             }
+            // Tools probe every directory they enter for hidden names (rg: `.gitignore`,
+            // `.ignore`, `.rgignore`; editors, git, macOS): those are never queries, or
+            // `rg -r` over the mount would build the whole index.
+            NodeKind::SearchRoot if name.starts_with('.') => return Err(FsError::NotFound),
             NodeKind::SearchRoot => {
                 let ino = self.search_query_ino(name);
                 return self.getattr(ino);
@@ -1488,6 +1492,7 @@ mod tests {
             Kind::Symlink
         );
         assert_eq!(fs.resolve("search/alp/pi:beta"), Err(FsError::NotFound));
+        assert_eq!(fs.resolve("search/.gitignore"), Err(FsError::NotFound));
         // Many queries: the table stays bounded and the oldest query is forgotten.
         let permanent = fs.state().nodes.len();
         for i in 0..(3 * SEARCH_QUERIES) {
