@@ -646,7 +646,10 @@ fn list(
             m["unifiedId"].as_str().unwrap_or(""),
             updated,
             m["turnCount"].as_u64().unwrap_or(0),
-            format!("${:.2}", m["cost"]["totalUsd"].as_f64().unwrap_or(0.0)),
+            // null: some usage has no known price, which is not $0.
+            m["cost"]["totalUsd"]
+                .as_f64()
+                .map_or("unpriced".to_string(), |c| format!("${c:.2}")),
             m["model"].as_str().unwrap_or("-"),
             title
         );

@@ -189,4 +189,6 @@ fn groups_add_up_and_unpriced_models_are_never_zero_dollars() {
         Value::Null,
         "meta.json: null, not 0"
     );
+    let list = stdout(&home.sessfs(&["list"]));
+    assert!(list.contains(" unpriced "), "sessfs list: {list}");
 }
