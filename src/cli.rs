@@ -97,6 +97,61 @@ pub enum Command {
         #[command(flatten)]
         stores: StoreArgs,
     },
+    /// Search every session's transcript and tool files (a persistent index under
+    /// ~/.cache/sessfs, brought up to date first). Words must all occur in one line, each as
+    /// a case-insensitive substring; "a phrase" matches as written; a trailing * is a
+    /// prefix. Exits 1 when nothing matches.
+    Search {
+        /// The query (several words are joined with spaces).
+        #[arg(required = true)]
+        query: Vec<String>,
+        /// Only this agent's sessions (repeatable).
+        #[arg(long)]
+        agent: Vec<String>,
+        /// Sessions active from this date on (YYYY-MM-DD or RFC 3339, UTC).
+        #[arg(long)]
+        since: Option<String>,
+        /// Sessions last active up to this date.
+        #[arg(long)]
+        until: Option<String>,
+        /// Sessions whose working directory starts with P.
+        #[arg(long, value_name = "P")]
+        cwd: Option<String>,
+        /// At most N hits, best first.
+        #[arg(long, default_value_t = 100, value_name = "N")]
+        limit: usize,
+        /// One JSON object per hit.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        stores: StoreArgs,
+    },
+    /// Tokens and USD per agent, model, day, month, working directory or tag, and in total.
+    /// A subagent counts in its parent, a fork's copied prefix once; models without a
+    /// price are listed as unpriced, never as $0; estimated figures are marked `~`.
+    Cost {
+        /// Only this agent's sessions (repeatable).
+        #[arg(long)]
+        agent: Vec<String>,
+        /// Replies from this date on (YYYY-MM-DD or RFC 3339, UTC).
+        #[arg(long)]
+        since: Option<String>,
+        /// Replies up to this date.
+        #[arg(long)]
+        until: Option<String>,
+        /// Only models whose name contains M.
+        #[arg(long)]
+        model: Option<String>,
+        #[arg(long, value_enum, default_value_t = crate::cost::GroupBy::Model)]
+        group_by: crate::cost::GroupBy,
+        #[arg(long)]
+        json: bool,
+        /// A price table laid over the built-in one (same shape as data/prices.json).
+        #[arg(long, value_name = "FILE")]
+        prices: Option<PathBuf>,
+        #[command(flatten)]
+        stores: StoreArgs,
+    },
     /// Write the same tree into a real directory (no FUSE needed).
     Render {
         dir: PathBuf,
@@ -140,7 +195,11 @@ pub fn run(cli: Cli) -> Result<()> {
                 allow_other,
                 store_args: stores.to_args(),
             },
-            || open_fs(&stores, cache_mb, true),
+            || {
+                let fs = open_fs(&stores, cache_mb, true)?;
+                enable_search(&fs);
+                Ok(fs)
+            },
         ),
         Command::Umount { dir } => crate::mount::umount(&dir),
         Command::List {
@@ -168,6 +227,60 @@ pub fn run(cli: Cli) -> Result<()> {
         }
         Command::Show { id, format, stores } => show(&stores, &id, format),
         Command::Diff { a, b, json, stores } => diff(&stores, &a, &b, json),
+        Command::Search {
+            query,
+            agent,
+            since,
+            until,
+            cwd,
+            limit,
+            json,
+            stores,
+        } => {
+            let opts = crate::search::Options {
+                agents: agent
+                    .iter()
+                    .map(|a| parse_agent(a))
+                    .collect::<Result<Vec<_>>>()?,
+                since: since.as_deref().map(parse_date).transpose()?,
+                until: until.as_deref().map(parse_date).transpose()?,
+                cwd,
+                limit: Some(limit),
+            };
+            search(&stores, &query.join(" "), &opts, json)
+        }
+        Command::Cost {
+            agent,
+            since,
+            until,
+            model,
+            group_by,
+            json,
+            prices,
+            stores,
+        } => {
+            if let Some(p) = &prices {
+                crate::pricing::install(p)?;
+            }
+            let agents = agent
+                .iter()
+                .map(|a| parse_agent(a))
+                .collect::<Result<Vec<_>>>()?;
+            let filter = crate::cost::Filter {
+                since: since.as_deref().map(parse_date).transpose()?,
+                until: until.as_deref().map(parse_date).transpose()?,
+                model,
+            };
+            let fs = open_fs(&stores, 256, !json)?;
+            let records = crate::cost::collect(&fs, &agents);
+            let report = crate::cost::Report::build(&records, &filter, group_by);
+            if json {
+                println!("{}", serde_json::to_string_pretty(&report)?);
+            } else {
+                print!("{}", report.to_text());
+            }
+            Ok(())
+        }
         Command::Render { dir, stores } => render_tree(&stores, &dir),
         Command::Doctor { stores } => doctor(&stores),
     }
@@ -252,6 +365,137 @@ pub fn open_fs(args: &StoreArgs, cache_mb: usize, announce: bool) -> Result<Arc<
     Ok(fs)
 }
 
+/// Give a mount its `search/` directory. When an index already exists, what changed since
+/// it was last used is indexed in the background now; otherwise the first lookup under
+/// `search/` builds it (a mount that is never searched writes nothing to the cache).
+fn enable_search(fs: &Arc<Fs>) {
+    match crate::search::default_path() {
+        Ok(path) => {
+            let exists = path.is_file();
+            let searcher = crate::search::MountSearcher::new(path);
+            if exists {
+                searcher.warm(fs);
+            }
+            fs.set_searcher(Box::new(searcher));
+        }
+        Err(e) => log::warn!("no search/ directory: {e}"),
+    }
+}
+
+/// `sessfs search`: bring the index up to date (a progress bar on a terminal when that
+/// takes more than a second), then print the hits like `rg`: `path:line:` first.
+fn search(args: &StoreArgs, query: &str, opts: &crate::search::Options, json: bool) -> Result<()> {
+    use std::io::{IsTerminal, Write};
+    let q = crate::search::Query::parse(query);
+    if q.terms.is_empty() {
+        bail!("empty query; see sessfs search --help");
+    }
+    let fs = open_fs(args, 256, false)?;
+    let mut ix = crate::search::Index::open(&crate::search::default_path()?)?;
+    let bar = indicatif::ProgressBar::hidden();
+    let started = std::time::Instant::now();
+    let on_terminal = std::io::stderr().is_terminal();
+    let mut shown = false;
+    ix.sync(&fs, &mut |done, total| {
+        if !shown && on_terminal && started.elapsed() > std::time::Duration::from_secs(1) {
+            bar.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "indexing sessions {bar:30} {pos}/{len} ({eta} left)",
+                )
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+            );
+            bar.set_length(total as u64);
+            bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+            shown = true;
+        }
+        bar.set_position(done as u64);
+    })?;
+    bar.finish_and_clear();
+    let hits = ix.search(&q, opts)?;
+    if hits.is_empty() {
+        std::process::exit(1);
+    }
+    let color = std::io::stdout().is_terminal();
+    let mut out = std::io::stdout().lock();
+    for h in &hits {
+        if json {
+            writeln!(out, "{}", serde_json::to_string(h)?)?;
+        } else {
+            writeln!(out, "{}", format_hit(h, &q, color))?;
+        }
+    }
+    out.flush()?;
+    Ok(())
+}
+
+/// `claude/<id>/transcript.md:12: [2026-02-11 · title] the line`, matches in bold red and
+/// the path and line number in rg's colours when `color`. Long lines show a window around
+/// the first match.
+fn format_hit(h: &crate::search::Hit, q: &crate::search::Query, color: bool) -> String {
+    const WINDOW: usize = 240;
+    let mut text: &str = &h.text;
+    let spans = q.highlights(text);
+    let mut offset = 0;
+    let (mut pre, mut post) = ("", "");
+    if text.len() > WINDOW {
+        let first = spans.first().map_or(0, |s| s.0);
+        let mut start = first.saturating_sub(WINDOW / 4);
+        while !text.is_char_boundary(start) {
+            start -= 1;
+        }
+        let mut end = (start + WINDOW).min(text.len());
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        pre = if start > 0 { "…" } else { "" };
+        post = if end < text.len() { "…" } else { "" };
+        offset = start;
+        text = &text[start..end];
+    }
+    let clean = |s: &str| -> String {
+        s.chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .collect()
+    };
+    let mut body = String::from(pre);
+    let mut at = 0;
+    for (s, e) in spans {
+        let (s, e) = (
+            s.saturating_sub(offset),
+            e.saturating_sub(offset).min(text.len()),
+        );
+        if s < at || s >= text.len() || !text.is_char_boundary(s) || !text.is_char_boundary(e) {
+            continue;
+        }
+        body.push_str(&clean(&text[at..s]));
+        if color {
+            body.push_str(&format!("[1;31m{}[0m", clean(&text[s..e])));
+        } else {
+            body.push_str(&clean(&text[s..e]));
+        }
+        at = e;
+    }
+    body.push_str(&clean(&text[at..]));
+    body.push_str(post);
+    let date = h
+        .updated_at
+        .as_deref()
+        .map(|d| d.get(..10).unwrap_or(d))
+        .unwrap_or("-");
+    let title: String = clean(h.title.as_deref().unwrap_or(""))
+        .chars()
+        .take(50)
+        .collect();
+    if color {
+        format!(
+            "[35m{}[0m:[32m{}[0m:[2m[{date} · {title}][0m {body}",
+            h.path, h.line
+        )
+    } else {
+        format!("{}:{}:[{date} · {title}] {body}", h.path, h.line)
+    }
+}
+
 pub fn parse_agent(s: &str) -> Result<Agent> {
     Agent::from_name(s).ok_or_else(|| {
         let names: Vec<&str> = Agent::ALL.iter().map(|a| a.name()).collect();
@@ -279,19 +523,19 @@ struct Filter {
     tag: Option<String>,
 }
 
-/// `meta.json` of every session that passes the filter.
+/// `meta.json` of every session that passes the filter, computed from the parsed session
+/// (no transcript, tool file or diff is rendered).
 fn metas(fs: &Fs, f: &Filter) -> Vec<Value> {
     let mut out = Vec::new();
     for key in fs.sessions() {
         if f.agent.is_some_and(|a| a != key.agent) {
             continue;
         }
-        let Ok(bytes) = fs.read_path(&format!("{}/{}/meta.json", key.agent, key.name)) else {
+        // Parse only: meta.json's fields come from the session, so nothing is rendered.
+        let Ok(session) = fs.load_marked(&key) else {
             continue;
         };
-        let Ok(meta) = serde_json::from_slice::<Value>(&bytes) else {
-            continue;
-        };
+        let meta = crate::render::meta::to_value(&session);
         let when = meta["updatedAt"]
             .as_str()
             .or(meta["createdAt"].as_str())
@@ -402,7 +646,10 @@ fn list(
             m["unifiedId"].as_str().unwrap_or(""),
             updated,
             m["turnCount"].as_u64().unwrap_or(0),
-            format!("${:.2}", m["cost"]["totalUsd"].as_f64().unwrap_or(0.0)),
+            // null: some usage has no known price, which is not $0.
+            m["cost"]["totalUsd"]
+                .as_f64()
+                .map_or("unpriced".to_string(), |c| format!("${c:.2}")),
             m["model"].as_str().unwrap_or("-"),
             title
         );
@@ -471,6 +718,9 @@ fn render_tree(args: &StoreArgs, dir: &Path) -> Result<()> {
     let fs = open_fs(args, 256, true)?;
     let mut files = 0usize;
     copy_dir(&fs, crate::tree::ROOT_INO, dir, &mut files)?;
+    // The mount's search/ lists nothing; the rendered tree has it too, empty, so the two
+    // trees stay the same.
+    std::fs::create_dir_all(dir.join(crate::tree::SEARCH_DIR))?;
     eprintln!("sessfs: wrote {files} files under {}", dir.display());
     Ok(())
 }

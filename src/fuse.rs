@@ -92,6 +92,17 @@ impl SessFs {
         }
     }
 
+    /// How long the kernel may keep a node: [`KERNEL_TTL`], but only
+    /// [`crate::tree::SEARCH_TTL`] for the `search/` nodes, whose results change and whose
+    /// inodes are forgotten.
+    fn ttl(&self, ino: u64) -> std::time::Duration {
+        if self.fs.is_volatile(ino) {
+            crate::tree::SEARCH_TTL
+        } else {
+            KERNEL_TTL
+        }
+    }
+
     fn file_attr(&self, a: &Attr) -> FileAttr {
         let (kind, perm, nlink) = match a.kind {
             Kind::Dir => (FileType::Directory, 0o555, 2),
@@ -201,7 +212,7 @@ impl Filesystem for SessFs {
     fn lookup(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
         let r = guarded("lookup", || self.fs.lookup(parent.0, name_str(name)?));
         match r {
-            Ok(a) => reply.entry(&KERNEL_TTL, &self.file_attr(&a), Generation(0)),
+            Ok(a) => reply.entry(&self.ttl(a.ino), &self.file_attr(&a), Generation(0)),
             Err(FsError::NotFound) => {
                 // A negative entry (inode 0) the kernel caches for TTL.
                 let mut neg = self.file_attr(&Attr {
@@ -219,7 +230,7 @@ impl Filesystem for SessFs {
 
     fn getattr(&self, _req: &Request, ino: INodeNo, _fh: Option<FileHandle>, reply: ReplyAttr) {
         match guarded("getattr", || self.fs.getattr(ino.0)) {
-            Ok(a) => reply.attr(&KERNEL_TTL, &self.file_attr(&a)),
+            Ok(a) => reply.attr(&self.ttl(a.ino), &self.file_attr(&a)),
             Err(e) => reply.error(errno(&e)),
         }
     }
@@ -291,7 +302,7 @@ impl Filesystem for SessFs {
                     INodeNo(a.ino),
                     next,
                     name,
-                    &KERNEL_TTL,
+                    &self.ttl(a.ino),
                     &attr,
                     Generation(0),
                 )

@@ -6,16 +6,20 @@
 //! - [`cache`] keeps rendered files within a byte budget and remembers sizes;
 //! - [`tree`] is the virtual filesystem (names, inodes, attributes, reads) with no FUSE types;
 //! - [`fuse`] is the thin adapter from the kernel's requests to [`tree`];
+//! - [`search`] is the full-text index behind `sessfs search` and `search/`;
+//! - [`cost`] aggregates usage over sessions (`sessfs cost`);
 //! - [`cli`] is the command line.
 
 pub mod cache;
 pub mod cli;
+pub mod cost;
 pub mod fuse;
 pub mod model;
 pub mod mount;
 pub mod names;
 pub mod pricing;
 pub mod render;
+pub mod search;
 pub mod stores;
 pub mod tree;
 pub mod watch;

@@ -214,6 +214,11 @@ pub struct Message {
     /// Copied from the session this one was forked from: shown, but not counted in cost.
     #[serde(skip)]
     pub inherited: bool,
+    /// The provider's identity of the API reply this message is (Claude `message.id` and
+    /// `requestId`), where the agent may copy one reply into several files: `sessfs cost`
+    /// counts each reply once across all sessions.
+    #[serde(skip)]
+    pub reply_id: Option<String>,
 }
 
 impl Message {
@@ -313,9 +318,15 @@ pub struct Cost {
     pub input_tokens: u64,
     pub output_tokens: u64,
     pub thinking_tokens: u64,
+    /// Prompt tokens read from the provider's cache.
     pub cached_tokens: u64,
+    /// Prompt tokens written to the provider's cache.
+    pub cache_write_tokens: u64,
     /// True when priced from a model table rather than reported by the agent.
     pub estimated: bool,
+    /// True when some usage has neither a reported cost nor a known price: `total_usd` then
+    /// covers only the rest, and `meta.json` shows `totalUsd: null`, never a silent 0.
+    pub unpriced: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -439,6 +450,7 @@ impl Session {
             cost.output_tokens = u.output_tokens;
             cost.thinking_tokens = u.thinking_tokens;
             cost.cached_tokens = u.cached_tokens;
+            cost.cache_write_tokens = u.cache_write_tokens;
             if let Some((usd, estimated)) = self.reported_cost {
                 cost.total_usd = usd;
                 cost.estimated = estimated;
@@ -448,6 +460,8 @@ impl Session {
             {
                 cost.total_usd = c;
                 cost.estimated = true;
+            } else if !u.is_zero() {
+                cost.unpriced = true;
             }
             return cost;
         }
@@ -457,13 +471,17 @@ impl Session {
                 cost.output_tokens += u.output_tokens;
                 cost.thinking_tokens += u.thinking_tokens;
                 cost.cached_tokens += u.cached_tokens;
+                cost.cache_write_tokens += u.cache_write_tokens;
             }
-            match (m.cost, &m.token_usage, &m.model) {
-                (Some(c), _, _) => cost.total_usd += c,
-                (None, Some(u), Some(model)) if !u.is_zero() => {
-                    if let Some(c) = u.estimate_usd(model) {
-                        cost.total_usd += c;
-                        cost.estimated = true;
+            match (m.cost, &m.token_usage) {
+                (Some(c), _) => cost.total_usd += c,
+                (None, Some(u)) if !u.is_zero() => {
+                    match m.model.as_deref().and_then(|model| u.estimate_usd(model)) {
+                        Some(c) => {
+                            cost.total_usd += c;
+                            cost.estimated = true;
+                        }
+                        None => cost.unpriced = true,
                     }
                 }
                 _ => {}

@@ -1,48 +1,32 @@
-//! A small table of list prices, for agents that record tokens but no cost (Claude Code,
-//! agsh). Costs computed here are marked `estimated` in `meta.json`; a cost the agent
-//! reported itself is always preferred.
+//! List prices, for agents that record tokens but no cost (Claude Code, agsh, Codex).
+//! Costs computed here are marked `estimated` in `meta.json` and `sessfs cost`; a cost the
+//! agent reported itself is always preferred.
 //!
-//! Prices are USD per million tokens: input, output, cache read, cache write. A model is
-//! matched by the longest table prefix of its name with any `provider/` prefix removed, and
-//! a Claude model also through a cloud prefix (`us.anthropic.claude-…` on Bedrock).
+//! The table is data, not code: `data/prices.json` (USD per million tokens: input, output,
+//! cache read, cache write; dated by its `"date"` field), compiled in with `include_str!` so
+//! the binary needs no file at run time. `sessfs cost --prices FILE` lays a file of the same
+//! shape over it ([`install`]): its models replace or add to the built-in ones.
+//!
+//! A model is matched by the longest table key that prefixes its name with any `provider/`
+//! or `provider:` prefix removed, and a Claude model also through a cloud prefix
+//! (`us.anthropic.claude-…` on Bedrock).
 
-/// (model prefix, input, output, cache read, cache write)
-const TABLE: &[(&str, f64, f64, f64, f64)] = &[
-    ("claude-opus-4-5", 5.0, 25.0, 0.5, 6.25),
-    ("claude-opus-4-6", 5.0, 25.0, 0.5, 6.25),
-    ("claude-opus-4", 15.0, 75.0, 1.5, 18.75),
-    ("claude-3-opus", 15.0, 75.0, 1.5, 18.75),
-    ("claude-sonnet-4", 3.0, 15.0, 0.3, 3.75),
-    ("claude-3-7-sonnet", 3.0, 15.0, 0.3, 3.75),
-    ("claude-3-sonnet", 3.0, 15.0, 0.3, 3.75),
-    ("claude-3-5-sonnet", 3.0, 15.0, 0.3, 3.75),
-    ("claude-haiku-4", 1.0, 5.0, 0.1, 1.25),
-    ("claude-3-5-haiku", 0.8, 4.0, 0.08, 1.0),
-    ("claude-3-haiku", 0.25, 1.25, 0.03, 0.3),
-    // OpenAI list prices per 1M tokens. `gpt-5-codex`, `gpt-5.1`, `gpt-5.1-codex(-max)` are
-    // priced as `gpt-5`; `gpt-5.2*` and the codex mini models are not.
-    ("gpt-5.2", 1.75, 14.0, 0.175, 0.0),
-    ("gpt-5.1-codex-mini", 0.25, 2.0, 0.025, 0.0),
-    ("codex-mini", 1.5, 6.0, 0.375, 0.0),
-    ("gpt-5-mini", 0.25, 2.0, 0.025, 0.0),
-    ("gpt-5-nano", 0.05, 0.4, 0.005, 0.0),
-    ("gpt-5", 1.25, 10.0, 0.125, 0.0),
-    ("gpt-4.1-mini", 0.4, 1.6, 0.1, 0.0),
-    ("gpt-4.1", 2.0, 8.0, 0.5, 0.0),
-    ("gpt-4o-mini", 0.15, 0.6, 0.075, 0.0),
-    ("gpt-4o", 2.5, 10.0, 1.25, 0.0),
-    ("o4-mini", 1.1, 4.4, 0.275, 0.0),
-    ("o3", 2.0, 8.0, 0.5, 0.0),
-    ("gemini-2.5-pro", 1.25, 10.0, 0.31, 0.0),
-    ("gemini-2.5-flash", 0.3, 2.5, 0.075, 0.0),
-];
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+/// The built-in table, as shipped in the repository.
+pub const BUILTIN: &str = include_str!("../data/prices.json");
 
 /// USD per million tokens of one model.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Price {
     pub input: f64,
     pub output: f64,
+    #[serde(default)]
     pub cache_read: f64,
+    #[serde(default)]
     pub cache_write: f64,
 }
 
@@ -57,26 +41,90 @@ impl Price {
     }
 }
 
+/// A price table: its date and its models by name prefix.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+pub struct Table {
+    pub date: String,
+    pub models: BTreeMap<String, Price>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("{path} is not a price table ({{\"date\": …, \"models\": {{\"<prefix>\": {{\"input\": …, \"output\": …}}}}}}): {source}")]
+    Parse {
+        path: String,
+        source: serde_json::Error,
+    },
+    #[error("a price table is already in use")]
+    AlreadySet,
+}
+
+impl Table {
+    pub fn parse(text: &str, path: &str) -> Result<Table, Error> {
+        serde_json::from_str(text).map_err(|source| Error::Parse {
+            path: path.to_string(),
+            source,
+        })
+    }
+
+    /// The price of `model`: the longest key that prefixes its normalised name.
+    pub fn price(&self, model: &str) -> Option<Price> {
+        let mut name = model
+            .rsplit('/')
+            .next()
+            .unwrap_or(model)
+            .to_ascii_lowercase();
+        if let Some(i) = name.find("claude-") {
+            name.drain(..i);
+        } else if let Some((_, rest)) = name.split_once(':') {
+            name = rest.to_string();
+        }
+        self.models
+            .iter()
+            .filter(|(prefix, _)| name.starts_with(prefix.as_str()))
+            .max_by_key(|(prefix, _)| prefix.len())
+            .map(|(_, p)| *p)
+    }
+}
+
+static TABLE: OnceLock<Table> = OnceLock::new();
+
+/// The table in use: the built-in one, or the one [`install`]ed before first use.
+pub fn table() -> &'static Table {
+    TABLE.get_or_init(|| {
+        Table::parse(BUILTIN, "data/prices.json")
+            .expect("the built-in price table is valid JSON (checked by a unit test)")
+    })
+}
+
+/// Lay the prices of the file at `path` over the built-in table, for this process. Must run
+/// before any price is looked up (the command line calls it first thing).
+pub fn install(path: &std::path::Path) -> Result<&'static Table, Error> {
+    let shown = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|source| Error::Read {
+        path: shown.clone(),
+        source,
+    })?;
+    let over = Table::parse(&text, &shown)?;
+    let mut table = Table::parse(BUILTIN, "data/prices.json").expect("built-in table is valid");
+    table.date = over.date;
+    table.models.extend(over.models);
+    TABLE.set(table).map_err(|_| Error::AlreadySet)?;
+    Ok(table_ref())
+}
+
+fn table_ref() -> &'static Table {
+    TABLE.get().expect("set just before")
+}
+
 /// The list price of `model`, if the table has it.
 pub fn price(model: &str) -> Option<Price> {
-    let mut name = model
-        .rsplit('/')
-        .next()
-        .unwrap_or(model)
-        .to_ascii_lowercase();
-    if let Some(i) = name.find("claude-") {
-        name.drain(..i);
-    }
-    let &(_, input, output, cache_read, cache_write) = TABLE
-        .iter()
-        .filter(|(prefix, ..)| name.starts_with(prefix))
-        .max_by_key(|(prefix, ..)| prefix.len())?;
-    Some(Price {
-        input,
-        output,
-        cache_read,
-        cache_write,
-    })
+    table().price(model)
 }
 
 #[cfg(test)]
@@ -88,10 +136,18 @@ mod tests {
     }
 
     #[test]
+    fn builtin_table_parses_and_is_dated() {
+        let t = Table::parse(BUILTIN, "data/prices.json").unwrap();
+        assert!(chrono::NaiveDate::parse_from_str(&t.date, "%Y-%m-%d").is_ok());
+        assert!(t.models.len() > 20);
+    }
+
+    #[test]
     fn longest_prefix_wins_and_provider_is_ignored() {
         let m = 1_000_000;
         assert_eq!(estimate("claude-opus-4-5-20251101", m, 0), Some(5.0));
         assert_eq!(estimate("anthropic/claude-opus-4-1", m, 0), Some(15.0));
+        assert_eq!(estimate("openai:gpt-5", m, 0), Some(1.25));
         assert_eq!(estimate("unknown-model", m, 0), None);
     }
 
@@ -104,5 +160,19 @@ mod tests {
             estimate("us.anthropic.claude-sonnet-4-20250514-v1:0", 0, m),
             Some(15.0)
         );
+    }
+
+    #[test]
+    fn the_fixture_models_are_priced() {
+        for m in [
+            "claude-sonnet-4.6",
+            "claude-haiku-4-5-20251001",
+            "gpt-5.2-codex",
+            "gpt-5.1-codex",
+            "gemini-3-flash-preview",
+            "gemini-3.1-pro-preview-customtools",
+        ] {
+            assert!(price(m).is_some(), "{m}");
+        }
     }
 }

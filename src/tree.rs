@@ -6,7 +6,9 @@
 //!
 //! Layout: `/<agent>/<session>/…` where everything under a session directory comes from one
 //! rendered [`Bundle`], plus the virtual `diff/` directory that lists nothing and renders
-//! `diff/<agent>/<session>.diff` on lookup.
+//! `diff/<agent>/<session>.diff` on lookup, and, when a [`Searcher`] is set (the mount sets
+//! one), the root's `search/` directory: it lists nothing either, and looking up
+//! `search/<query>/` gives one symlink per matching session (see `SearchNodes`).
 //!
 //! Freshness: a session's *version* is a fingerprint of `(path, size, mtime)` of its native
 //! sources, or, for stores that keep many sessions in one file (SQLite), the store's own
@@ -57,6 +59,34 @@ pub const ROOT_INO: u64 = 1;
 
 /// Name of the per-session directory that renders cross-session diffs on lookup.
 pub const DIFF_DIR: &str = "diff";
+
+/// Name of the root directory whose lookups run a search.
+pub const SEARCH_DIR: &str = "search";
+
+/// First inode of the `search/<query>/` nodes, far above any inode [`Fs::ino_for`] hands out.
+const SEARCH_INO_BASE: u64 = 1 << 48;
+
+/// Queries whose directories (and links) are kept; the least recently used is forgotten.
+pub const SEARCH_QUERIES: usize = 64;
+
+/// How long a query's results (and, in the kernel, a `search/` node) are trusted: short, so
+/// a new message shows in `search/<query>/` within a second (a re-search is a listing, a
+/// `stat` per session and one indexed query).
+pub const SEARCH_TTL: Duration = Duration::from_millis(250);
+
+/// Sessions listed in one `search/<query>/` directory at most, best first.
+pub const SEARCH_RESULTS: usize = 1000;
+
+/// Finds the sessions that match a query, for `search/<query>/` (see `crate::search`).
+pub trait Searcher: Send + Sync {
+    /// Matching sessions, best first, at most `limit`.
+    fn sessions(
+        &self,
+        fs: &Fs,
+        query: &str,
+        limit: usize,
+    ) -> std::result::Result<Vec<SessionKey>, String>;
+}
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum FsError {
@@ -115,13 +145,23 @@ enum NodeKind {
     DiffAgent(SessionKey, Agent),
     /// `<session>/diff/<agent>/<other>.diff`.
     DiffFile(SessionKey, SessionKey),
+    /// `search/`.
+    SearchRoot,
+    /// `search/<query>/` (kept in [`SearchNodes`], not in the permanent node table).
+    SearchQuery(String),
+    /// `search/<query>/<agent>:<session>`, a symlink to `../../<agent>/<session>`.
+    SearchLink(SessionKey),
 }
 
 impl NodeKind {
     /// The sessions whose content this node shows.
     fn sessions(&self) -> Vec<&SessionKey> {
         match self {
-            NodeKind::Root | NodeKind::Agent(_) => Vec::new(),
+            NodeKind::Root
+            | NodeKind::Agent(_)
+            | NodeKind::SearchRoot
+            | NodeKind::SearchQuery(_)
+            | NodeKind::SearchLink(_) => Vec::new(),
             NodeKind::Session(k)
             | NodeKind::Inner(k, _)
             | NodeKind::DiffRoot(k)
@@ -162,7 +202,38 @@ struct AgentState {
     pending: Vec<String>,
 }
 
+/// The nodes under `search/`: a query can be any string, so unlike the rest of the tree
+/// these inodes are not kept for the life of the mount. They come from their own range
+/// (from [`SEARCH_INO_BASE`]), at most [`SEARCH_QUERIES`] queries are kept, each with its
+/// links, and the least recently used query is forgotten with its links. A kernel that still
+/// holds a forgotten inode gets `ENOENT` and looks the name up again; the FUSE adapter gives
+/// these nodes a short TTL ([`SEARCH_TTL`], [`Fs::is_volatile`]) so that is rare and
+/// results stay fresh.
+/// The links of one `search/<query>/` directory as `(name, inode, session)`.
+type SearchLinks = Vec<(String, u64, SessionKey)>;
+
+struct QueryResults {
+    checked: Instant,
+    changed: SystemTime,
+    links: SearchLinks,
+}
+
+#[derive(Default)]
+struct SearchNodes {
+    next: u64,
+    nodes: HashMap<u64, NodeKind>,
+    /// Query inode by query text.
+    queries: HashMap<String, u64>,
+    /// Query inodes, least recently used first.
+    order: std::collections::VecDeque<u64>,
+    /// Per query inode: when it was run, when its result set last changed (the directory's
+    /// mtime: the kernel keeps a directory's listing until its mtime moves), and its links
+    /// as `(name, inode, session)`.
+    results: HashMap<u64, QueryResults>,
+}
+
 struct State {
+    search: SearchNodes,
     nodes: Vec<NodeKind>,
     by_name: HashMap<(u64, String), u64>,
     by_kind: HashMap<NodeKind, u64>,
@@ -193,6 +264,8 @@ pub struct Fs {
     renders: AtomicU64,
     /// Queue of sessions to render ahead of a directory walk (see [`Fs::start_prefetch`]).
     prefetch: Mutex<Option<std::sync::mpsc::SyncSender<SessionKey>>>,
+    /// What answers `search/<query>/`; without one there is no `search/`.
+    searcher: std::sync::OnceLock<Box<dyn Searcher>>,
 }
 
 /// Sessions rendered ahead of the one a reader just asked for.
@@ -211,6 +284,7 @@ impl Fs {
             });
         }
         let mut state = State {
+            search: SearchNodes::default(),
             nodes: Vec::new(),
             by_name: HashMap::new(),
             by_kind: HashMap::new(),
@@ -226,7 +300,19 @@ impl Fs {
             started: SystemTime::now(),
             renders: AtomicU64::new(0),
             prefetch: Mutex::new(None),
+            searcher: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Answer `search/<query>/` with `searcher` (once; later calls are ignored).
+    pub fn set_searcher(&self, searcher: Box<dyn Searcher>) {
+        let _ = self.searcher.set(searcher);
+    }
+
+    /// Whether the kernel should hold this node only briefly: `search/` results change with
+    /// every session, and their inodes are forgotten (see `SearchNodes`).
+    pub fn is_volatile(&self, ino: u64) -> bool {
+        ino >= SEARCH_INO_BASE
     }
 
     /// Sessions rendered since start (for tests and `doctor`).
@@ -243,6 +329,9 @@ impl Fs {
     pub fn lookup(&self, parent: u64, name: &str) -> Result<Attr> {
         let parent_kind = self.kind_of(parent)?;
         let child = match &parent_kind {
+            NodeKind::Root if name == SEARCH_DIR && self.searcher.get().is_some() => {
+                NodeKind::SearchRoot
+            }
             NodeKind::Root => {
                 let agent = Agent::from_name(name).ok_or(FsError::NotFound)?;
                 if !self.state().agents.contains_key(&agent) {
@@ -250,6 +339,24 @@ impl Fs {
                 }
                 NodeKind::Agent(agent)
             }
+            // Tools probe every directory they enter for hidden names (rg: `.gitignore`,
+            // `.ignore`, `.rgignore`; editors, git, macOS): those are never queries, or
+            // `rg -r` over the mount would build the whole index.
+            NodeKind::SearchRoot if name.starts_with('.') => return Err(FsError::NotFound),
+            NodeKind::SearchRoot => {
+                let ino = self.search_query_ino(name);
+                return self.getattr(ino);
+            }
+            NodeKind::SearchQuery(_) => {
+                let links = self.search_results(parent)?;
+                let ino = links
+                    .iter()
+                    .find(|(n, _, _)| n == name)
+                    .map(|(_, ino, _)| *ino)
+                    .ok_or(FsError::NotFound)?;
+                return self.getattr(ino);
+            }
+            NodeKind::SearchLink(_) => return Err(FsError::NotDir),
             NodeKind::Agent(agent) => {
                 self.refresh_agent(*agent, false);
                 let key = SessionKey {
@@ -305,11 +412,26 @@ impl Fs {
         let names: Vec<(String, NodeKind)> = match &kind {
             NodeKind::Root => {
                 let agents: Vec<Agent> = self.state().agents.keys().copied().collect();
-                agents
+                let mut v: Vec<(String, NodeKind)> = agents
                     .into_iter()
                     .map(|a| (a.name().to_string(), NodeKind::Agent(a)))
-                    .collect()
+                    .collect();
+                if self.searcher.get().is_some() {
+                    v.push((SEARCH_DIR.to_string(), NodeKind::SearchRoot));
+                }
+                v
             }
+            // `search/` lists nothing, so `grep -r` and `find` never enter it.
+            NodeKind::SearchRoot => Vec::new(),
+            NodeKind::SearchQuery(_) => {
+                let links = self.search_results(ino)?;
+                let mut out = Vec::with_capacity(links.len());
+                for (name, lino, _) in links {
+                    out.push((name, self.getattr(lino)?));
+                }
+                return Ok(out);
+            }
+            NodeKind::SearchLink(_) => return Err(FsError::NotDir),
             NodeKind::Agent(agent) => {
                 self.refresh_agent(*agent, false);
                 let st = self.state();
@@ -369,8 +491,10 @@ impl Fs {
     }
 
     pub fn readlink(&self, ino: u64) -> Result<String> {
-        let NodeKind::Inner(key, path) = self.kind_of(ino)? else {
-            return Err(FsError::NotSymlink);
+        let (key, path) = match self.kind_of(ino)? {
+            NodeKind::Inner(key, path) => (key, path),
+            NodeKind::SearchLink(key) => return Ok(format!("../../{}/{}", key.agent, key.name)),
+            _ => return Err(FsError::NotSymlink),
         };
         let shape = self.shape(&key)?;
         match (shape.links.get(&path), shape.entries.get(&path)) {
@@ -385,6 +509,7 @@ impl Fs {
         let (bytes, _) = match self.kind_of(ino)? {
             NodeKind::Inner(key, path) => self.file(&key, &path)?,
             NodeKind::DiffFile(a, b) => self.diff_file(&a, &b)?,
+            NodeKind::SearchLink(_) => return Err(FsError::NotFound),
             _ => return Err(FsError::IsDir),
         };
         Ok(bytes)
@@ -511,6 +636,15 @@ impl Fs {
             session.id = native_id;
         }
         session.drop_duplicate_text();
+        Ok(session)
+    }
+
+    /// Parse a session as [`Fs::load`] does, with the messages a fork copied from its parent
+    /// marked `inherited`, as they are when the tree renders it: what `meta.json`, `sessfs
+    /// list` and `sessfs cost` count.
+    pub fn load_marked(&self, key: &SessionKey) -> Result<Session> {
+        let mut session = self.load(key)?;
+        let _ = self.fork_parent(key, &mut session);
         Ok(session)
     }
 
@@ -975,6 +1109,9 @@ impl Fs {
 
     fn kind_of(&self, ino: u64) -> Result<NodeKind> {
         let st = self.state();
+        if ino >= SEARCH_INO_BASE {
+            return st.search.nodes.get(&ino).cloned().ok_or(FsError::NotFound);
+        }
         let idx = ino.checked_sub(1).ok_or(FsError::NotFound)? as usize;
         st.nodes.get(idx).cloned().ok_or(FsError::NotFound)
     }
@@ -1022,7 +1159,16 @@ impl Fs {
             mtime,
         };
         match kind {
-            NodeKind::Root => Ok(dir(self.started)),
+            NodeKind::Root | NodeKind::SearchRoot => Ok(dir(self.started)),
+            // Searched again (at most once per SEARCH_TTL) so the mtime moves when the
+            // results do.
+            NodeKind::SearchQuery(_) => Ok(dir(self.search_run(ino)?.0)),
+            NodeKind::SearchLink(key) => Ok(Attr {
+                ino,
+                kind: Kind::Symlink,
+                size: format!("../../{}/{}", key.agent, key.name).len() as u64,
+                mtime: self.session_mtime(key).unwrap_or(self.started),
+            }),
             NodeKind::Agent(agent) => {
                 let st = self.state();
                 Ok(dir(st
@@ -1055,6 +1201,116 @@ impl Fs {
                 })
             }
         }
+    }
+
+    /// The inode of `search/<query>/`, made (and the oldest query forgotten) if new.
+    fn search_query_ino(&self, query: &str) -> u64 {
+        let mut st = self.state();
+        let sn = &mut st.search;
+        if let Some(&ino) = sn.queries.get(query) {
+            sn.order.retain(|&i| i != ino);
+            sn.order.push_back(ino);
+            return ino;
+        }
+        while sn.order.len() >= SEARCH_QUERIES {
+            let Some(old) = sn.order.pop_front() else {
+                break;
+            };
+            if let Some(NodeKind::SearchQuery(q)) = sn.nodes.remove(&old) {
+                sn.queries.remove(&q);
+            }
+            if let Some(r) = sn.results.remove(&old) {
+                for (_, lino, _) in r.links {
+                    sn.nodes.remove(&lino);
+                }
+            }
+        }
+        let ino = SEARCH_INO_BASE + sn.next;
+        sn.next += 1;
+        sn.nodes
+            .insert(ino, NodeKind::SearchQuery(query.to_string()));
+        sn.queries.insert(query.to_string(), ino);
+        sn.order.push_back(ino);
+        ino
+    }
+
+    /// The links of `search/<query>/` (inode `qino`), searched again when older than
+    /// [`SEARCH_TTL`].
+    /// A session keeps its link inode while it keeps matching.
+    fn search_results(&self, qino: u64) -> Result<SearchLinks> {
+        Ok(self.search_run(qino)?.1)
+    }
+
+    /// As [`Fs::search_results`], with the time the result set last changed.
+    fn search_run(&self, qino: u64) -> Result<(SystemTime, SearchLinks)> {
+        let query = {
+            let st = self.state();
+            if let Some(r) = st.search.results.get(&qino) {
+                if r.checked.elapsed() < SEARCH_TTL {
+                    return Ok((r.changed, r.links.clone()));
+                }
+            }
+            match st.search.nodes.get(&qino) {
+                Some(NodeKind::SearchQuery(q)) => q.clone(),
+                _ => return Err(FsError::NotFound),
+            }
+        };
+        let searcher = self.searcher.get().ok_or(FsError::NotFound)?;
+        let found = catch_unwind(AssertUnwindSafe(|| {
+            searcher.sessions(self, &query, SEARCH_RESULTS)
+        }))
+        .map_err(|p| FsError::Internal(panic_message(&p)))?
+        .map_err(|e| {
+            log::warn!("search '{query}': {e}");
+            FsError::Internal(e)
+        })?;
+        let mut st = self.state();
+        let sn = &mut st.search;
+        if !sn.nodes.contains_key(&qino) {
+            // Forgotten meanwhile by other queries.
+            return Err(FsError::NotFound);
+        }
+        let previous = sn.results.remove(&qino);
+        let before: Vec<SessionKey> = previous
+            .iter()
+            .flat_map(|r| r.links.iter().map(|(_, _, k)| k.clone()))
+            .collect();
+        let changed = match &previous {
+            Some(r) if before == found => r.changed,
+            _ => SystemTime::now(),
+        };
+        let old: HashMap<SessionKey, u64> = previous
+            .map(|r| r.links.into_iter().map(|(_, i, k)| (k, i)).collect())
+            .unwrap_or_default();
+        let mut keep: std::collections::HashSet<u64> = std::collections::HashSet::new();
+        let mut links = Vec::with_capacity(found.len());
+        for key in found {
+            let ino = match old.get(&key) {
+                Some(&i) => i,
+                None => {
+                    let i = SEARCH_INO_BASE + sn.next;
+                    sn.next += 1;
+                    sn.nodes.insert(i, NodeKind::SearchLink(key.clone()));
+                    i
+                }
+            };
+            keep.insert(ino);
+            links.push((format!("{}:{}", key.agent, key.name), ino, key));
+        }
+        for (_, i) in old {
+            if !keep.contains(&i) {
+                sn.nodes.remove(&i);
+            }
+        }
+        sn.results.insert(
+            qino,
+            QueryResults {
+                checked: Instant::now(),
+                changed,
+                links: links.clone(),
+            },
+        );
+        Ok((changed, links))
     }
 
     fn session_mtime(&self, key: &SessionKey) -> Result<SystemTime> {
@@ -1131,6 +1387,18 @@ fn disambiguate(
 }
 
 impl Fs {
+    /// The version of a session's own sources (not of a fork parent's), checked now: what
+    /// the search index keeps to know when to re-index a session.
+    pub fn source_version(&self, key: &SessionKey) -> Result<u64> {
+        let (store, listed) = {
+            let st = self.state();
+            let a = st.agents.get(&key.agent).ok_or(FsError::NotFound)?;
+            let s = a.sessions.get(&key.name).ok_or(FsError::NotFound)?;
+            (a.store, s.listed.clone())
+        };
+        Ok(self.version_of(store, &listed, &[]).0)
+    }
+
     /// A session's version and mtime: the store's own version of the session when it has one
     /// ([`Store::version`]), else the fingerprint of its sources; sources of other sessions
     /// it depends on (`extra`, a fork's parent) are fingerprinted either way. The mtime is
@@ -1323,6 +1591,75 @@ mod tests {
         assert!(fs.readdir(pi.ino).unwrap().is_empty());
         assert!(fs.lookup(pi.ino, "b.diff").is_ok());
         assert_eq!(fs.lookup(pi.ino, "zzz.diff"), Err(FsError::NotFound));
+    }
+
+    /// Every session whose id contains the query.
+    struct IdSearcher;
+
+    impl Searcher for IdSearcher {
+        fn sessions(
+            &self,
+            fs: &Fs,
+            query: &str,
+            limit: usize,
+        ) -> std::result::Result<Vec<SessionKey>, String> {
+            let mut v: Vec<SessionKey> = fs
+                .sessions()
+                .into_iter()
+                .filter(|k| k.name.contains(query))
+                .collect();
+            v.truncate(limit);
+            Ok(v)
+        }
+    }
+
+    #[test]
+    fn search_dir_lists_nothing_links_matches_and_forgets_old_queries() {
+        let (_d, fs) = fs_with(&[("alpha", "x"), ("beta", "y")]);
+        assert!(
+            fs.lookup(ROOT_INO, SEARCH_DIR).is_err(),
+            "no searcher, no search/"
+        );
+        fs.set_searcher(Box::new(IdSearcher));
+        let root: Vec<String> = fs
+            .readdir(ROOT_INO)
+            .unwrap()
+            .into_iter()
+            .map(|e| e.0)
+            .collect();
+        assert_eq!(root, vec!["pi", "search"]);
+        let search = fs.lookup(ROOT_INO, SEARCH_DIR).unwrap();
+        assert!(fs.readdir(search.ino).unwrap().is_empty());
+        let q = fs.lookup(search.ino, "alp").unwrap();
+        assert_eq!(q.kind, Kind::Dir);
+        let links = fs.readdir(q.ino).unwrap();
+        assert_eq!(links.len(), 1);
+        assert_eq!(links[0].0, "pi:alpha");
+        assert_eq!(fs.readlink(links[0].1.ino).unwrap(), "../../pi/alpha");
+        assert_eq!(
+            fs.resolve("search/alp/pi:alpha").unwrap().kind,
+            Kind::Symlink
+        );
+        assert_eq!(fs.resolve("search/alp/pi:beta"), Err(FsError::NotFound));
+        assert_eq!(fs.resolve("search/.gitignore"), Err(FsError::NotFound));
+        // Many queries: the table stays bounded and the oldest query is forgotten.
+        let permanent = fs.state().nodes.len();
+        for i in 0..(3 * SEARCH_QUERIES) {
+            let q = fs.lookup(search.ino, &format!("a{i}")).unwrap();
+            fs.readdir(q.ino).unwrap();
+        }
+        assert!(fs.state().search.nodes.len() <= 2 * SEARCH_QUERIES);
+        assert_eq!(
+            fs.state().nodes.len(),
+            permanent,
+            "no permanent inode per query"
+        );
+        assert_eq!(fs.getattr(q.ino), Err(FsError::NotFound));
+        // Looked up again, it works again.
+        assert_eq!(
+            fs.resolve("search/alp/pi:alpha").unwrap().kind,
+            Kind::Symlink
+        );
     }
 
     #[test]

@@ -22,7 +22,7 @@ struct Meta<'a> {
     message_count: usize,
     model: Option<String>,
     models: Vec<String>,
-    cost: Cost,
+    cost: CostMeta,
     tags: &'a [String],
     cwd: Option<&'a str>,
     forked_from: Option<&'a str>,
@@ -54,17 +54,52 @@ struct SourceMeta<'a> {
     format_version: Option<&'a str>,
 }
 
+/// `cost` in `meta.json` (CONTRACT section 5). `cachedTokens` is kept beside
+/// `cacheReadTokens` (the same number) for readers written before the split.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct CostMeta {
+    /// `null` when some usage has no known price: never a silent 0.
+    total_usd: Option<f64>,
+    input_tokens: u64,
+    output_tokens: u64,
+    thinking_tokens: u64,
+    cached_tokens: u64,
+    cache_read_tokens: u64,
+    cache_write_tokens: u64,
+    estimated: bool,
+}
+
 /// The total to a millionth of a dollar: sums of per-message floats otherwise print as
 /// `0.006024999999999999`.
-fn rounded(mut c: Cost) -> Cost {
-    if c.total_usd.is_finite() {
-        c.total_usd = (c.total_usd * 1e6).round() / 1e6;
+fn rounded(c: Cost) -> CostMeta {
+    CostMeta {
+        total_usd: (!c.unpriced && c.total_usd.is_finite())
+            .then(|| (c.total_usd * 1e6).round() / 1e6),
+        input_tokens: c.input_tokens,
+        output_tokens: c.output_tokens,
+        thinking_tokens: c.thinking_tokens,
+        cached_tokens: c.cached_tokens,
+        cache_read_tokens: c.cached_tokens,
+        cache_write_tokens: c.cache_write_tokens,
+        estimated: c.estimated,
     }
-    c
 }
 
 pub fn render(s: &Session) -> String {
-    let meta = Meta {
+    let mut out = super::pretty_json(&meta(s));
+    out.push('\n');
+    out
+}
+
+/// `meta.json` as a JSON value, for the command line (`sessfs list`), which needs the fields
+/// but not the other files of a session.
+pub fn to_value(s: &Session) -> serde_json::Value {
+    serde_json::to_value(meta(s)).unwrap_or(serde_json::Value::Null)
+}
+
+fn meta(s: &Session) -> Meta<'_> {
+    Meta {
         agent: s.agent.name(),
         session_id: &s.id,
         unified_id: s.unified_id(),
@@ -103,10 +138,7 @@ pub fn render(s: &Session) -> String {
             format_version: s.source.format_version.as_deref(),
         },
         warnings: &s.warnings,
-    };
-    let mut out = super::pretty_json(&meta);
-    out.push('\n');
-    out
+    }
 }
 
 #[cfg(test)]

@@ -125,6 +125,7 @@ pub const AGENT_VARS: &[&str] = &[
     "CURSOR_CONFIG_DIR",
     "XDG_DATA_HOME",
     "XDG_CONFIG_HOME",
+    "XDG_CACHE_HOME",
     "OPENCODE_DB",
     "PI_CODING_AGENT_DIR",
     "PI_CONFIG_DIR",

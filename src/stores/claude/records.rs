@@ -57,6 +57,9 @@ pub(super) struct Rec {
     pub timestamp: Option<DateTime<Utc>>,
     /// `message.id` of assistant records: lines of one API reply share it.
     pub msg_id: Option<String>,
+    /// `requestId`: with `msg_id`, the identity of one API reply across files (a resumed
+    /// session copies earlier replies into its own file).
+    pub request_id: Option<String>,
     pub model: Option<String>,
     pub text: String,
     pub thinking: Option<String>,
@@ -87,6 +90,7 @@ impl Rec {
             compact_summary: false,
             timestamp: None,
             msg_id: None,
+            request_id: None,
             model: None,
             text: String::new(),
             thinking: None,
@@ -249,6 +253,7 @@ fn parse_message(v: &Value, r: &mut Rec, meta: &mut FileMeta) {
     let msg = v.get("message");
     if let Some(m) = msg {
         r.msg_id = str_field(m, "id");
+        r.request_id = str_field(v, "requestId");
         r.model = str_field(m, "model").filter(|m| m != "<synthetic>");
         if let Some(u) = m.get("usage").filter(|u| u.is_object()) {
             r.usage = Some(TokenUsage {

@@ -93,6 +93,10 @@ pub(super) fn build_messages(
                     ..Message::default()
                 };
                 merge_assistant(&mut m, r);
+                m.reply_id = r
+                    .msg_id
+                    .as_ref()
+                    .map(|id| format!("{id}\u{0}{}", r.request_id.as_deref().unwrap_or("")));
                 if let Some(id) = r.msg_id.as_deref() {
                     by_msg.insert(id, out.len());
                 }

@@ -1,0 +1,240 @@
+//! `sessfs search` and the mount's `search/` directory, against the hand-written oracle of
+//! what the test stores hold (`common::expected`), never against sessfs' own parser.
+
+mod common;
+
+use common::{expected, stderr, stdout, Home, Mount};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// The query that finds `line` as written: a phrase, quotes doubled.
+fn phrase(line: &str) -> String {
+    format!("\"{}\"", line.replace('"', "\"\""))
+}
+
+/// `<agent>/<name>` of every session `sessfs search --json` finds for `query`.
+fn cli_sessions(home: &Home, query: &str) -> (Option<i32>, BTreeSet<String>) {
+    let out = home.sessfs(&["search", "--json", "--limit", "100000", query]);
+    let found = stdout(&out)
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).expect("one JSON object per hit");
+            let path = v["path"].as_str().expect("path");
+            let mut parts = path.split('/');
+            format!(
+                "{}/{}",
+                parts.next().expect("agent"),
+                parts.next().expect("name")
+            )
+        })
+        .collect();
+    (out.status.code(), found)
+}
+
+/// `<agent>/<name>` of the links in `search/<query>/`, each checked to lead to its session.
+fn mount_sessions(m: &Mount, query: &str) -> BTreeSet<String> {
+    let dir = m.path().join("search").join(query);
+    let mut out = BTreeSet::new();
+    for e in std::fs::read_dir(&dir)
+        .expect("search/<query>/ opens")
+        .flatten()
+    {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let (agent, session) = name.split_once(':').expect("<agent>:<session>");
+        let target = std::fs::read_link(e.path()).expect("a symlink");
+        assert_eq!(
+            target.to_str(),
+            Some(format!("../../{agent}/{session}").as_str())
+        );
+        assert!(
+            e.path().join("meta.json").is_file(),
+            "{name} leads to its session"
+        );
+        out.insert(format!("{agent}/{session}"));
+    }
+    out
+}
+
+fn check_line(home: &Home, m: &Mount, line: &str, want: &BTreeSet<String>) {
+    let q = phrase(line);
+    let (code, found) = cli_sessions(home, &q);
+    assert_eq!(code, Some(0), "sessfs search {q}");
+    assert_eq!(&found, want, "sessfs search {q}");
+    // A directory name cannot hold '/', and a name is at most 255 bytes.
+    if !q.contains('/') && q.len() <= 255 {
+        assert_eq!(&mount_sessions(m, &q), want, "ls search/{q}/");
+    }
+}
+
+#[test]
+fn every_message_line_is_found_in_exactly_its_session() {
+    let home = Home::spine();
+    let m = Mount::new(&home, &[]);
+    for (dirs, line) in expected::SPINE_LINES {
+        let want: BTreeSet<String> = dirs.split('|').map(str::to_string).collect();
+        check_line(&home, &m, line, &want);
+    }
+}
+
+#[test]
+fn every_seed_store_line_is_found_in_exactly_its_session() {
+    let home = Home::seeds();
+    let m = Mount::new(&home, &[]);
+    let mut seen = BTreeSet::new();
+    for (agent, lines) in expected::SEED_GROUPS {
+        let (_, first) = cli_sessions(&home, &phrase(lines[0]));
+        assert_eq!(first.len(), 1, "'{}' is in {first:?}", lines[0]);
+        let dir = first.iter().next().expect("one").clone();
+        assert!(
+            dir.starts_with(&format!("{agent}/")),
+            "'{}' in {dir}",
+            lines[0]
+        );
+        for line in *lines {
+            check_line(&home, &m, line, &first);
+        }
+        assert!(seen.insert(dir.clone()), "two groups share {dir}");
+    }
+}
+
+/// A pi session file with one user message, as in `tests/mounted.rs`.
+fn pi_message(id: &str, parent: &str, text: &str) -> String {
+    format!("{{\"type\":\"message\",\"id\":\"{id}\",\"parentId\":{parent},\"timestamp\":\"2026-01-01T00:00:01.000Z\",\"message\":{{\"role\":\"user\",\"content\":[{{\"type\":\"text\",\"text\":\"{text}\"}}],\"timestamp\":1767225601000}}}}\n")
+}
+
+fn live_pi_session(home: &Home) -> PathBuf {
+    let dir = home.path().join(".pi/agent/sessions/--tmp-live--");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("2026-01-01T00-00-00-000Z_33333333-0000-4000-8000-000000000001.jsonl");
+    let mut text = String::from("{\"type\":\"session\",\"version\":3,\"id\":\"33333333-0000-4000-8000-000000000001\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"cwd\":\"/tmp/live\"}\n");
+    text.push_str(&pi_message(
+        "a0000001",
+        "null",
+        "the first liveprobe question",
+    ));
+    std::fs::write(&file, text).unwrap();
+    file
+}
+
+const LIVE: &str = "pi/33333333-0000-4000-8000-000000000001";
+
+#[test]
+fn a_message_appended_while_mounted_is_found_within_a_second() {
+    let home = Home::spine();
+    let file = live_pi_session(&home);
+    let m = Mount::new(&home, &[]);
+    // Build the index first, so the append is an incremental update.
+    assert_eq!(
+        cli_sessions(&home, "liveprobe").1,
+        BTreeSet::from([LIVE.to_string()])
+    );
+    assert!(mount_sessions(&m, "zebracornflake").is_empty());
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&file)
+        .unwrap();
+    use std::io::Write;
+    f.write_all(pi_message("a0000002", "\"a0000001\"", "the zebracornflake question").as_bytes())
+        .unwrap();
+    drop(f);
+    let want = BTreeSet::from([LIVE.to_string()]);
+    common::wait_until("appended line in search/zebracornflake/", || {
+        mount_sessions(&m, "zebracornflake") == want
+    });
+    common::wait_until("appended line in sessfs search", || {
+        cli_sessions(&home, "zebracornflake").1 == want
+    });
+}
+
+#[test]
+fn an_unknown_word_finds_nothing_and_exits_1() {
+    let home = Home::spine();
+    let m = Mount::new(&home, &[]);
+    let out = home.sessfs(&["search", "qqxyzzyunknownword"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "");
+    assert!(mount_sessions(&m, "qqxyzzyunknownword").is_empty());
+    // search/ lists nothing, so walks never enter it.
+    let listed: Vec<_> = std::fs::read_dir(m.path().join("search"))
+        .unwrap()
+        .collect();
+    assert!(listed.is_empty());
+    let out = m.sh("grep -rl 'Hello Claude! Can you help me' . | grep -c '^./search' || true");
+    assert_eq!(stdout(&out).trim(), "0");
+}
+
+fn index_file(home: &Home) -> PathBuf {
+    home.path().join(".cache/sessfs/index.sqlite3")
+}
+
+fn finds_sample(home: &Home) -> std::process::Output {
+    let out = home.sessfs(&["search", "bounces back to /login"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).starts_with(&format!(
+        "claude/{}/transcript.md:",
+        common::claude::SAMPLE_ID
+    )));
+    out
+}
+
+#[test]
+fn deleting_the_index_loses_nothing() {
+    let home = Home::spine();
+    finds_sample(&home);
+    let ix = index_file(&home);
+    assert!(ix.is_file());
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(ix.parent().unwrap())
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o700, "the cache directory is private");
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", ix.display()));
+    }
+    let out = finds_sample(&home);
+    assert_eq!(stderr(&out), "");
+}
+
+#[test]
+fn a_garbage_index_is_rebuilt_with_one_warning() {
+    let home = Home::spine();
+    let ix = index_file(&home);
+    std::fs::create_dir_all(ix.parent().unwrap()).unwrap();
+    std::fs::write(&ix, vec![0x5a_u8; 10_000]).unwrap();
+    let out = finds_sample(&home);
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("rebuilding"), "{err}");
+    // Rebuilt for good: the next search is silent.
+    assert_eq!(stderr(&finds_sample(&home)), "");
+}
+
+#[test]
+fn output_is_rg_like_and_filters_apply() {
+    let home = Home::spine();
+    let out = home.sessfs(&["search", "Python decorators"]);
+    let text = stdout(&out);
+    let first = text.lines().next().expect("a hit");
+    // path:line:[date · title] text, no colour on a pipe.
+    let (path, rest) = first.split_once(':').unwrap();
+    let (line, rest) = rest.split_once(':').unwrap();
+    assert!(Path::new(path).starts_with("claude"), "{first}");
+    assert!(line.parse::<u64>().is_ok(), "{first}");
+    assert!(rest.starts_with("[20"), "{first}");
+    assert!(!text.contains('\x1b'));
+    // A prefix is a substring; a substring finds words it is inside of.
+    let prefix = cli_sessions(&home, "decorat*").1;
+    assert_eq!(prefix, cli_sessions(&home, "decorat").1);
+    assert!(prefix.is_superset(&cli_sessions(&home, "ecorato").1));
+    assert!(cli_sessions(&home, "ecorato")
+        .1
+        .contains("claude/claude-code-log_representative_messages"));
+    // --agent narrows.
+    assert_eq!(
+        home.sessfs(&["search", "--agent", "pi", "Python decorators"])
+            .status
+            .code(),
+        Some(1)
+    );
+}
