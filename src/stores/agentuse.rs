@@ -171,9 +171,14 @@ fn session_sources(dir: &Path) -> Vec<PathBuf> {
         out.push(m.join("message.json"));
         out.push(m.join("part"));
     }
+    // Nested runs render inside this session, so their files version it too (each
+    // level's own directories, since a directory's fingerprint sees only its entries).
     let sub = dir.join("subagent");
     if sub.is_dir() {
-        out.push(sub);
+        out.push(sub.clone());
+        for child in subdirs(&sub) {
+            out.extend(session_sources(&child));
+        }
     }
     out
 }
@@ -1026,6 +1031,30 @@ mod tests {
             .content
             .contains("Error in agent (EXECUTION_ERROR) HTTP 401")));
         assert!(s.warnings.is_empty());
+    }
+
+    /// A nested run's messages changed and the parent kept its old render for the life of
+    /// the mount (found by the chaos test): its files were not among the parent's sources.
+    #[test]
+    fn nested_runs_files_version_the_parent() {
+        let tmp = tempfile::tempdir().unwrap();
+        seeds::write_agentuse(tmp.path());
+        let st = store(tmp.path());
+        let with_nested: Vec<_> = st
+            .list()
+            .into_iter()
+            .filter(|l| l.path.join("subagent").is_dir())
+            .collect();
+        assert!(!with_nested.is_empty(), "the seeds have a nested run");
+        for l in with_nested {
+            let nested_messages = l
+                .sources
+                .iter()
+                .filter(|p| p.to_string_lossy().contains("/subagent/"))
+                .filter(|p| p.ends_with("message.json"))
+                .count();
+            assert!(nested_messages > 0, "{:?}", l.sources);
+        }
     }
 
     #[test]
