@@ -271,12 +271,29 @@ fn home_with_every_store() -> Home {
 #[test]
 fn the_mount_survives_stores_changing_under_its_readers() {
     let home = home_with_every_store();
-    let targets: Vec<(PathBuf, Vec<u8>)> = home
+    let mut targets: Vec<(PathBuf, Vec<u8>)> = home
         .files
         .iter()
         .filter(|p| p.is_file())
         .map(|p| (p.clone(), std::fs::read(p).expect("fixture")))
         .collect();
+    // Two files with one native id keep the names they had while mounted (`id`, `id~2`);
+    // once one of them turns to garbage and back, a fresh render may hand the names out
+    // the other way round. That is the documented naming rule, not staleness, so the
+    // files whose header id another file shares are left alone.
+    let header_id = |bytes: &[u8]| {
+        let first = bytes.split(|&b| b == b'\n').next().unwrap_or_default();
+        serde_json::from_slice::<serde_json::Value>(first)
+            .ok()
+            .and_then(|v| v.get("id").and_then(|i| i.as_str()).map(str::to_string))
+    };
+    let mut ids: BTreeMap<String, usize> = BTreeMap::new();
+    for (_, b) in &targets {
+        if let Some(id) = header_id(b) {
+            *ids.entry(id).or_default() += 1;
+        }
+    }
+    targets.retain(|(_, b)| header_id(b).is_none_or(|id| ids[&id] == 1));
     assert!(targets.len() >= 20, "only {} store files", targets.len());
     let mut fg = Foreground::new(&home);
     let mnt = fg.path().to_path_buf();
@@ -408,7 +425,7 @@ fn the_mount_survives_stores_changing_under_its_readers() {
         assert!(
             settle.elapsed() < Duration::from_secs(60),
             "the mount never came to equal sessfs render:\n{}",
-            common::stdout(&d).chars().take(6000).collect::<String>()
+            common::stdout(&d).chars().take(12000).collect::<String>()
         );
         std::thread::sleep(Duration::from_millis(200));
     }
