@@ -190,19 +190,8 @@ impl Store for AgshStore {
         }
         let mut out = Vec::new();
         for (root, db) in dbs {
-            match self.read(&db, Access::InPlace, list_ids) {
-                Ok((ids, _)) => {
-                    for id in ids {
-                        out.push(Listed {
-                            id: id.clone(),
-                            path: db.clone(),
-                            sources: vec![db.clone(), sqlite::companion(&db, "-wal")],
-                            key: Some(id),
-                            root,
-                        });
-                    }
-                }
-                Err(e) => log::warn!("agsh: {}: {e}", db.display()),
+            for id in self.reader.list("agsh", &db, list_ids).unwrap_or_default() {
+                out.push(sqlite::row_session(&id, &db, root));
             }
         }
         out

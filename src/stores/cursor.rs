@@ -135,23 +135,12 @@ impl CursorStore {
     }
 
     fn list_ide(&self, root: usize, db: &Path, out: &mut Vec<Listed>) {
-        match self
-            .reader
-            .read(db, sqlite::Access::InPlace, list_composers)
-        {
-            Ok((ids, _)) => {
-                for id in ids {
-                    out.push(Listed {
-                        id: id.clone(),
-                        path: db.to_path_buf(),
-                        sources: vec![db.to_path_buf(), sqlite::companion(db, "-wal")],
-                        key: Some(id),
-                        root,
-                    });
-                }
-            }
-            Err(e) => log::warn!("cursor: {}: {e}", db.display()),
-        }
+        let ids = self.reader.list("cursor", db, list_composers);
+        out.extend(
+            ids.into_iter()
+                .flatten()
+                .map(|id| sqlite::row_session(&id, db, root)),
+        );
     }
 }
 

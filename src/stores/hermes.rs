@@ -128,23 +128,13 @@ impl Store for HermesStore {
         let mut out = Vec::new();
         let mut in_db: HashSet<String> = HashSet::new();
         for (root, db) in dbs {
-            let nodes = match self.reader.read(&db, sqlite::Access::InPlace, list_nodes) {
-                Ok((n, _)) => n,
-                Err(e) => {
-                    log::warn!("hermes: {}: {e}", db.display());
-                    continue;
-                }
+            let Some(nodes) = self.reader.list("hermes", &db, list_nodes) else {
+                continue;
             };
             for n in nodes.values() {
                 in_db.insert(n.id.clone());
                 if matches!(kind(n, &nodes), Kind::Top | Kind::Fork(_)) {
-                    out.push(Listed {
-                        id: n.id.clone(),
-                        path: db.clone(),
-                        sources: vec![db.clone(), sqlite::companion(&db, "-wal")],
-                        key: Some(n.id.clone()),
-                        root,
-                    });
+                    out.push(sqlite::row_session(&n.id, &db, root));
                 }
             }
         }

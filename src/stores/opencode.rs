@@ -139,12 +139,8 @@ impl Store for OpencodeStore {
         let mut out = Vec::new();
         let mut in_db: HashSet<String> = HashSet::new();
         for (root, db) in dbs {
-            let rows = match self.reader.read(&db, sqlite::Access::InPlace, list_db) {
-                Ok((rows, _)) => rows,
-                Err(e) => {
-                    log::warn!("opencode: {}: {e}", db.display());
-                    continue;
-                }
+            let Some(rows) = self.reader.list("opencode", &db, list_db) else {
+                continue;
             };
             let ids: HashSet<&str> = rows.iter().map(|(id, _)| id.as_str()).collect();
             for (id, parent) in &rows {
@@ -153,13 +149,7 @@ impl Store for OpencodeStore {
                 if parent.as_deref().is_some_and(|p| ids.contains(p)) {
                     continue;
                 }
-                out.push(Listed {
-                    id: id.clone(),
-                    path: db.clone(),
-                    sources: vec![db.clone(), sqlite::companion(&db, "-wal")],
-                    key: Some(id.clone()),
-                    root,
-                });
+                out.push(sqlite::row_session(id, &db, root));
             }
         }
         for (root, storage) in trees {

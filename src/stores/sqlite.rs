@@ -148,6 +148,23 @@ impl Reader {
             .collect()
     }
 
+    /// What listing reads from one database: `f`'s result, or `None` after one log line
+    /// (a broken database costs its own sessions, never the store's others).
+    pub fn list<T>(
+        &self,
+        agent: &str,
+        db: &Path,
+        f: impl FnMut(&Connection) -> rusqlite::Result<T>,
+    ) -> Option<T> {
+        match self.read(db, Access::InPlace, f) {
+            Ok((v, _)) => Some(v),
+            Err(e) => {
+                log::warn!("{agent}: {}: {e}", db.display());
+                None
+            }
+        }
+    }
+
     pub fn read<T>(
         &self,
         db: &Path,
@@ -348,6 +365,18 @@ pub fn is_sqlite_file(path: &Path) -> bool {
         .and_then(|mut f| f.read_exact(&mut head))
         .is_ok()
         && &head == b"SQLite format 3\0"
+}
+
+/// A session kept as rows of `db`, keyed by `id`: its files are the database and its WAL
+/// (the store's [`super::Store::version`] then tells its own rows apart).
+pub fn row_session(id: &str, db: &Path, root: usize) -> super::Listed {
+    super::Listed {
+        id: id.to_string(),
+        path: db.to_path_buf(),
+        sources: vec![db.to_path_buf(), companion(db, "-wal")],
+        key: Some(id.to_string()),
+        root,
+    }
 }
 
 /// `db` with `suffix` appended to its file name (`-wal`, `-shm`, `-journal`).

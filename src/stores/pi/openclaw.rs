@@ -122,22 +122,14 @@ impl Store for OpenclawStore {
         let mut out = Vec::new();
         let mut in_db = HashSet::new();
         for (root, db) in self.dbs() {
-            match self.reader.read(&db, sqlite::Access::InPlace, list_db) {
-                Ok((ids, _)) => {
-                    for id in ids {
-                        if !in_db.insert(id.clone()) {
-                            continue;
-                        }
-                        out.push(Listed {
-                            id: id.clone(),
-                            path: db.clone(),
-                            sources: vec![db.clone(), sqlite::companion(&db, "-wal")],
-                            key: Some(id),
-                            root,
-                        });
-                    }
+            for id in self
+                .reader
+                .list("openclaw", &db, list_db)
+                .unwrap_or_default()
+            {
+                if in_db.insert(id.clone()) {
+                    out.push(sqlite::row_session(&id, &db, root));
                 }
-                Err(e) => log::warn!("openclaw: {}: {e}", db.display()),
             }
         }
         for mut l in self.files.list() {
