@@ -1,6 +1,7 @@
 //! agentuse JSON trees: session.json, one message.json and two parts.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
+use sessfs::model::Agent;
 use sessfs_fuzz::*;
 
 fuzz_target!(|data: &[u8]| {
@@ -12,5 +13,5 @@ fuzz_target!(|data: &[u8]| {
     put(&format!("{s}/{m}/message.json"), p[1]);
     put(&format!("{s}/{m}/part/01KEJG65EW0000000000000001.json"), p[2]);
     put(&format!("{s}/{m}/part/01KEJG65YG0000000000000002.json"), p[3]);
-    load_and_render_all();
+    load_and_render(&[Agent::Agentuse]);
 });

@@ -6,6 +6,7 @@
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use rusqlite::{params, Connection};
+use sessfs::model::Agent;
 use sessfs_fuzz::*;
 
 const DDL: &str = include_str!("../../fixtures/real/agsh/agsh-sessions.db.schema.sql");
@@ -35,5 +36,5 @@ fuzz_target!(|data: &[u8]| {
             );
         }
     }
-    load_and_render_all();
+    load_and_render(&[Agent::Agsh]);
 });

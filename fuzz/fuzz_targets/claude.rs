@@ -1,6 +1,7 @@
 //! Claude Code transcripts, with a nested subagent file and a spilled tool output.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
+use sessfs::model::Agent;
 use sessfs_fuzz::*;
 
 fuzz_target!(|data: &[u8]| {
@@ -14,5 +15,5 @@ fuzz_target!(|data: &[u8]| {
     if !p[2].is_empty() {
         put(&format!(".claude/projects/-tmp-fuzz/{id}/tool-results/toolu_1.txt"), p[2]);
     }
-    load_and_render_all();
+    load_and_render(&[Agent::Claude]);
 });

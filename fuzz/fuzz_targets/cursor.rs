@@ -3,6 +3,7 @@
 //! transcripts go through the store like the mount reads them.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
+use sessfs::model::Agent;
 use sessfs_fuzz::*;
 
 fuzz_target!(|data: &[u8]| {
@@ -11,5 +12,5 @@ fuzz_target!(|data: &[u8]| {
     let parts = parts(data, 2);
     put(".cursor/projects/p/agent-transcripts/fuzz-a.txt", parts[0]);
     put(".cursor/projects/p/agent-transcripts/fuzz-b.jsonl", parts[1]);
-    load_and_render_all();
+    load_and_render(&[Agent::Cursor]);
 });

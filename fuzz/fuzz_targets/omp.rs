@@ -1,6 +1,7 @@
 //! omp sessions: the pi lineage with a title slot, plus one artifact subagent file.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
+use sessfs::model::Agent;
 use sessfs_fuzz::*;
 
 fuzz_target!(|data: &[u8]| {
@@ -11,5 +12,5 @@ fuzz_target!(|data: &[u8]| {
     if !p[1].is_empty() {
         put(&format!(".omp/agent/sessions/-tmp-fuzz/{main}/0-task.jsonl"), p[1]);
     }
-    load_and_render_all();
+    load_and_render(&[Agent::Omp]);
 });

@@ -6,6 +6,7 @@
 //! valid while the stores' insides change, and covers listing, parsing and rendering at once.
 //! A target "finds" something when sessfs panics, hangs or runs out of memory on the input.
 
+use sessfs::model::Agent;
 use sessfs::stores::{self, Env};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -45,16 +46,38 @@ pub fn put(rel: &str, bytes: &[u8]) -> PathBuf {
     p
 }
 
-/// List, load and render every session of every store found under the home.
-pub fn load_and_render_all() {
+/// List, load and render every session of `agents`' stores found under the home, exactly as
+/// the mount would. Only the named stores are opened, so an input costs one parse, not a
+/// scan of every agent's places.
+pub fn load_and_render(agents: &[Agent]) {
     let env = Env::at_home(home());
-    for store in stores::open_all(&env, &[]) {
+    for &agent in agents {
+        let Some(spec) = stores::spec(agent) else {
+            continue;
+        };
+        let roots: Vec<_> = (spec.candidates)(&env)
+            .into_iter()
+            .filter(|r| r.path.exists())
+            .collect();
+        if roots.is_empty() {
+            continue;
+        }
+        let store = (spec.open)(roots);
         for listed in store.list() {
             let session = store.load(&listed);
             let bundle = sessfs::render::render_session(&session);
             std::hint::black_box(bundle.byte_size());
         }
     }
+}
+
+/// A fresh SQLite database at `rel` under the home, built from `ddl`.
+pub fn database(rel: &str, ddl: &str) -> rusqlite::Connection {
+    let db = home().join(rel);
+    std::fs::create_dir_all(db.parent().expect("parent")).expect("dir");
+    let c = rusqlite::Connection::open(&db).expect("db");
+    c.execute_batch(ddl).expect("ddl");
+    c
 }
 
 /// Split the input at `0xFF 0xFE` markers into at most `n` parts (missing parts are empty),
