@@ -155,37 +155,7 @@ fn every_message_and_tool_output_is_in_exactly_its_session() {
 
 /// `stat` size = bytes read = bytes mapped, for every file.
 fn sizes_agree(m: &Mount) {
-    let script = r#"
-import mmap, os, sys
-bad = 0; n = 0
-for top in ('opencode', 'hermes'):
-    for root, dirs, files in os.walk(os.path.join(sys.argv[1], top)):
-        if os.path.basename(root) == 'diff':
-            continue
-        for f in files:
-            p = os.path.join(root, f)
-            if os.path.islink(p):
-                continue
-            size = os.stat(p).st_size
-            with open(p, 'rb') as fh:
-                data = fh.read()
-            with open(p, 'rb') as fh:
-                with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-                    mlen = len(mm[:])
-            n += 1
-            if not (size == len(data) == mlen) or size == 0:
-                bad += 1
-                print(f"MISMATCH {p}: stat {size} read {len(data)} mmap {mlen}")
-print(f"checked {n}")
-sys.exit(1 if bad or n == 0 else 0)
-"#;
-    let out = std::process::Command::new("python3")
-        .arg("-c")
-        .arg(script)
-        .arg(m.path())
-        .output()
-        .expect("python3");
-    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    common::assert_sizes_agree(m.path(), &["opencode", "hermes"], 1);
 }
 
 #[test]

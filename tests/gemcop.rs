@@ -93,36 +93,7 @@ fn hits(m: &Mount, line: &str) -> (BTreeSet<String>, Vec<String>) {
 fn sizes_agree_between_stat_read_and_mmap() {
     let (home, _) = Home::gemcop();
     let m = Mount::new(&home, &[]);
-    let script = r#"
-import mmap, os, sys
-bad = 0; n = 0
-for top in sys.argv[2:]:
-    for root, dirs, files in os.walk(os.path.join(sys.argv[1], top)):
-        for f in files:
-            p = os.path.join(root, f)
-            if os.path.islink(p):
-                continue
-            size = os.stat(p).st_size
-            with open(p, 'rb') as fh:
-                with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-                    mlen = len(mm[:])
-            with open(p, 'rb') as fh:
-                data = fh.read()
-            n += 1
-            if not (size == len(data) == mlen) or size == 0:
-                bad += 1
-                print(f"MISMATCH {p}: stat {size} read {len(data)} mmap {mlen}")
-print(f"checked {n}")
-sys.exit(1 if bad or n < 40 else 0)
-"#;
-    let out = std::process::Command::new("python3")
-        .arg("-c")
-        .arg(script)
-        .arg(m.path())
-        .args(["gemini", "copilot"])
-        .output()
-        .expect("python3");
-    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    common::assert_sizes_agree(m.path(), &["gemini", "copilot"], 40);
 }
 
 #[test]

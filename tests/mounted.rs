@@ -57,36 +57,7 @@ fn seed_store_sizes_agree_between_stat_read_and_mmap() {
 
 fn sizes_agree(home: &Home) {
     let m = Mount::new(home, &[]);
-    let script = r#"
-import mmap, os, sys
-bad = 0; n = 0
-for root, dirs, files in os.walk(sys.argv[1]):
-    if os.path.basename(root) == 'diff':
-        continue
-    for f in files:
-        p = os.path.join(root, f)
-        if os.path.islink(p):
-            continue
-        size = os.stat(p).st_size
-        with open(p, 'rb') as fh:
-            with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-                mlen = len(mm[:])
-        with open(p, 'rb') as fh:
-            data = fh.read()
-        n += 1
-        if not (size == len(data) == mlen) or size == 0:
-            bad += 1
-            print(f"MISMATCH {p}: stat {size} read {len(data)} mmap {mlen}")
-print(f"checked {n}")
-sys.exit(1 if bad or n == 0 else 0)
-"#;
-    let out = std::process::Command::new("python3")
-        .arg("-c")
-        .arg(script)
-        .arg(m.path())
-        .output()
-        .expect("python3");
-    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    common::assert_sizes_agree(m.path(), &[], 1);
     // `cat | wc -c` agrees with `stat` for every file too.
     let out = m.sh(
         "find . -name diff -prune -o -type f -print0 | while IFS= read -r -d '' f; do \

@@ -348,6 +348,45 @@ impl Drop for Foreground {
     }
 }
 
+/// For every file of the mount under `tops` (the whole mount when empty): `stat` size =
+/// bytes read = bytes mapped (Python's `mmap`), never 0; and at least `min_files` files.
+/// `diff/` lists nothing and links are skipped.
+pub fn assert_sizes_agree(mnt: &Path, tops: &[&str], min_files: usize) {
+    let script = r#"
+import mmap, os, sys
+bad = 0; n = 0
+for top in (sys.argv[3:] or ['.']):
+    for root, dirs, files in os.walk(os.path.join(sys.argv[1], top)):
+        if os.path.basename(root) == 'diff':
+            continue
+        for f in files:
+            p = os.path.join(root, f)
+            if os.path.islink(p):
+                continue
+            size = os.stat(p).st_size
+            with open(p, 'rb') as fh:
+                with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+                    mlen = len(mm[:])
+            with open(p, 'rb') as fh:
+                data = fh.read()
+            n += 1
+            if not (size == len(data) == mlen) or size == 0:
+                bad += 1
+                print(f"MISMATCH {p}: stat {size} read {len(data)} mmap {mlen}")
+print(f"checked {n}")
+sys.exit(1 if bad or n < int(sys.argv[2]) else 0)
+"#;
+    let out = Command::new("python3")
+        .arg("-c")
+        .arg(script)
+        .arg(mnt)
+        .arg(min_files.max(1).to_string())
+        .args(tops)
+        .output()
+        .expect("python3");
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+}
+
 /// Every regular file under `dir`, not following symlinks, skipping nothing.
 pub fn files_under(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
