@@ -812,13 +812,18 @@ fn bubble_range(id: &str) -> (String, String) {
     (format!("bubbleId:{id}:"), format!("bubbleId:{id};"))
 }
 
-fn composer_version(c: &Connection, id: &str) -> rusqlite::Result<u64> {
-    let head = Rows::query(
+/// The `composerData:<id>` row (its header and bubble order).
+fn composer_row(c: &Connection, id: &str) -> rusqlite::Result<Rows> {
+    Rows::query(
         c,
         "SELECT value FROM cursorDiskKV WHERE key = ?1",
         vec!["value".into()],
         [format!("composerData:{id}")],
-    )?;
+    )
+}
+
+fn composer_version(c: &Connection, id: &str) -> rusqlite::Result<u64> {
+    let head = composer_row(c, id)?;
     let (lo, hi) = bubble_range(id);
     let bubbles = Rows::query(
         c,
@@ -836,12 +841,7 @@ struct IdeRaw {
 }
 
 fn read_ide(c: &Connection, id: &str) -> rusqlite::Result<IdeRaw> {
-    let head = Rows::query(
-        c,
-        "SELECT value FROM cursorDiskKV WHERE key = ?1",
-        vec!["value".into()],
-        [format!("composerData:{id}")],
-    )?;
+    let head = composer_row(c, id)?;
     let (lo, hi) = bubble_range(id);
     let rows = Rows::query(
         c,
