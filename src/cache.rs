@@ -18,7 +18,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
 /// The bytes of one rendered file, shared by the cache and its readers.
-pub type Bytes = Arc<Vec<u8>>;
+pub type Bytes = crate::spill::Body;
 
 /// A session as the tree names it: agent directory and session directory name.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -94,6 +94,8 @@ pub struct Stats {
     pub misses: u64,
     pub evictions: u64,
     pub bytes: usize,
+    /// Bytes of spilled files kept on disk.
+    pub disk: usize,
     pub entries: usize,
 }
 
@@ -102,6 +104,8 @@ type FileKey = (SessionKey, u64, String);
 struct Inner {
     lru: LruCache<FileKey, Bytes>,
     bytes: usize,
+    /// Bytes of spilled files the cache keeps alive on disk.
+    disk: usize,
     /// One file larger than the whole budget: the one most recently rendered for a
     /// reader. Without FUSE open handles, every `read` of such a file would otherwise
     /// render the session again. Memory is then the budget plus this one file.
@@ -114,13 +118,18 @@ impl Inner {
     fn pop(&mut self, k: &FileKey) {
         if let Some(b) = self.lru.pop(k) {
             self.bytes -= cost(k, &b);
+            self.disk -= b.len() - b.memory();
         }
     }
 }
 
+/// Memory a cached file costs: its bytes (none when spilled), its key and the entry.
 fn cost(k: &FileKey, b: &Bytes) -> usize {
-    b.len() + k.2.len() + 64
+    b.memory() + k.2.len() + 64
 }
+
+/// Spilled files may take this many times the memory budget on disk.
+const DISK_PER_MEMORY: usize = 4;
 
 /// Rendered files keyed by session, source version (a fingerprint) and path.
 pub struct Cache {
@@ -135,6 +144,7 @@ impl Cache {
             inner: Mutex::new(Inner {
                 lru: LruCache::unbounded(),
                 bytes: 0,
+                disk: 0,
                 oversize: None,
                 sizes: HashMap::new(),
                 stats: Stats::default(),
@@ -224,12 +234,14 @@ impl Cache {
             }
             g.pop(&k);
             g.bytes += c;
+            g.disk += bytes.len() - bytes.memory();
             g.lru.put(k, bytes);
         }
-        while g.bytes > self.budget {
+        while g.bytes > self.budget || g.disk > self.budget * DISK_PER_MEMORY {
             match g.lru.pop_lru() {
                 Some((k, b)) => {
                     g.bytes -= cost(&k, &b);
+                    g.disk -= b.len() - b.memory();
                     g.stats.evictions += 1;
                 }
                 None => break,
@@ -264,6 +276,7 @@ impl Cache {
         let g = self.lock();
         Stats {
             bytes: g.bytes,
+            disk: g.disk,
             entries: g.lru.len(),
             ..g.stats
         }

@@ -359,6 +359,10 @@ pub fn open_fs(args: &StoreArgs, cache_mb: usize, announce: bool) -> Result<Arc<
         stores,
         Options {
             cache_bytes: cache_mb << 20,
+            // Beside the search index, in the user's private cache directory.
+            spill_dir: crate::search::default_path()
+                .ok()
+                .and_then(|p| Some(p.parent()?.to_path_buf())),
         },
     ));
     fs.start_prefetch(crate::tree::cores());
@@ -744,7 +748,9 @@ fn copy_dir(fs: &Fs, ino: u64, to: &Path, files: &mut usize) -> Result<()> {
                 let data = fs
                     .contents(attr.ino)
                     .map_err(|e| anyhow!("{}: {e}", path.display()))?;
-                std::fs::write(&path, &*data)?;
+                let mut out = std::io::BufWriter::new(std::fs::File::create(&path)?);
+                data.write_to(&mut out)?;
+                out.into_inner().map_err(|e| e.into_error())?;
                 *files += 1;
             }
             Kind::Symlink => {

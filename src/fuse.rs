@@ -50,7 +50,7 @@ pub fn errno(e: &FsError) -> Errno {
         FsError::IsDir => Errno::EISDIR,
         FsError::NotSymlink => Errno::EINVAL,
         FsError::ReadOnly => Errno::EROFS,
-        FsError::Internal(_) => Errno::EIO,
+        FsError::Internal(_) | FsError::Spill(_) => Errno::EIO,
     }
 }
 
@@ -258,9 +258,16 @@ impl Filesystem for SessFs {
         _lock_owner: Option<LockOwner>,
         reply: ReplyData,
     ) {
-        // The reply is a slice of the cached file: no copy per READ.
+        // The reply is a slice of the cached file (no copy per READ), or for a file kept on
+        // disk the piece read from it.
         match guarded("read", || self.fs.contents(ino.0)) {
-            Ok(bytes) => reply.data(crate::tree::slice(&bytes, offset, size)),
+            Ok(bytes) => match bytes.read(offset, size) {
+                Ok(part) => reply.data(&part),
+                Err(e) => {
+                    log::warn!("read of inode {}: {e}", ino.0);
+                    reply.error(errno(&FsError::Spill(e.to_string())));
+                }
+            },
             Err(e) => reply.error(errno(&e)),
         }
     }

@@ -20,6 +20,7 @@ pub mod names;
 pub mod pricing;
 pub mod render;
 pub mod search;
+pub mod spill;
 pub mod stores;
 pub mod tree;
 pub mod watch;

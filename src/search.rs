@@ -647,7 +647,8 @@ fn prepare(fs: &Fs, key: &SessionKey, version: u64) -> Option<Prepared> {
         if !indexed(path) {
             continue;
         }
-        let text = String::from_utf8_lossy(bytes);
+        let Ok(bytes) = bytes.to_vec() else { continue };
+        let text = String::from_utf8_lossy(&bytes);
         for (i, line) in text.lines().enumerate() {
             let line = line.trim_end();
             if line.trim().is_empty() {

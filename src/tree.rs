@@ -27,6 +27,7 @@ use crate::cache::{Bytes, Cache, EntryKind, SessionKey, Shape};
 use crate::model::{Agent, Session};
 use crate::names;
 use crate::render::{self, Bundle, Node};
+use crate::spill::SpillTo;
 use crate::stores::{Listed, Store};
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{Hash, Hasher};
@@ -102,6 +103,9 @@ pub enum FsError {
     ReadOnly,
     #[error("internal error: {0}")]
     Internal(String),
+    /// A rendered file kept on disk could not be read back.
+    #[error("cannot read a spilled file: {0}")]
+    Spill(String),
 }
 
 pub type Result<T> = std::result::Result<T, FsError>;
@@ -246,12 +250,16 @@ struct State {
 #[derive(Clone, Debug)]
 pub struct Options {
     pub cache_bytes: usize,
+    /// Where files too big for memory are kept while cached (see [`crate::spill`]); `None`
+    /// holds every file in memory.
+    pub spill_dir: Option<PathBuf>,
 }
 
 impl Default for Options {
     fn default() -> Options {
         Options {
             cache_bytes: 256 << 20,
+            spill_dir: None,
         }
     }
 }
@@ -259,6 +267,8 @@ impl Default for Options {
 pub struct Fs {
     stores: Vec<Box<dyn Store>>,
     cache: Cache,
+    /// Where big rendered files go, and from what size (a sixteenth of the cache budget).
+    spill: Option<SpillTo>,
     state: Mutex<State>,
     started: SystemTime,
     renders: AtomicU64,
@@ -296,6 +306,9 @@ impl Fs {
         Fs {
             stores,
             cache: Cache::new(opts.cache_bytes),
+            spill: opts
+                .spill_dir
+                .map(|dir| SpillTo::new(dir, (opts.cache_bytes / 16).max(1 << 20))),
             state: Mutex::new(state),
             started: SystemTime::now(),
             renders: AtomicU64::new(0),
@@ -519,7 +532,10 @@ impl Fs {
     /// adapter runs in no-open mode); each call returns bytes of one rendered version.
     pub fn read_ino(&self, ino: u64, offset: u64, size: u32) -> Result<Vec<u8>> {
         let bytes = self.contents(ino)?;
-        Ok(slice(&bytes, offset, size).to_vec())
+        let part = bytes
+            .read(offset, size)
+            .map_err(|e| FsError::Spill(e.to_string()))?;
+        Ok(part.into_owned())
     }
 
     /// The cached files directly inside a session directory (or a directory inside one) at
@@ -527,7 +543,7 @@ impl Fs {
     /// the kernel's page cache right after the directory was listed, so a walk's reads of
     /// them need no request. Never renders and never allocates an inode; files larger than
     /// `max_file` are left to ordinary reads.
-    pub fn pushable(&self, dir: u64, max_file: u64) -> Vec<(u64, Bytes)> {
+    pub fn pushable(&self, dir: u64, max_file: u64) -> Vec<(u64, Arc<Vec<u8>>)> {
         let Ok(kind) = self.kind_of(dir) else {
             return Vec::new();
         };
@@ -553,7 +569,9 @@ impl Fs {
             } else {
                 format!("{prefix}/{name}")
             };
-            if let (Some(ino), Some(bytes)) = (ino, self.cache.file(&key, version, &path)) {
+            if let (Some(ino), Some(Bytes::Mem(bytes))) =
+                (ino, self.cache.file(&key, version, &path))
+            {
                 out.push((ino, bytes));
             }
         }
@@ -561,8 +579,9 @@ impl Fs {
     }
 
     /// A whole file by path relative to the root (for the command line and tests).
-    pub fn read_path(&self, path: &str) -> Result<Bytes> {
-        self.contents(self.resolve(path)?.ino)
+    pub fn read_path(&self, path: &str) -> Result<Vec<u8>> {
+        let bytes = self.contents(self.resolve(path)?.ino)?;
+        bytes.to_vec().map_err(|e| FsError::Spill(e.to_string()))
     }
 
     /// Walk a `/`-separated path from the root.
@@ -773,7 +792,7 @@ impl Fs {
         }
         let parent = parent.map(|(p, _)| p);
         let render = || {
-            let mut b = render::render_session(&session);
+            let mut b = render::render_session_to(&session, self.spill.clone());
             if let Some(p) = &parent {
                 b.file("parent.diff", render::parent_diff(p, &session));
             }
@@ -868,7 +887,7 @@ impl Fs {
         let sb = self.load(b)?;
         let text = catch_unwind(AssertUnwindSafe(|| render::session_diff(&sa, &sb)))
             .map_err(|p| FsError::Internal(panic_message(&p)))?;
-        let bytes: Bytes = Arc::new(text.into_bytes());
+        let bytes = Bytes::Mem(Arc::new(text.into_bytes()));
         let mut bundle = Bundle::default();
         bundle
             .entries

@@ -578,6 +578,25 @@ fn a_session_bigger_than_the_cache_reads_whole_and_exact() {
         std::fs::metadata(&jl).unwrap().len() as usize,
         std::fs::read(&jl).unwrap().len()
     );
+    // Files past a sixteenth of the budget are kept in an unnamed spill file: stat, read and
+    // mmap agree on them, the end reads right, and the cache directory keeps no file.
+    common::assert_sizes_agree(m.path(), &["pi"], 300);
+    let tail = m.sh(&format!("tail -c 200 pi/{id}/messages.jsonl"));
+    assert!(
+        stdout(&tail).contains("line 299 of a long tool output"),
+        "{}",
+        stdout(&tail)
+    );
+    let tail = m.sh(&format!("tail -c 2000 pi/{id}/transcript.md"));
+    assert!(
+        stdout(&tail).contains("line 299 of a long tool output"),
+        "{}",
+        stdout(&tail)
+    );
+    let cache = home.path().join(".cache/sessfs");
+    assert!(cache.is_dir(), "the spill file's directory was made");
+    let kept: Vec<_> = common::files_under(&cache);
+    assert!(kept.is_empty(), "{kept:?}");
 }
 
 #[test]

@@ -7,6 +7,7 @@
 
 use super::{render_session, Node};
 use crate::model::*;
+use crate::spill::{Body, SpillTo};
 use chrono::{TimeZone, Utc};
 use serde_json::json;
 
@@ -203,7 +204,7 @@ pub(super) fn sample() -> Session {
 fn file(path: &str) -> String {
     let b = render_session(&sample());
     match b.entries.get(path) {
-        Some(Node::File(bytes)) => String::from_utf8_lossy(bytes).into_owned(),
+        Some(Node::File(bytes)) => String::from_utf8_lossy(&bytes.to_vec().unwrap()).into_owned(),
         other => panic!("{path}: {other:?}"),
     }
 }
@@ -255,7 +256,10 @@ fn golden_tree() {
 
 #[test]
 fn rendering_is_deterministic() {
-    assert_eq!(render_session(&sample()), render_session(&sample()));
+    assert_eq!(
+        render_session(&sample()).entries,
+        render_session(&sample()).entries
+    );
 }
 
 /// Every message line survives `grep -F` unless it holds a character that must be escaped.
@@ -330,7 +334,7 @@ fn tool_io() -> Session {
 
 fn tool_io_file(path: &str) -> String {
     match render_session(&tool_io()).entries.get(path) {
-        Some(Node::File(bytes)) => String::from_utf8_lossy(bytes).into_owned(),
+        Some(Node::File(bytes)) => String::from_utf8_lossy(&bytes.to_vec().unwrap()).into_owned(),
         other => panic!("{path}: {other:?}"),
     }
 }
@@ -348,7 +352,8 @@ fn golden_tool_io_tool_files() {
     let mut all = String::new();
     for (path, node) in &b.entries {
         if let (true, Node::File(bytes)) = (path.starts_with("tools/"), node) {
-            let t = String::from_utf8_lossy(bytes);
+            let t = bytes.to_vec().unwrap();
+            let t = String::from_utf8_lossy(&t);
             assert!(!t.contains('\u{1b}'), "ESC in {path}");
             all.push_str(&format!("===== {path}\n{t}"));
         }
@@ -360,4 +365,27 @@ fn golden_tool_io_tool_files() {
 fn tool_io_messages_keep_the_bytes() {
     let m = tool_io_file("messages.jsonl");
     assert!(m.contains("\\u001b[1m\\u001b[46m RUN"), "{m}");
+}
+
+#[test]
+fn files_spilled_to_disk_hold_the_same_bytes_as_in_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    for s in [sample(), tool_io()] {
+        let mem = render_session(&s);
+        // A threshold this small sends every streamed file to disk.
+        let disk = super::render_session_to(&s, Some(SpillTo::new(dir.path().into(), 16)));
+        assert!(matches!(
+            disk.entries["messages.jsonl"],
+            Node::File(Body::Disk(_))
+        ));
+        assert_eq!(mem.entries.len(), disk.entries.len());
+        for ((path, a), (_, b)) in mem.entries.iter().zip(&disk.entries) {
+            match (a, b) {
+                (Node::File(a), Node::File(b)) => {
+                    assert_eq!(a.to_vec().unwrap(), b.to_vec().unwrap(), "{path}")
+                }
+                (a, b) => assert_eq!(a, b, "{path}"),
+            }
+        }
+    }
 }

@@ -104,6 +104,14 @@ impl<'a> Line<'a> {
 }
 
 pub fn render(s: &Session) -> String {
+    let mut out = Vec::new();
+    write(s, &mut out).expect("writing to memory cannot fail");
+    String::from_utf8(out).expect("JSON is UTF-8")
+}
+
+/// [`render`] written to `w` one line at a time, so a long session's file is never whole in
+/// memory.
+pub fn write(s: &Session, w: &mut dyn std::io::Write) -> std::io::Result<()> {
     let header = Header {
         kind: "session",
         agent: s.agent.name(),
@@ -116,53 +124,24 @@ pub fn render(s: &Session) -> String {
             format_version: s.source.format_version.as_deref(),
         },
     };
-    // Sized up front: for a long session this file is hundreds of MB, and growing it by
-    // doubling would briefly hold one and a half copies more.
-    let estimate: usize = s
-        .messages
-        .iter()
-        .map(|m| {
-            let result = m.tool_result.as_ref().map_or(0, |r| r.output.len());
-            let thinking = m.thinking.as_ref().map_or(0, String::len);
-            (m.content.len() + result + thinking) * 11 / 10 + 256
-        })
-        .sum();
-    let mut out = String::with_capacity(estimate + 512);
-    out.push_str(&super::compact_json(&header));
-    out.push('\n');
+    let mut line = Vec::new();
+    json_line(&mut line, &header);
+    w.write_all(&line)?;
     for m in &s.messages {
-        out.push_str(&super::compact_json(&Line::new(m)));
-        out.push('\n');
+        json_line(&mut line, &Line::new(m));
+        w.write_all(&line)?;
     }
-    out.shrink_to_fit();
-    out
+    Ok(())
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn appending_a_message_only_appends_a_line() {
-        let full = crate::render::golden::sample();
-        for n in 0..full.messages.len() {
-            let mut a = full.clone();
-            a.messages.truncate(n);
-            let mut b = full.clone();
-            b.messages.truncate(n + 1);
-            let (ra, rb) = (render(&a), render(&b));
-            assert!(rb.starts_with(&ra), "not a prefix after message {n}");
-            assert_eq!(rb[ra.len()..].matches('\n').count(), 1);
-        }
+/// `v` as one line of compact JSON into `buf` (cleared first). Serializing sessfs' own
+/// types cannot fail; should it ever, the line says so instead of panicking.
+fn json_line<T: Serialize>(buf: &mut Vec<u8>, v: &T) {
+    buf.clear();
+    if let Err(e) = serde_json::to_writer(&mut *buf, v) {
+        buf.clear();
+        let error = serde_json::json!({ "error": e.to_string() });
+        buf.extend_from_slice(error.to_string().as_bytes());
     }
-
-    #[test]
-    fn every_line_is_json() {
-        for line in render(&crate::render::golden::sample()).lines() {
-            assert!(
-                serde_json::from_str::<serde_json::Value>(line).is_ok(),
-                "{line}"
-            );
-        }
-    }
+    buf.push(b'\n');
 }

@@ -22,34 +22,68 @@ pub mod transcript;
 mod golden;
 
 use crate::model::Session;
+use crate::spill::{Body, Sink, SpillTo};
 use serde::Serialize;
 use std::collections::BTreeMap;
+use std::io;
 use std::sync::Arc;
 
 /// One entry of a session directory, keyed by its path relative to the session directory.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Node {
     Dir,
-    File(Arc<Vec<u8>>),
+    File(Body),
     /// A relative symlink target.
     Symlink(String),
 }
 
 /// Everything under one session directory. Parent directories are always present as
 /// [`Node::Dir`] entries; paths use `/` and never start with one.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default)]
 pub struct Bundle {
     pub entries: BTreeMap<String, Node>,
+    /// Where files that grow big while they are written go (see [`crate::spill`]); without
+    /// it every file is held in memory.
+    pub spill: Option<SpillTo>,
 }
 
 impl Bundle {
+    /// A bundle whose big files spill to disk as they are written.
+    pub fn spilling(to: Option<SpillTo>) -> Bundle {
+        Bundle {
+            spill: to,
+            ..Bundle::default()
+        }
+    }
+
     pub fn file(&mut self, path: impl Into<String>, bytes: impl Into<Vec<u8>>) {
         let path = path.into();
         self.parents(&path);
         let mut v: Vec<u8> = bytes.into();
         // Strings grow by doubling; the cache budget counts bytes, so hold no slack.
         v.shrink_to_fit();
-        self.entries.insert(path, Node::File(Arc::new(v)));
+        self.entries
+            .insert(path, Node::File(Body::Mem(Arc::new(v))));
+    }
+
+    /// A file written by `render` as it is produced, so a big one never exists in memory
+    /// whole. Should the spill file fail (disk full), the file is rendered again in memory.
+    pub fn write(
+        &mut self,
+        path: impl Into<String>,
+        render: impl Fn(&mut dyn io::Write) -> io::Result<()>,
+    ) {
+        let path = path.into();
+        self.parents(&path);
+        let mut sink = Sink::new(self.spill.as_mut());
+        let body = render(&mut sink).and_then(|()| sink.finish()).or_else(|e| {
+            log::warn!("cannot spill {path} to disk ({e}); holding it in memory");
+            let mut mem = Sink::new(None);
+            render(&mut mem).and_then(|()| mem.finish())
+        });
+        // Writing to memory cannot fail; the `Err` arm exists for the type only.
+        let body = body.unwrap_or_else(|_| Body::Mem(Arc::default()));
+        self.entries.insert(path, Node::File(body));
     }
 
     pub fn dir(&mut self, path: impl Into<String>) {
@@ -82,7 +116,7 @@ impl Bundle {
             .map(|(k, n)| {
                 k.len()
                     + match n {
-                        Node::File(b) => b.len(),
+                        Node::File(b) => b.memory(),
                         Node::Symlink(t) => t.len(),
                         Node::Dir => 0,
                     }
@@ -91,9 +125,15 @@ impl Bundle {
     }
 }
 
-/// Render every file of a session directory.
+/// Render every file of a session directory, in memory.
 pub fn render_session(s: &Session) -> Bundle {
-    let mut b = Bundle::default();
+    render_session_to(s, None)
+}
+
+/// Render every file of a session directory; files that grow past `spill`'s threshold are
+/// written to its spill file instead of memory.
+pub fn render_session_to(s: &Session, spill: Option<SpillTo>) -> Bundle {
+    let mut b = Bundle::spilling(spill);
     render_into(&mut b, "", s, 0);
     b
 }
@@ -105,11 +145,20 @@ const MAX_NESTING: usize = 8;
 /// Render `s` under `prefix` (empty or ending in `/`), `depth` levels of `subagents/<name>/`
 /// below a top-level session directory.
 fn render_into(b: &mut Bundle, prefix: &str, s: &Session, depth: usize) {
-    // Cut once, used for transcript.md and for every branch diff.
-    let active = transcript::blocks(s);
-    b.file(format!("{prefix}transcript.md"), join_blocks(&active));
+    // Cut once when branch diffs need the blocks too; otherwise written as rendered, so a
+    // long transcript is never whole in memory.
+    let active = if s.branches.is_empty() {
+        b.write(format!("{prefix}transcript.md"), |w| {
+            transcript::write(s, w)
+        });
+        None
+    } else {
+        let blocks = transcript::blocks(s);
+        b.file(format!("{prefix}transcript.md"), join_blocks(&blocks));
+        Some(blocks)
+    };
     b.file(format!("{prefix}meta.json"), meta::render(s));
-    b.file(format!("{prefix}messages.jsonl"), messages::render(s));
+    b.write(format!("{prefix}messages.jsonl"), |w| messages::write(s, w));
     b.dir(format!("{prefix}tools"));
     for (name, body) in tools::render(s) {
         b.file(format!("{prefix}tools/{name}"), body);
@@ -120,6 +169,7 @@ fn render_into(b: &mut Bundle, prefix: &str, s: &Session, depth: usize) {
 
     let mut used = std::collections::HashSet::new();
     for branch in &s.branches {
+        let Some(active) = &active else { break };
         let name = unique_name(&mut used, &branch.name);
         let alt = branch_session(s, &branch.messages);
         let alt_blocks = transcript::blocks(&alt);
@@ -128,7 +178,7 @@ fn render_into(b: &mut Bundle, prefix: &str, s: &Session, depth: usize) {
             diff::diff_blocks(
                 s,
                 &alt,
-                &active,
+                active,
                 &alt_blocks,
                 "a/transcript.md",
                 &format!("b/branches/{name}/transcript.md"),
@@ -238,11 +288,6 @@ fn input_block(input: &serde_json::Value) -> String {
         serde_json::Value::String(s) => text::fence(s, ""),
         v => text::fence(&pretty_json(v), "json"),
     }
-}
-
-fn compact_json<T: Serialize + ?Sized>(v: &T) -> String {
-    serde_json::to_string(v)
-        .unwrap_or_else(|e| serde_json::json!({ "error": e.to_string() }).to_string())
 }
 
 #[cfg(test)]

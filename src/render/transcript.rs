@@ -35,25 +35,42 @@ pub fn render(s: &Session) -> String {
     out
 }
 
+/// [`render`] written to `w` one message at a time, so a long transcript is never whole in
+/// memory.
+pub fn write(s: &Session, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+    w.write_all(header(s).as_bytes())?;
+    let mut block = String::new();
+    let mut result = Ok(());
+    each_block(s, &mut block, |b| {
+        if result.is_ok() {
+            result = w.write_all(b.as_bytes());
+        }
+    });
+    result
+}
+
 /// The transcript cut where it is built: the header, then one block per message (each
 /// starting with the blank line before its heading). Concatenated they are [`render`]'s
 /// output; the text diff aligns them message by message.
 pub(crate) fn blocks(s: &Session) -> (String, Vec<String>) {
+    let mut blocks = Vec::with_capacity(s.messages.len());
+    each_block(s, &mut String::new(), |b| blocks.push(b.to_string()));
+    (header(s), blocks)
+}
+
+/// Render each message's block into `buf` (cleared first) and hand it to `f`.
+fn each_block(s: &Session, buf: &mut String, mut f: impl FnMut(&str)) {
     let idx = tools::index(&s.messages);
     let spawned = spawned(s);
     let mut totals = Totals::default();
     // Calls are numbered in message order, so the next call's entry is the next in `idx`.
     let mut next_call = 0;
-    let blocks = s
-        .messages
-        .iter()
-        .map(|m| {
-            let mut out = String::from("\n");
-            render_message(&mut out, m, &idx, &spawned, &mut next_call, &mut totals);
-            out
-        })
-        .collect();
-    (header(s), blocks)
+    for m in &s.messages {
+        buf.clear();
+        buf.push('\n');
+        render_message(buf, m, &idx, &spawned, &mut next_call, &mut totals);
+        f(buf);
+    }
 }
 
 /// The subagents that have an entry under `subagents/` and a known spawning call.

@@ -15,7 +15,7 @@ fn write(path: &Path, lines: &[&str]) {
 
 fn file(s: &Session, path: &str) -> String {
     match render_session(s).entries.get(path) {
-        Some(Node::File(b)) => String::from_utf8_lossy(b).into_owned(),
+        Some(Node::File(b)) => String::from_utf8_lossy(&b.to_vec().unwrap()).into_owned(),
         other => panic!("{path}: {other:?}"),
     }
 }
