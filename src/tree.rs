@@ -67,6 +67,13 @@ pub const SEARCH_DIR: &str = "search";
 /// First inode of the `search/<query>/` nodes, far above any inode [`Fs::ino_for`] hands out.
 const SEARCH_INO_BASE: u64 = 1 << 48;
 
+/// First inode of the `diff/<agent>/<other>.diff` files, below the search nodes.
+const DIFF_INO_BASE: u64 = 1 << 47;
+
+/// Diff files whose inodes are kept; the least recently looked up is forgotten. Any pair of
+/// sessions has one, so keeping them all would grow with every lookup.
+pub const DIFF_FILES: usize = 256;
+
 /// Queries whose directories (and links) are kept; the least recently used is forgotten.
 pub const SEARCH_QUERIES: usize = 64;
 
@@ -157,6 +164,44 @@ enum NodeKind {
     SearchLink(SessionKey),
 }
 
+impl State {
+    /// The inode of a diff file, made if new; also the diff files forgotten to make room
+    /// (the least recently looked up), whose rendered bytes the caller drops.
+    fn diff_ino(&mut self, parent: u64, name: &str, kind: NodeKind) -> (u64, Vec<NodeKind>) {
+        let key = (parent, name.to_string());
+        if let Some(&ino) = self.diffs.by_name.get(&key) {
+            self.diffs.order.retain(|&i| i != ino);
+            self.diffs.order.push_back(ino);
+            return (ino, Vec::new());
+        }
+        let mut forgotten = Vec::new();
+        while self.diffs.order.len() >= DIFF_FILES {
+            let Some(old) = self.diffs.order.pop_front() else {
+                break;
+            };
+            self.diffs.by_name.retain(|_, &mut i| i != old);
+            let Some(node) = self.diffs.nodes.remove(&old) else {
+                continue;
+            };
+            for k in node.sessions() {
+                if let Some(inos) = self.session_inos.get_mut(k) {
+                    inos.retain(|&i| i != old);
+                }
+            }
+            forgotten.push(node);
+        }
+        let ino = DIFF_INO_BASE + self.diffs.next;
+        self.diffs.next += 1;
+        for k in kind.sessions() {
+            self.session_inos.entry(k.clone()).or_default().push(ino);
+        }
+        self.diffs.nodes.insert(ino, kind);
+        self.diffs.by_name.insert(key, ino);
+        self.diffs.order.push_back(ino);
+        (ino, forgotten)
+    }
+}
+
 impl NodeKind {
     /// The sessions whose content this node shows.
     fn sessions(&self) -> Vec<&SessionKey> {
@@ -222,6 +267,18 @@ struct QueryResults {
     links: SearchLinks,
 }
 
+/// The `diff/<agent>/<other>.diff` files: like the search nodes, a bounded set in their own
+/// inode range, the least recently looked up forgotten first.
+#[derive(Default)]
+struct DiffNodes {
+    next: u64,
+    nodes: HashMap<u64, NodeKind>,
+    /// Inode by `(parent inode, name)`.
+    by_name: HashMap<(u64, String), u64>,
+    /// Inodes, least recently looked up first.
+    order: std::collections::VecDeque<u64>,
+}
+
 #[derive(Default)]
 struct SearchNodes {
     next: u64,
@@ -238,6 +295,7 @@ struct SearchNodes {
 
 struct State {
     search: SearchNodes,
+    diffs: DiffNodes,
     nodes: Vec<NodeKind>,
     by_name: HashMap<(u64, String), u64>,
     by_kind: HashMap<NodeKind, u64>,
@@ -295,6 +353,7 @@ impl Fs {
         }
         let mut state = State {
             search: SearchNodes::default(),
+            diffs: DiffNodes::default(),
             nodes: Vec::new(),
             by_name: HashMap::new(),
             by_kind: HashMap::new(),
@@ -325,7 +384,7 @@ impl Fs {
     /// Whether the kernel should hold this node only briefly: `search/` results change with
     /// every session, and their inodes are forgotten (see `SearchNodes`).
     pub fn is_volatile(&self, ino: u64) -> bool {
-        ino >= SEARCH_INO_BASE
+        ino >= DIFF_INO_BASE
     }
 
     /// Sessions rendered since start (for tests and `doctor`).
@@ -875,10 +934,7 @@ impl Fs {
     fn diff_file(&self, a: &SessionKey, b: &SessionKey) -> Result<(Bytes, u64)> {
         let (va, _) = self.check_session(a)?;
         let (vb, _) = self.check_session(b)?;
-        let key = SessionKey {
-            agent: a.agent,
-            name: format!("{}\u{0}diff\u{0}{}\u{0}{}", a.name, b.agent, b.name),
-        };
+        let key = diff_key(a, b);
         let version = va.rotate_left(1) ^ vb;
         if let Some(bytes) = self.cache.file(&key, version, "diff") {
             return Ok((bytes, version));
@@ -1131,12 +1187,25 @@ impl Fs {
         if ino >= SEARCH_INO_BASE {
             return st.search.nodes.get(&ino).cloned().ok_or(FsError::NotFound);
         }
+        if ino >= DIFF_INO_BASE {
+            return st.diffs.nodes.get(&ino).cloned().ok_or(FsError::NotFound);
+        }
         let idx = ino.checked_sub(1).ok_or(FsError::NotFound)? as usize;
         st.nodes.get(idx).cloned().ok_or(FsError::NotFound)
     }
 
     fn ino_for(&self, parent: u64, name: &str, kind: NodeKind) -> u64 {
         let mut st = self.state();
+        if matches!(kind, NodeKind::DiffFile(..)) {
+            let (ino, forgotten) = st.diff_ino(parent, name, kind);
+            drop(st);
+            for node in forgotten {
+                if let NodeKind::DiffFile(a, b) = node {
+                    self.cache.forget(&diff_key(&a, &b));
+                }
+            }
+            return ino;
+        }
         if let Some(&ino) = st.by_name.get(&(parent, name.to_string())) {
             return ino;
         }
@@ -1344,6 +1413,14 @@ impl Fs {
 
 /// Where a listed session lives, which stays the same while the session does.
 type Identity = (usize, PathBuf, Option<String>);
+
+/// Where the cache keeps the diff of `a` against `b`: a name no session can have.
+fn diff_key(a: &SessionKey, b: &SessionKey) -> SessionKey {
+    SessionKey {
+        agent: a.agent,
+        name: format!("{}\u{0}diff\u{0}{}\u{0}{}", a.name, b.agent, b.name),
+    }
+}
 
 fn identity(l: &Listed) -> Identity {
     (l.root, l.path.clone(), l.key.clone())
@@ -1679,6 +1756,34 @@ mod tests {
             fs.resolve("search/alp/pi:alpha").unwrap().kind,
             Kind::Symlink
         );
+    }
+
+    #[test]
+    fn diff_files_are_bounded_and_work_again_when_looked_up_again() {
+        let names: Vec<String> = (0..40).map(|i| format!("s{i:02}")).collect();
+        let files: Vec<(&str, &str)> = names.iter().map(|n| (n.as_str(), "text")).collect();
+        let (_d, fs) = fs_with(&files);
+        let first = fs.resolve("pi/s00/diff/pi/s01.diff").unwrap();
+        let text = fs.read_ino(first.ino, 0, 4096).unwrap();
+        let permanent = fs.state().nodes.len();
+        // 40 × 40 pairs, more than DIFF_FILES.
+        for a in &names {
+            for b in &names {
+                let f = fs.resolve(&format!("pi/{a}/diff/pi/{b}.diff")).unwrap();
+                assert!(fs.read_ino(f.ino, 0, 10).is_ok());
+            }
+        }
+        const { assert!(40 * 40 > DIFF_FILES) };
+        assert!(fs.state().diffs.nodes.len() <= DIFF_FILES);
+        // Per session: its directory, `diff/` and `diff/pi/`.
+        assert!(
+            fs.state().nodes.len() <= permanent + 40 * 3,
+            "no permanent inode per pair"
+        );
+        assert!(fs.cache.stats().entries <= DIFF_FILES + 40 * 4);
+        assert_eq!(fs.getattr(first.ino), Err(FsError::NotFound));
+        let again = fs.resolve("pi/s00/diff/pi/s01.diff").unwrap();
+        assert_eq!(fs.read_ino(again.ino, 0, 4096).unwrap(), text);
     }
 
     #[test]
