@@ -1145,21 +1145,19 @@ impl Fs {
                     s
                 }
                 None => {
-                    // Under the state lock: file stat only. A store's own version
-                    // ([`Store::version`], which may query a database) is taken at the
-                    // first request, which re-checks because `checked` starts stale.
-                    let (version, mtime) = fingerprint(&listed.sources);
+                    // Versioned at the first request for it (`checked` starts stale), not
+                    // here under the state lock: listing costs no `stat` per session, and a
+                    // store's own version may query a database.
                     let now = Instant::now();
-                    let checked = now.checked_sub(TTL * 2).unwrap_or(now);
                     SessionSlot {
                         listed,
                         native_id,
-                        version,
-                        mtime,
-                        checked,
+                        version: 0,
+                        mtime: SystemTime::UNIX_EPOCH,
+                        checked: now.checked_sub(TTL * 2).unwrap_or(now),
                         extra: Vec::new(),
                         render_lock: Arc::new(Mutex::new(())),
-                        announced: version,
+                        announced: 0,
                         unchecked: true,
                     }
                 }

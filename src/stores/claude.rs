@@ -23,7 +23,7 @@ mod records;
 mod session;
 mod text;
 
-use super::kit::{entries as sorted_entries, file_name};
+use super::kit::{entries as sorted_entries, file_name, typed_entries, EntryType};
 use super::{Base, Env, Listed, Root, Store};
 use crate::model::{Agent, Session, Subagent};
 use crate::names;
@@ -118,31 +118,47 @@ fn agent_id_of(p: &Path) -> Option<&str> {
         .filter(|s| !s.is_empty())
 }
 
-fn is_session_file(p: &Path) -> bool {
+fn is_session_file((p, t): &(PathBuf, EntryType)) -> bool {
     let n = p.file_name().map(names::os_id).unwrap_or_default();
-    n.ends_with(".jsonl") && !n.starts_with("agent-") && n.len() > ".jsonl".len() && p.is_file()
+    *t == EntryType::File
+        && n.ends_with(".jsonl")
+        && !n.starts_with("agent-")
+        && n.len() > ".jsonl".len()
 }
 
+/// One project directory: one `getdents` pass and the types it gives; a session's
+/// `<uuid>/subagents/` is looked into only when the listing shows a `<uuid>` directory.
 fn list_project(project: &Path, root: usize, out: &mut Vec<Listed>) {
     let start = out.len();
-    let entries = sorted_entries(project);
-    let flat: Vec<&PathBuf> = entries
+    let entries = typed_entries(project);
+    let dirs: std::collections::HashSet<&Path> = entries
         .iter()
-        .filter(|p| agent_id_of(p).is_some() && p.is_file())
+        .filter(|(_, t)| *t == EntryType::Dir)
+        .map(|(p, _)| p.as_path())
         .collect();
+    let nested = |main: &Path| {
+        if dirs.contains(main.with_extension("").as_path()) {
+            nested_agent_files(main)
+        } else {
+            Vec::new()
+        }
+    };
     // Flat subagent files name their parent only inside; read each head once per project.
     let mut flat_by_parent: HashMap<String, Vec<PathBuf>> = HashMap::new();
-    for f in flat {
+    for (f, _) in entries
+        .iter()
+        .filter(|(p, t)| *t == EntryType::File && agent_id_of(p).is_some())
+    {
         if let Some(sid) = head_session_id(f) {
             flat_by_parent.entry(sid).or_default().push(f.clone());
         }
     }
-    for p in entries.iter().filter(|p| is_session_file(p)) {
+    for (p, _) in entries.iter().filter(|e| is_session_file(e)) {
         let Some(id) = p.file_stem().map(names::os_id) else {
             continue;
         };
         let mut listed = Listed::file(id.clone(), p.clone(), root);
-        for (f, meta) in nested_agent_files(p) {
+        for (f, meta) in nested(p) {
             listed.sources.push(f);
             listed.sources.extend(meta);
         }
@@ -153,9 +169,10 @@ fn list_project(project: &Path, root: usize, out: &mut Vec<Listed>) {
     }
     // `<uuid>/subagents/` whose `<uuid>.jsonl` is gone (deleted, or never written when the
     // main process died): a session of its own, so the subagents' work stays reachable.
-    for dir in entries.iter().filter(|p| p.is_dir()) {
+    let all: std::collections::HashSet<&Path> = entries.iter().map(|(p, _)| p.as_path()).collect();
+    for dir in dirs.iter().copied() {
         let main = dir.with_file_name(format!("{}.jsonl", file_name(dir)));
-        if file_name(dir).is_empty() || main.exists() {
+        if file_name(dir).is_empty() || all.contains(main.as_path()) {
             continue;
         }
         let files = nested_agent_files(&main);
@@ -163,7 +180,7 @@ fn list_project(project: &Path, root: usize, out: &mut Vec<Listed>) {
             continue;
         }
         let id = dir.file_name().map(names::os_id).unwrap_or_default();
-        let mut listed = Listed::file(id, dir.clone(), root);
+        let mut listed = Listed::file(id, dir.to_path_buf(), root);
         for (f, meta) in files {
             listed.sources.push(f);
             listed.sources.extend(meta);
@@ -171,7 +188,7 @@ fn list_project(project: &Path, root: usize, out: &mut Vec<Listed>) {
         out.push(listed);
     }
     // In path order within the project, an orphan set where its main file would be.
-    out[start..].sort_by_key(|a| a.path.with_extension(""));
+    out[start..].sort_by_cached_key(|a| a.path.with_extension(""));
 }
 
 /// How many of `listed` are orphaned subagent sets (for `sessfs doctor`).

@@ -36,7 +36,46 @@ pub fn entries(dir: &Path) -> Vec<PathBuf> {
         }
     };
     let mut v: Vec<PathBuf> = rd.flatten().map(|e| e.path()).collect();
-    v.sort();
+    // One parent: by name, bytewise (as `Path`'s order, without its per-component walk).
+    v.sort_unstable_by(|a, b| a.file_name().cmp(&b.file_name()));
+    v
+}
+
+/// What a directory entry is, from the directory itself where the file system says (no
+/// `stat`), following a symlink only when there is one: listing a project of 10,000
+/// sessions should cost one `getdents` pass, not a `stat` per file per question.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EntryType {
+    File,
+    Dir,
+    Other,
+}
+
+/// Sorted entries of `dir` with their types (see [`EntryType`]).
+pub fn typed_entries(dir: &Path) -> Vec<(PathBuf, EntryType)> {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return entries(dir)
+            .into_iter()
+            .map(|p| (p, EntryType::Other))
+            .collect();
+    };
+    let mut v: Vec<(PathBuf, EntryType)> = rd
+        .flatten()
+        .map(|e| {
+            let path = e.path();
+            let t = match e.file_type() {
+                Ok(t) if t.is_symlink() => std::fs::metadata(&path).map(|m| m.file_type()).ok(),
+                t => t.ok(),
+            };
+            let t = match t {
+                Some(t) if t.is_file() => EntryType::File,
+                Some(t) if t.is_dir() => EntryType::Dir,
+                _ => EntryType::Other,
+            };
+            (path, t)
+        })
+        .collect();
+    v.sort_unstable_by(|a, b| a.0.file_name().cmp(&b.0.file_name()));
     v
 }
 
