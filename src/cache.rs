@@ -123,9 +123,11 @@ impl Inner {
     }
 }
 
-/// Memory a cached file costs: its bytes (none when spilled), its key and the entry.
+/// Memory a cached file costs: its bytes (none when spilled), its key's strings, and about
+/// 200 bytes of bookkeeping (the LRU node, the shared buffer's header, allocator rounding),
+/// which for a walk over many small tool files is a tenth of what is held.
 fn cost(k: &FileKey, b: &Bytes) -> usize {
-    b.memory() + k.2.len() + 64
+    b.memory() + k.0.name.len() + k.2.len() + 200
 }
 
 /// Spilled files may take this many times the memory budget on disk.
@@ -331,7 +333,7 @@ mod tests {
         for i in 0..10 {
             b.file(format!("tools/{i:04}.md"), vec![b'x'; 1000]);
         }
-        let c = Cache::new(3500);
+        let c = Cache::new(3900);
         c.insert(&key("big"), 1, b, Some("tools/0004.md"));
         for i in 4..7 {
             assert!(
@@ -340,7 +342,7 @@ mod tests {
             );
         }
         assert!(!c.contains(&key("big"), 1, "tools/0003.md"));
-        assert!(c.stats().bytes <= 3500);
+        assert!(c.stats().bytes <= 3900);
     }
 
     #[test]

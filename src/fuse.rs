@@ -644,6 +644,21 @@ pub fn limit_malloc_arenas() {
     }
 }
 
+/// Give freed memory back to the system once a second while the cache evicts: evicted
+/// files leave holes inside the allocator's arenas that it would otherwise keep resident.
+/// Returns when it last trimmed and the eviction count then.
+fn trim_after_evictions(fs: &Fs, last: (std::time::Instant, u64)) -> (std::time::Instant, u64) {
+    let evictions = fs.cache_stats().evictions;
+    if evictions == last.1 || last.0.elapsed() < std::time::Duration::from_millis(250) {
+        return last;
+    }
+    // SAFETY: malloc_trim only releases free memory; it is thread-safe in glibc.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+    (std::time::Instant::now(), evictions)
+}
+
 /// Mount `fs` on `dir` and serve until SIGINT, SIGTERM or SIGHUP, or until someone else
 /// unmounts it; then unmount cleanly. `ready` runs once the mount is live.
 pub fn serve(
@@ -717,7 +732,9 @@ pub fn serve(
                     Err(e) => log::warn!("cannot watch the stores ({e}); polling every {POLL:?}"),
                 }
                 let mut last_full = std::time::Instant::now();
+                let mut trimmed = (std::time::Instant::now(), 0);
                 while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    trimmed = trim_after_evictions(&fs, trimmed);
                     // Wakes on a change or a listing, else every POLL to look at `stop`.
                     let batch = crate::watch::next_batch(&wake_rx, POLL);
                     let full_every = if watch.is_ok() { SAFETY_POLL } else { POLL };

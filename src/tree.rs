@@ -298,7 +298,8 @@ struct State {
     diffs: DiffNodes,
     nodes: Vec<NodeKind>,
     by_name: HashMap<(u64, String), u64>,
-    by_kind: HashMap<NodeKind, u64>,
+    /// Inodes of the agent directories (the one kind of node looked up by what it is).
+    agent_inos: HashMap<Agent, u64>,
     agents: BTreeMap<Agent, AgentState>,
     /// Inodes that show each session's content, to invalidate when it changes.
     session_inos: HashMap<SessionKey, Vec<u64>>,
@@ -356,12 +357,11 @@ impl Fs {
             diffs: DiffNodes::default(),
             nodes: Vec::new(),
             by_name: HashMap::new(),
-            by_kind: HashMap::new(),
+            agent_inos: HashMap::new(),
             agents,
             session_inos: HashMap::new(),
         };
         state.nodes.push(NodeKind::Root);
-        state.by_kind.insert(NodeKind::Root, ROOT_INO);
         Fs {
             stores,
             cache: Cache::new(opts.cache_bytes),
@@ -385,6 +385,11 @@ impl Fs {
     /// every session, and their inodes are forgotten (see `SearchNodes`).
     pub fn is_volatile(&self, ino: u64) -> bool {
         ino >= DIFF_INO_BASE
+    }
+
+    /// The rendered-file cache's counters.
+    pub fn cache_stats(&self) -> crate::cache::Stats {
+        self.cache.stats()
     }
 
     /// Sessions rendered since start (for tests and `doctor`).
@@ -1082,7 +1087,7 @@ impl Fs {
                 continue;
             }
             let names = std::mem::take(&mut a.pending);
-            if let Some(&dir) = st.by_kind.get(&NodeKind::Agent(agent)) {
+            if let Some(&dir) = st.agent_inos.get(&agent) {
                 out.inodes.push(dir);
                 out.entries.extend(names.into_iter().map(|n| (dir, n)));
             }
@@ -1207,13 +1212,15 @@ impl Fs {
         if let Some(&ino) = st.by_name.get(&(parent, name.to_string())) {
             return ino;
         }
-        st.nodes.push(kind.clone());
-        let ino = st.nodes.len() as u64;
+        let ino = st.nodes.len() as u64 + 1;
         st.by_name.insert((parent, name.to_string()), ino);
         for key in kind.sessions() {
             st.session_inos.entry(key.clone()).or_default().push(ino);
         }
-        st.by_kind.insert(kind, ino);
+        if let NodeKind::Agent(agent) = kind {
+            st.agent_inos.insert(agent, ino);
+        }
+        st.nodes.push(kind);
         ino
     }
 
