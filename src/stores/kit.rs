@@ -240,14 +240,162 @@ pub fn cow_str<'de: 'a, 'a, D: serde::Deserializer<'de>>(d: D) -> Result<Cow<'a,
 /// A count: a non-negative integer or float; `null`, negatives and other types read as 0,
 /// so an odd counter never costs the record that holds it.
 pub fn count<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
-    let v = <Value as serde::Deserialize>::deserialize(d)?;
-    Ok(match v {
-        Value::Number(n) => n
-            .as_u64()
-            .or_else(|| n.as_f64().filter(|f| *f >= 0.0).map(|f| f as u64))
-            .unwrap_or(0),
-        _ => 0,
-    })
+    Ok(<Loose<'_> as serde::Deserialize>::deserialize(d)?.count())
+}
+
+/// For `Option<T>` fields that must tell `null` from absent: `Some` whenever the key is
+/// there (use with `#[serde(default, deserialize_with = "kit::present")]`).
+pub fn present<'de, D: serde::Deserializer<'de>, T: serde::Deserialize<'de>>(
+    d: D,
+) -> Result<Option<T>, D::Error> {
+    T::deserialize(d).map(Some)
+}
+
+/// A field read the way the `Value` accessors read it: a string, boolean or number is kept,
+/// a value of any other type (or an unexpected one) is skipped without a tree and reads as
+/// absent, so an odd field never costs the record that holds it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub enum Loose<'a> {
+    #[default]
+    Other,
+    Str(Cow<'a, str>),
+    Bool(bool),
+    U64(u64),
+    I64(i64),
+    F64(f64),
+}
+
+impl<'a> Loose<'a> {
+    /// The string, if it is one ([`str_field`]).
+    pub fn str(&self) -> Option<&str> {
+        match self {
+            Loose::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// A non-empty string, owned.
+    pub fn nonempty(&self) -> Option<String> {
+        self.str().filter(|s| !s.is_empty()).map(str::to_string)
+    }
+
+    /// `true` only for a JSON `true`.
+    pub fn is_true(&self) -> bool {
+        matches!(self, Loose::Bool(true))
+    }
+
+    /// As [`u64_field`]: a non-negative integer or float, else 0.
+    pub fn count(&self) -> u64 {
+        match *self {
+            Loose::U64(n) => n,
+            Loose::F64(f) if f >= 0.0 => f as u64,
+            _ => 0,
+        }
+    }
+
+    /// As [`super::parse_time`]: RFC 3339 text or epoch milliseconds.
+    pub fn time(&self) -> Option<DateTime<Utc>> {
+        let ms = match *self {
+            Loose::Str(ref s) => return parse_rfc3339(s),
+            Loose::U64(n) => n as f64,
+            Loose::I64(n) => n as f64,
+            Loose::F64(f) => f,
+            _ => return None,
+        };
+        DateTime::<Utc>::from_timestamp_millis(ms as i64)
+    }
+}
+
+impl<'de: 'a, 'a> serde::Deserialize<'de> for Loose<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Loose<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(Loose::Str(Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(Loose::Str(Cow::Owned(v.to_string())))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
+                Ok(Loose::Str(Cow::Owned(v)))
+            }
+            fn visit_bool<E>(self, v: bool) -> Result<Self::Value, E> {
+                Ok(Loose::Bool(v))
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<Self::Value, E> {
+                Ok(Loose::U64(v))
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<Self::Value, E> {
+                // serde_json hands non-negative integers to `visit_u64`.
+                Ok(if v >= 0 { Loose::U64(v as u64) } else { Loose::I64(v) })
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<Self::Value, E> {
+                Ok(Loose::F64(v))
+            }
+            fn visit_unit<E>(self) -> Result<Self::Value, E> {
+                Ok(Loose::Other)
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, a: A) -> Result<Self::Value, A::Error> {
+                serde::de::IgnoredAny.visit_seq(a).map(|_| Loose::Other)
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, a: A) -> Result<Self::Value, A::Error> {
+                serde::de::IgnoredAny.visit_map(a).map(|_| Loose::Other)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// An object read as `T`; a value of any other type is skipped and reads as `None` (the
+/// typed form of `v.get(key).filter(Value::is_object)`).
+#[derive(Debug)]
+pub struct Obj<T>(pub Option<T>);
+
+impl<T> Default for Obj<T> {
+    fn default() -> Self {
+        Obj(None)
+    }
+}
+
+impl<'de, T: serde::Deserialize<'de>> serde::Deserialize<'de> for Obj<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<T>(std::marker::PhantomData<T>);
+        impl<'de, T: serde::Deserialize<'de>> serde::de::Visitor<'de> for V<T> {
+            type Value = Obj<T>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, a: A) -> Result<Self::Value, A::Error> {
+                T::deserialize(serde::de::value::MapAccessDeserializer::new(a)).map(|t| Obj(Some(t)))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, a: A) -> Result<Self::Value, A::Error> {
+                serde::de::IgnoredAny.visit_seq(a).map(|_| Obj(None))
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+                Ok(Obj(None))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(Obj(None))
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(Obj(None))
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(Obj(None))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(Obj(None))
+            }
+            fn visit_unit<E>(self) -> Result<Self::Value, E> {
+                Ok(Obj(None))
+            }
+        }
+        d.deserialize_any(V(std::marker::PhantomData))
+    }
 }
 
 // ---------------------------------------------------------------------------------------
