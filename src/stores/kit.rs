@@ -12,7 +12,11 @@
 use super::{Env, Root};
 use crate::model::{self, Agent, Message, MessageKind, Role, Session, ToolResult};
 use chrono::{DateTime, Utc};
+use serde::de::value::MapAccessDeserializer;
+use serde::de::{IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
+use std::fmt;
+use std::marker::PhantomData;
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -293,6 +297,25 @@ impl<'a> Loose<'a> {
         }
     }
 
+    /// Any number as `f64` (`Value::as_f64`).
+    pub fn f64(&self) -> Option<f64> {
+        match *self {
+            Loose::U64(n) => Some(n as f64),
+            Loose::I64(n) => Some(n as f64),
+            Loose::F64(f) => Some(f),
+            _ => None,
+        }
+    }
+
+    /// An integer that fits `i64` (`Value::as_i64`); floats are none.
+    pub fn i64(&self) -> Option<i64> {
+        match *self {
+            Loose::U64(n) => i64::try_from(n).ok(),
+            Loose::I64(n) => Some(n),
+            _ => None,
+        }
+    }
+
     /// As [`super::parse_time`]: RFC 3339 text or epoch milliseconds.
     pub fn time(&self) -> Option<DateTime<Utc>> {
         let ms = match *self {
@@ -395,6 +418,109 @@ impl<'de, T: serde::Deserialize<'de>> serde::Deserialize<'de> for Obj<T> {
             }
         }
         d.deserialize_any(V(std::marker::PhantomData))
+    }
+}
+
+/// A `content` field: a string, a list of blocks `B` (objects), or something else, kept as
+/// JSON only then (a Claude `tool_result` shows an odd content as its JSON text).
+#[derive(Debug, Default)]
+pub enum Content<'a, B> {
+    #[default]
+    Null,
+    Text(Cow<'a, str>),
+    Blocks(Vec<Item<'a, B>>),
+    Other(Value),
+}
+
+/// One element of a block list: a bare string, a block, or anything else (ignored).
+#[derive(Debug)]
+pub enum Item<'a, B> {
+    Text(Cow<'a, str>),
+    Block(Box<B>),
+    Other,
+}
+
+impl<'de: 'a, 'a, B: serde::Deserialize<'de>> serde::Deserialize<'de> for Content<'a, B> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<B>(PhantomData<B>);
+        impl<'de, B: serde::Deserialize<'de>> Visitor<'de> for V<B> {
+            type Value = Content<'de, B>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(Content::Text(Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(Content::Text(Cow::Owned(v.to_string())))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<Self::Value, A::Error> {
+                let mut items = Vec::new();
+                while let Some(item) = a.next_element()? {
+                    items.push(item);
+                }
+                Ok(Content::Blocks(items))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, a: A) -> Result<Self::Value, A::Error> {
+                <Value as serde::Deserialize>::deserialize(MapAccessDeserializer::new(a)).map(Content::Other)
+            }
+            fn visit_unit<E>(self) -> Result<Self::Value, E> {
+                Ok(Content::Null)
+            }
+            fn visit_bool<E>(self, v: bool) -> Result<Self::Value, E> {
+                Ok(Content::Other(v.into()))
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<Self::Value, E> {
+                Ok(Content::Other(v.into()))
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<Self::Value, E> {
+                Ok(Content::Other(v.into()))
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<Self::Value, E> {
+                Ok(Content::Other(v.into()))
+            }
+        }
+        d.deserialize_any(V(PhantomData))
+    }
+}
+
+impl<'de: 'a, 'a, B: serde::Deserialize<'de>> serde::Deserialize<'de> for Item<'a, B> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<B>(PhantomData<B>);
+        impl<'de, B: serde::Deserialize<'de>> Visitor<'de> for V<B> {
+            type Value = Item<'de, B>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(Item::Text(Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(Item::Text(Cow::Owned(v.to_string())))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, a: A) -> Result<Self::Value, A::Error> {
+                B::deserialize(MapAccessDeserializer::new(a)).map(|b| Item::Block(Box::new(b)))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, a: A) -> Result<Self::Value, A::Error> {
+                IgnoredAny.visit_seq(a).map(|_| Item::Other)
+            }
+            fn visit_unit<E>(self) -> Result<Self::Value, E> {
+                Ok(Item::Other)
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(Item::Other)
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(Item::Other)
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(Item::Other)
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(Item::Other)
+            }
+        }
+        d.deserialize_any(V(PhantomData))
     }
 }
 

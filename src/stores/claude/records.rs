@@ -9,13 +9,14 @@
 use crate::model::{TokenUsage, ToolCall};
 use crate::stores::jsonl;
 use crate::stores::kit::{self, Loose, Obj};
+
+type Content<'a> = kit::Content<'a, Block<'a>>;
+type Item<'a> = kit::Item<'a, Block<'a>>;
 use chrono::{DateTime, Utc};
-use serde::de::value::MapAccessDeserializer;
-use serde::de::{IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::IgnoredAny;
 use serde::Deserialize;
 use serde_json::Value;
 use std::borrow::Cow;
-use std::fmt;
 
 /// What a record is, as far as the conversation graph cares.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -305,108 +306,6 @@ struct MediaSource<'a> {
     media_type: Loose<'a>,
     #[serde(borrow)]
     data: Loose<'a>,
-}
-
-/// A `content` field: a string, a list of blocks, or something else, kept as JSON only
-/// then (a `tool_result` shows an odd content as its JSON text).
-#[derive(Default)]
-enum Content<'a> {
-    #[default]
-    Null,
-    Text(Cow<'a, str>),
-    Blocks(Vec<Item<'a>>),
-    Other(Value),
-}
-
-/// One element of a block list: a bare string, a block, or anything else (ignored).
-enum Item<'a> {
-    Text(Cow<'a, str>),
-    Block(Box<Block<'a>>),
-    Other,
-}
-
-impl<'de: 'a, 'a> Deserialize<'de> for Content<'a> {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Content<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("any JSON value")
-            }
-            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
-                Ok(Content::Text(Cow::Borrowed(v)))
-            }
-            fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
-                Ok(Content::Text(Cow::Owned(v.to_string())))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<Self::Value, A::Error> {
-                let mut items = Vec::new();
-                while let Some(item) = a.next_element()? {
-                    items.push(item);
-                }
-                Ok(Content::Blocks(items))
-            }
-            fn visit_map<A: MapAccess<'de>>(self, a: A) -> Result<Self::Value, A::Error> {
-                Value::deserialize(MapAccessDeserializer::new(a)).map(Content::Other)
-            }
-            fn visit_unit<E>(self) -> Result<Self::Value, E> {
-                Ok(Content::Null)
-            }
-            fn visit_bool<E>(self, v: bool) -> Result<Self::Value, E> {
-                Ok(Content::Other(v.into()))
-            }
-            fn visit_u64<E>(self, v: u64) -> Result<Self::Value, E> {
-                Ok(Content::Other(v.into()))
-            }
-            fn visit_i64<E>(self, v: i64) -> Result<Self::Value, E> {
-                Ok(Content::Other(v.into()))
-            }
-            fn visit_f64<E>(self, v: f64) -> Result<Self::Value, E> {
-                Ok(Content::Other(v.into()))
-            }
-        }
-        d.deserialize_any(V)
-    }
-}
-
-impl<'de: 'a, 'a> Deserialize<'de> for Item<'a> {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Item<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("any JSON value")
-            }
-            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
-                Ok(Item::Text(Cow::Borrowed(v)))
-            }
-            fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
-                Ok(Item::Text(Cow::Owned(v.to_string())))
-            }
-            fn visit_map<A: MapAccess<'de>>(self, a: A) -> Result<Self::Value, A::Error> {
-                Block::deserialize(MapAccessDeserializer::new(a)).map(|b| Item::Block(Box::new(b)))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, a: A) -> Result<Self::Value, A::Error> {
-                IgnoredAny.visit_seq(a).map(|_| Item::Other)
-            }
-            fn visit_unit<E>(self) -> Result<Self::Value, E> {
-                Ok(Item::Other)
-            }
-            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-                Ok(Item::Other)
-            }
-            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
-                Ok(Item::Other)
-            }
-            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
-                Ok(Item::Other)
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
-                Ok(Item::Other)
-            }
-        }
-        d.deserialize_any(V)
-    }
 }
 
 /// Turn one JSONL line into a graph node (if it is one), updating `meta` either way.
