@@ -1,13 +1,18 @@
 //! What every store repeats, written once: directory listing, root discovery, the few JSON
-//! accessors the `Value`-based parsers share, placeholders for binary data, one rule for
-//! unique names, and [`SessionBuilder`], which owns the session-level bookkeeping every
-//! format needs (tool calls paired with their results, usage counted once per API reply,
-//! the title from the first real prompt, times from the messages).
+//! accessors the `Value`-based parsers share, loose field types for the typed ones,
+//! placeholders for binary data, one rule for unique names, and [`SessionBuilder`], which
+//! owns the session-level bookkeeping every format needs (tool calls paired with their
+//! results, usage counted once per API reply, the title from the first real prompt, times
+//! from the messages).
 //!
 //! A store module then only says what is particular to its format: where its files are and
-//! how a record maps to a [`Message`]. New stores parse records into typed, borrowed
+//! how a record maps to a [`Message`]. Stores parse records into typed, borrowed
 //! `serde::Deserialize` structs (unknown fields and variants skipped), so a record costs one
-//! pass and no `Value` tree.
+//! pass and no `Value` tree: rendering is bound by parsing, and a tree per line (an
+//! `IndexMap` per object) cost more than the rest of loading. Where a format's fields change
+//! type between versions or under corruption, [`Loose`], [`Obj`] and [`Content`] read them
+//! as the `Value` accessors did: a field of an unexpected type is absent, never an error
+//! that costs the record.
 
 use super::{Env, Root};
 use crate::model::{self, Agent, Message, MessageKind, Role, Session, ToolResult};
@@ -15,10 +20,10 @@ use chrono::{DateTime, Utc};
 use serde::de::value::MapAccessDeserializer;
 use serde::de::{IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
-use std::fmt;
-use std::marker::PhantomData;
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
+use std::fmt;
+use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
 
 /// Longest title taken from a prompt, in characters.
@@ -332,9 +337,9 @@ impl<'a> Loose<'a> {
 impl<'de: 'a, 'a> serde::Deserialize<'de> for Loose<'a> {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct V;
-        impl<'de> serde::de::Visitor<'de> for V {
+        impl<'de> Visitor<'de> for V {
             type Value = Loose<'de>;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("any JSON value")
             }
             fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
@@ -354,7 +359,11 @@ impl<'de: 'a, 'a> serde::Deserialize<'de> for Loose<'a> {
             }
             fn visit_i64<E>(self, v: i64) -> Result<Self::Value, E> {
                 // serde_json hands non-negative integers to `visit_u64`.
-                Ok(if v >= 0 { Loose::U64(v as u64) } else { Loose::I64(v) })
+                Ok(if v >= 0 {
+                    Loose::U64(v as u64)
+                } else {
+                    Loose::I64(v)
+                })
             }
             fn visit_f64<E>(self, v: f64) -> Result<Self::Value, E> {
                 Ok(Loose::F64(v))
@@ -362,11 +371,11 @@ impl<'de: 'a, 'a> serde::Deserialize<'de> for Loose<'a> {
             fn visit_unit<E>(self) -> Result<Self::Value, E> {
                 Ok(Loose::Other)
             }
-            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, a: A) -> Result<Self::Value, A::Error> {
-                serde::de::IgnoredAny.visit_seq(a).map(|_| Loose::Other)
+            fn visit_seq<A: SeqAccess<'de>>(self, a: A) -> Result<Self::Value, A::Error> {
+                IgnoredAny.visit_seq(a).map(|_| Loose::Other)
             }
-            fn visit_map<A: serde::de::MapAccess<'de>>(self, a: A) -> Result<Self::Value, A::Error> {
-                serde::de::IgnoredAny.visit_map(a).map(|_| Loose::Other)
+            fn visit_map<A: MapAccess<'de>>(self, a: A) -> Result<Self::Value, A::Error> {
+                IgnoredAny.visit_map(a).map(|_| Loose::Other)
             }
         }
         d.deserialize_any(V)
@@ -386,17 +395,17 @@ impl<T> Default for Obj<T> {
 
 impl<'de, T: serde::Deserialize<'de>> serde::Deserialize<'de> for Obj<T> {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V<T>(std::marker::PhantomData<T>);
-        impl<'de, T: serde::Deserialize<'de>> serde::de::Visitor<'de> for V<T> {
+        struct V<T>(PhantomData<T>);
+        impl<'de, T: serde::Deserialize<'de>> Visitor<'de> for V<T> {
             type Value = Obj<T>;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("any JSON value")
             }
-            fn visit_map<A: serde::de::MapAccess<'de>>(self, a: A) -> Result<Self::Value, A::Error> {
-                T::deserialize(serde::de::value::MapAccessDeserializer::new(a)).map(|t| Obj(Some(t)))
+            fn visit_map<A: MapAccess<'de>>(self, a: A) -> Result<Self::Value, A::Error> {
+                T::deserialize(MapAccessDeserializer::new(a)).map(|t| Obj(Some(t)))
             }
-            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, a: A) -> Result<Self::Value, A::Error> {
-                serde::de::IgnoredAny.visit_seq(a).map(|_| Obj(None))
+            fn visit_seq<A: SeqAccess<'de>>(self, a: A) -> Result<Self::Value, A::Error> {
+                IgnoredAny.visit_seq(a).map(|_| Obj(None))
             }
             fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
                 Ok(Obj(None))
@@ -417,7 +426,7 @@ impl<'de, T: serde::Deserialize<'de>> serde::Deserialize<'de> for Obj<T> {
                 Ok(Obj(None))
             }
         }
-        d.deserialize_any(V(std::marker::PhantomData))
+        d.deserialize_any(V(PhantomData))
     }
 }
 
@@ -462,7 +471,8 @@ impl<'de: 'a, 'a, B: serde::Deserialize<'de>> serde::Deserialize<'de> for Conten
                 Ok(Content::Blocks(items))
             }
             fn visit_map<A: MapAccess<'de>>(self, a: A) -> Result<Self::Value, A::Error> {
-                <Value as serde::Deserialize>::deserialize(MapAccessDeserializer::new(a)).map(Content::Other)
+                <Value as serde::Deserialize>::deserialize(MapAccessDeserializer::new(a))
+                    .map(Content::Other)
             }
             fn visit_unit<E>(self) -> Result<Self::Value, E> {
                 Ok(Content::Null)

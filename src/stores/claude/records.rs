@@ -1,8 +1,9 @@
 //! One Claude Code JSONL line in, one compact [`Rec`] out.
 //!
-//! Lines are turned into `Rec`s while the file streams, so the parsed `serde_json::Value` of
-//! a line (with its base64 images, `toolUseResult` copies of whole files and progress
-//! payloads) is dropped at once; only the text the transcript needs stays in memory.
+//! Lines are turned into `Rec`s while the file streams. A line is read in one pass into a
+//! borrowed [`Line`] that names only the fields sessfs uses: what it skips (base64 images,
+//! `toolUseResult` copies of whole files, progress payloads) is never built, and what it
+//! keeps borrows from the line until the `Rec` takes the text the transcript needs.
 //! Session-level facts that are not conversation (titles, tags, links to subagents) are
 //! folded into one [`FileMeta`] on the way.
 
@@ -387,7 +388,11 @@ fn record(v: Line<'_>, meta: &mut FileMeta) -> Option<Rec> {
         meta.cwd = v.cwd.nonempty();
     }
     if !r.sidechain && meta.forked_from.is_none() {
-        meta.forked_from = v.forked_from.0.as_ref().and_then(|f| f.session_id.nonempty());
+        meta.forked_from = v
+            .forked_from
+            .0
+            .as_ref()
+            .and_then(|f| f.session_id.nonempty());
     }
     match kind {
         Kind::User | Kind::Assistant => parse_message(v, &mut r, meta),
@@ -402,8 +407,7 @@ fn note_progress(v: &Line<'_>, meta: &mut FileMeta) {
     if data.ty.str() != Some("agent_progress") {
         return;
     }
-    if let (Some(agent), Some(tool)) = (data.agent_id.nonempty(), v.parent_tool_use_id.nonempty())
-    {
+    if let (Some(agent), Some(tool)) = (data.agent_id.nonempty(), v.parent_tool_use_id.nonempty()) {
         if !meta.agent_links.iter().any(|(a, _)| *a == agent) {
             meta.agent_links.push((agent, tool));
         }
@@ -670,7 +674,9 @@ mod tests {
             json!({"type":"assistant","uuid":"a","message":{"id":"m","model":"claude-x",
                 "content":[{"type":"text","text":"hi"}],
                 "usage":{"input_tokens":3,"output_tokens":5,"cache_read_input_tokens":7,
-                         "cache_creation_input_tokens":11}}}).to_string().as_bytes(),
+                         "cache_creation_input_tokens":11}}})
+            .to_string()
+            .as_bytes(),
             &mut m,
         )
         .expect("JSON")
@@ -694,7 +700,9 @@ mod tests {
         let r = parse_line(
             json!({"type":"assistant","uuid":"a","message":{"model":"<synthetic>",
                 "content":[{"type":"thinking","thinking":"","signature":"abc"},
-                           {"type":"redacted_thinking","data":"zzz"}]}}).to_string().as_bytes(),
+                           {"type":"redacted_thinking","data":"zzz"}]}})
+            .to_string()
+            .as_bytes(),
             &mut m,
         )
         .expect("JSON")

@@ -586,12 +586,7 @@ impl Loader {
             }
             Some("label") => {
                 if let Some(target) = v.target_id.str() {
-                    match v
-                        .label
-                        .str()
-                        .map(str::trim)
-                        .filter(|s| !s.is_empty())
-                    {
+                    match v.label.str().map(str::trim).filter(|s| !s.is_empty()) {
                         Some(label) => {
                             self.labels.insert(target.to_owned(), label.to_owned());
                         }
@@ -619,7 +614,12 @@ impl Loader {
     }
 
     /// Convert one AgentMessage. `None` for messages that are hidden by design.
-    fn message(&mut self, m: Msg<'_>, entry_ts: Option<DateTime<Utc>>, id: &str) -> Option<Message> {
+    fn message(
+        &mut self,
+        m: Msg<'_>,
+        entry_ts: Option<DateTime<Utc>>,
+        id: &str,
+    ) -> Option<Message> {
         let role = m.role.str().unwrap_or("");
         let mut msg = Message {
             timestamp: m.timestamp.time().or(entry_ts),
@@ -1093,8 +1093,8 @@ fn assistant(m: Msg<'_>, msg: &mut Message) {
                         let sealed = b.thinking_signature.str().is_some_and(|s| !s.is_empty())
                             || b.redacted.is_true()
                             || ty != "thinking";
-                        let last_sealed = thinking.last().map(|t| t.as_ref())
-                            == Some(model::SEALED_THINKING);
+                        let last_sealed =
+                            thinking.last().map(|t| t.as_ref()) == Some(model::SEALED_THINKING);
                         match b.thinking {
                             Loose::Str(t) if !t.trim().is_empty() => thinking.push(t),
                             _ if sealed && !last_sealed => {
@@ -1164,7 +1164,12 @@ fn assistant(m: Msg<'_>, msg: &mut Message) {
 /// set here (the renderers show it as Command / Output blocks with a tool file).
 fn execution(msg: &mut Message, tool: &str, key: &str, code: &Loose<'_>, m: &Msg<'_>) {
     let code = code.str().unwrap_or("");
-    let mut output = m.output.str().unwrap_or("").trim_end_matches('\n').to_owned();
+    let mut output = m
+        .output
+        .str()
+        .unwrap_or("")
+        .trim_end_matches('\n')
+        .to_owned();
     let mut note = |s: &str| {
         if !output.is_empty() {
             output.push('\n');
