@@ -992,7 +992,9 @@ fn odd_field_types_read_as_before() {
     assert_eq!(a.cost, Some(0.5));
     assert_ne!(s.title.as_deref(), Some("Named"));
     assert!(
-        s.warnings.iter().any(|w| w.contains("unknown message role \"\"")),
+        s.warnings
+            .iter()
+            .any(|w| w.contains("unknown message role \"\"")),
         "{:?}",
         s.warnings
     );
