@@ -156,6 +156,33 @@ fn scan(r: impl Read, name: &str, f: &mut LineFn<'_>) -> Vec<String> {
     warnings
 }
 
+/// One line as the typed record `T` (a store's borrowed `Deserialize` struct), read in one
+/// pass with no `Value` tree. `T`'s fields must accept any JSON type (see
+/// [`super::kit::Loose`]), so only the line's syntax can fail it. When the direct read
+/// fails, the `Value` reading decides, so errors, arrays (`Ok(None)`) and duplicate keys
+/// (the last wins) come out as they always have; an object is then read as `T` from its
+/// re-serialised text, kept in `spare`.
+pub fn typed<'a, T: serde::Deserialize<'a>>(
+    line: &'a [u8],
+    spare: &'a mut String,
+) -> Result<Option<T>, String> {
+    if line.first() == Some(&b'{') {
+        if let Ok(t) = serde_json::from_slice(line) {
+            return Ok(Some(t));
+        }
+    }
+    match parse_line(line)? {
+        v @ Value::Object(_) => {
+            *spare = v.to_string();
+            let spare: &'a String = spare;
+            serde_json::from_str(spare)
+                .map(Some)
+                .map_err(|e| format!("invalid JSON: {e}"))
+        }
+        _ => Ok(None),
+    }
+}
+
 fn parse_line(text: &[u8]) -> Result<Value, String> {
     match serde_json::from_slice::<Value>(text) {
         Ok(v @ (Value::Object(_) | Value::Array(_))) => Ok(v),

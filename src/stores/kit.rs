@@ -1,20 +1,29 @@
 //! What every store repeats, written once: directory listing, root discovery, the few JSON
-//! accessors the `Value`-based parsers share, placeholders for binary data, one rule for
-//! unique names, and [`SessionBuilder`], which owns the session-level bookkeeping every
-//! format needs (tool calls paired with their results, usage counted once per API reply,
-//! the title from the first real prompt, times from the messages).
+//! accessors the `Value`-based parsers share, loose field types for the typed ones,
+//! placeholders for binary data, one rule for unique names, and [`SessionBuilder`], which
+//! owns the session-level bookkeeping every format needs (tool calls paired with their
+//! results, usage counted once per API reply, the title from the first real prompt, times
+//! from the messages).
 //!
 //! A store module then only says what is particular to its format: where its files are and
-//! how a record maps to a [`Message`]. New stores parse records into typed, borrowed
+//! how a record maps to a [`Message`]. Stores parse records into typed, borrowed
 //! `serde::Deserialize` structs (unknown fields and variants skipped), so a record costs one
-//! pass and no `Value` tree.
+//! pass and no `Value` tree: rendering is bound by parsing, and a tree per line (an
+//! `IndexMap` per object) cost more than the rest of loading. Where a format's fields change
+//! type between versions or under corruption, [`Loose`], [`Obj`] and [`Content`] read them
+//! as the `Value` accessors did: a field of an unexpected type is absent, never an error
+//! that costs the record.
 
 use super::{Env, Root};
 use crate::model::{self, Agent, Message, MessageKind, Role, Session, ToolResult};
 use chrono::{DateTime, Utc};
+use serde::de::value::MapAccessDeserializer;
+use serde::de::{IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
+use std::fmt;
+use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
 
 /// Longest title taken from a prompt, in characters.
@@ -279,14 +288,289 @@ pub fn cow_str<'de: 'a, 'a, D: serde::Deserializer<'de>>(d: D) -> Result<Cow<'a,
 /// A count: a non-negative integer or float; `null`, negatives and other types read as 0,
 /// so an odd counter never costs the record that holds it.
 pub fn count<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
-    let v = <Value as serde::Deserialize>::deserialize(d)?;
-    Ok(match v {
-        Value::Number(n) => n
-            .as_u64()
-            .or_else(|| n.as_f64().filter(|f| *f >= 0.0).map(|f| f as u64))
-            .unwrap_or(0),
-        _ => 0,
-    })
+    Ok(<Loose<'_> as serde::Deserialize>::deserialize(d)?.count())
+}
+
+/// For `Option<T>` fields that must tell `null` from absent: `Some` whenever the key is
+/// there (use with `#[serde(default, deserialize_with = "kit::present")]`).
+pub fn present<'de, D: serde::Deserializer<'de>, T: serde::Deserialize<'de>>(
+    d: D,
+) -> Result<Option<T>, D::Error> {
+    T::deserialize(d).map(Some)
+}
+
+/// A field read the way the `Value` accessors read it: a string, boolean or number is kept,
+/// a value of any other type (or an unexpected one) is skipped without a tree and reads as
+/// absent, so an odd field never costs the record that holds it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub enum Loose<'a> {
+    #[default]
+    Other,
+    Str(Cow<'a, str>),
+    Bool(bool),
+    U64(u64),
+    I64(i64),
+    F64(f64),
+}
+
+impl<'a> Loose<'a> {
+    /// The string, if it is one ([`str_field`]).
+    pub fn str(&self) -> Option<&str> {
+        match self {
+            Loose::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// A non-empty string, owned.
+    pub fn nonempty(&self) -> Option<String> {
+        self.str().filter(|s| !s.is_empty()).map(str::to_string)
+    }
+
+    /// `true` only for a JSON `true`.
+    pub fn is_true(&self) -> bool {
+        matches!(self, Loose::Bool(true))
+    }
+
+    /// As [`u64_field`]: a non-negative integer or float, else 0.
+    pub fn count(&self) -> u64 {
+        match *self {
+            Loose::U64(n) => n,
+            Loose::F64(f) if f >= 0.0 => f as u64,
+            _ => 0,
+        }
+    }
+
+    /// Any number as `f64` (`Value::as_f64`).
+    pub fn f64(&self) -> Option<f64> {
+        match *self {
+            Loose::U64(n) => Some(n as f64),
+            Loose::I64(n) => Some(n as f64),
+            Loose::F64(f) => Some(f),
+            _ => None,
+        }
+    }
+
+    /// An integer that fits `i64` (`Value::as_i64`); floats are none.
+    pub fn i64(&self) -> Option<i64> {
+        match *self {
+            Loose::U64(n) => i64::try_from(n).ok(),
+            Loose::I64(n) => Some(n),
+            _ => None,
+        }
+    }
+
+    /// As [`super::parse_time`]: RFC 3339 text or epoch milliseconds.
+    pub fn time(&self) -> Option<DateTime<Utc>> {
+        let ms = match *self {
+            Loose::Str(ref s) => return parse_rfc3339(s),
+            Loose::U64(n) => n as f64,
+            Loose::I64(n) => n as f64,
+            Loose::F64(f) => f,
+            _ => return None,
+        };
+        DateTime::<Utc>::from_timestamp_millis(ms as i64)
+    }
+}
+
+impl<'de: 'a, 'a> serde::Deserialize<'de> for Loose<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Loose<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(Loose::Str(Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(Loose::Str(Cow::Owned(v.to_string())))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
+                Ok(Loose::Str(Cow::Owned(v)))
+            }
+            fn visit_bool<E>(self, v: bool) -> Result<Self::Value, E> {
+                Ok(Loose::Bool(v))
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<Self::Value, E> {
+                Ok(Loose::U64(v))
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<Self::Value, E> {
+                // serde_json hands non-negative integers to `visit_u64`.
+                Ok(if v >= 0 {
+                    Loose::U64(v as u64)
+                } else {
+                    Loose::I64(v)
+                })
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<Self::Value, E> {
+                Ok(Loose::F64(v))
+            }
+            fn visit_unit<E>(self) -> Result<Self::Value, E> {
+                Ok(Loose::Other)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, a: A) -> Result<Self::Value, A::Error> {
+                IgnoredAny.visit_seq(a).map(|_| Loose::Other)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, a: A) -> Result<Self::Value, A::Error> {
+                IgnoredAny.visit_map(a).map(|_| Loose::Other)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// An object read as `T`; a value of any other type is skipped and reads as `None` (the
+/// typed form of `v.get(key).filter(Value::is_object)`).
+#[derive(Debug)]
+pub struct Obj<T>(pub Option<T>);
+
+impl<T> Default for Obj<T> {
+    fn default() -> Self {
+        Obj(None)
+    }
+}
+
+impl<'de, T: serde::Deserialize<'de>> serde::Deserialize<'de> for Obj<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<T>(PhantomData<T>);
+        impl<'de, T: serde::Deserialize<'de>> Visitor<'de> for V<T> {
+            type Value = Obj<T>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, a: A) -> Result<Self::Value, A::Error> {
+                T::deserialize(MapAccessDeserializer::new(a)).map(|t| Obj(Some(t)))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, a: A) -> Result<Self::Value, A::Error> {
+                IgnoredAny.visit_seq(a).map(|_| Obj(None))
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+                Ok(Obj(None))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(Obj(None))
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(Obj(None))
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(Obj(None))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(Obj(None))
+            }
+            fn visit_unit<E>(self) -> Result<Self::Value, E> {
+                Ok(Obj(None))
+            }
+        }
+        d.deserialize_any(V(PhantomData))
+    }
+}
+
+/// A `content` field: a string, a list of blocks `B` (objects), or something else, kept as
+/// JSON only then (a Claude `tool_result` shows an odd content as its JSON text).
+#[derive(Debug, Default)]
+pub enum Content<'a, B> {
+    #[default]
+    Null,
+    Text(Cow<'a, str>),
+    Blocks(Vec<Item<'a, B>>),
+    Other(Value),
+}
+
+/// One element of a block list: a bare string, a block, or anything else (ignored).
+#[derive(Debug)]
+pub enum Item<'a, B> {
+    Text(Cow<'a, str>),
+    Block(Box<B>),
+    Other,
+}
+
+impl<'de: 'a, 'a, B: serde::Deserialize<'de>> serde::Deserialize<'de> for Content<'a, B> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<B>(PhantomData<B>);
+        impl<'de, B: serde::Deserialize<'de>> Visitor<'de> for V<B> {
+            type Value = Content<'de, B>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(Content::Text(Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(Content::Text(Cow::Owned(v.to_string())))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<Self::Value, A::Error> {
+                let mut items = Vec::new();
+                while let Some(item) = a.next_element()? {
+                    items.push(item);
+                }
+                Ok(Content::Blocks(items))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, a: A) -> Result<Self::Value, A::Error> {
+                <Value as serde::Deserialize>::deserialize(MapAccessDeserializer::new(a))
+                    .map(Content::Other)
+            }
+            fn visit_unit<E>(self) -> Result<Self::Value, E> {
+                Ok(Content::Null)
+            }
+            fn visit_bool<E>(self, v: bool) -> Result<Self::Value, E> {
+                Ok(Content::Other(v.into()))
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<Self::Value, E> {
+                Ok(Content::Other(v.into()))
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<Self::Value, E> {
+                Ok(Content::Other(v.into()))
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<Self::Value, E> {
+                Ok(Content::Other(v.into()))
+            }
+        }
+        d.deserialize_any(V(PhantomData))
+    }
+}
+
+impl<'de: 'a, 'a, B: serde::Deserialize<'de>> serde::Deserialize<'de> for Item<'a, B> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<B>(PhantomData<B>);
+        impl<'de, B: serde::Deserialize<'de>> Visitor<'de> for V<B> {
+            type Value = Item<'de, B>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(Item::Text(Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(Item::Text(Cow::Owned(v.to_string())))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, a: A) -> Result<Self::Value, A::Error> {
+                B::deserialize(MapAccessDeserializer::new(a)).map(|b| Item::Block(Box::new(b)))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, a: A) -> Result<Self::Value, A::Error> {
+                IgnoredAny.visit_seq(a).map(|_| Item::Other)
+            }
+            fn visit_unit<E>(self) -> Result<Self::Value, E> {
+                Ok(Item::Other)
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(Item::Other)
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(Item::Other)
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(Item::Other)
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(Item::Other)
+            }
+        }
+        d.deserialize_any(V(PhantomData))
+    }
 }
 
 // ---------------------------------------------------------------------------------------

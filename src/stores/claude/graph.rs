@@ -307,7 +307,9 @@ mod tests {
             _ => "progress",
         };
         let v = serde_json::json!({"type": ty, "uuid": uuid, "parentUuid": parent});
-        super::super::records::parse_line(&v, &mut m).expect("a record")
+        super::super::records::parse_line(v.to_string().as_bytes(), &mut m)
+            .expect("JSON")
+            .expect("a record")
     }
 
     fn asst(uuid: &str, parent: &str, msg: &str, call: Option<&str>) -> Rec {

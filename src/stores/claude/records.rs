@@ -1,16 +1,23 @@
 //! One Claude Code JSONL line in, one compact [`Rec`] out.
 //!
-//! Lines are turned into `Rec`s while the file streams, so the parsed `serde_json::Value` of
-//! a line (with its base64 images, `toolUseResult` copies of whole files and progress
-//! payloads) is dropped at once; only the text the transcript needs stays in memory.
+//! Lines are turned into `Rec`s while the file streams. A line is read in one pass into a
+//! borrowed [`Line`] that names only the fields sessfs uses: what it skips (base64 images,
+//! `toolUseResult` copies of whole files, progress payloads) is never built, and what it
+//! keeps borrows from the line until the `Rec` takes the text the transcript needs.
 //! Session-level facts that are not conversation (titles, tags, links to subagents) are
 //! folded into one [`FileMeta`] on the way.
 
 use crate::model::{TokenUsage, ToolCall};
-use crate::stores::kit::{self, u64_field};
-use crate::stores::parse_time;
+use crate::stores::jsonl;
+use crate::stores::kit::{self, Loose, Obj};
+
+type Content<'a> = kit::Content<'a, Block<'a>>;
+type Item<'a> = kit::Item<'a, Block<'a>>;
 use chrono::{DateTime, Utc};
+use serde::de::IgnoredAny;
+use serde::Deserialize;
 use serde_json::Value;
+use std::borrow::Cow;
 
 /// What a record is, as far as the conversation graph cares.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -126,16 +133,6 @@ pub(super) struct FileMeta {
     pub agent_links: Vec<(String, String)>,
 }
 
-fn str_field(v: &Value, key: &str) -> Option<String> {
-    kit::str_field(v, key)
-        .filter(|s| !s.is_empty())
-        .map(str::to_string)
-}
-
-fn bool_field(v: &Value, key: &str) -> bool {
-    v.get(key).and_then(Value::as_bool).unwrap_or(false)
-}
-
 impl FileMeta {
     fn note_time(&mut self, t: DateTime<Utc>) {
         if self.first_ts.is_none_or(|f| t < f) {
@@ -147,47 +144,212 @@ impl FileMeta {
     }
 }
 
-/// Turn one parsed line into a graph node (if it is one), updating `meta` either way.
-pub(super) fn parse_line(v: &Value, meta: &mut FileMeta) -> Option<Rec> {
-    let obj = v.as_object()?;
-    let ty = obj.get("type").and_then(Value::as_str).unwrap_or("");
-    let ts = obj.get("timestamp").and_then(parse_time);
+/// One JSONL line, read in one pass. Only the fields sessfs uses are kept; every field
+/// accepts any JSON type and reads as absent when it has an unexpected one (as the former
+/// `Value` accessors did), so an odd field never costs its record.
+#[derive(Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub(super) struct Line<'a> {
+    #[serde(rename = "type", borrow)]
+    ty: Loose<'a>,
+    #[serde(borrow)]
+    timestamp: Loose<'a>,
+    #[serde(borrow)]
+    version: Loose<'a>,
+    #[serde(borrow)]
+    session_id: Loose<'a>,
+    #[serde(borrow)]
+    custom_title: Loose<'a>,
+    #[serde(borrow)]
+    ai_title: Loose<'a>,
+    #[serde(borrow)]
+    title: Loose<'a>,
+    #[serde(borrow)]
+    summary: Loose<'a>,
+    #[serde(borrow)]
+    leaf_uuid: Loose<'a>,
+    #[serde(borrow)]
+    tag: Loose<'a>,
+    #[serde(borrow)]
+    uuid: Loose<'a>,
+    #[serde(borrow)]
+    parent_uuid: Loose<'a>,
+    #[serde(borrow)]
+    logical_parent_uuid: Loose<'a>,
+    is_sidechain: Loose<'a>,
+    #[serde(borrow)]
+    agent_id: Loose<'a>,
+    is_meta: Loose<'a>,
+    is_compact_summary: Loose<'a>,
+    is_api_error_message: Loose<'a>,
+    #[serde(borrow)]
+    cwd: Loose<'a>,
+    #[serde(borrow)]
+    forked_from: Obj<SessionRef<'a>>,
+    #[serde(borrow)]
+    data: Obj<Progress<'a>>,
+    #[serde(rename = "parentToolUseID", borrow)]
+    parent_tool_use_id: Loose<'a>,
+    #[serde(borrow)]
+    message: Obj<Msg<'a>>,
+    #[serde(borrow)]
+    request_id: Loose<'a>,
+    #[serde(deserialize_with = "kit::present")]
+    error: Option<Value>,
+    #[serde(borrow)]
+    tool_use_result: Obj<ToolUseResult<'a>>,
+    #[serde(borrow)]
+    subtype: Loose<'a>,
+    #[serde(borrow)]
+    content: Loose<'a>,
+    #[serde(borrow)]
+    compact_metadata: Obj<CompactMeta<'a>>,
+    #[serde(deserialize_with = "kit::present")]
+    cause: Option<Value>,
+    #[serde(deserialize_with = "kit::count")]
+    retry_attempt: u64,
+    #[serde(deserialize_with = "kit::count")]
+    max_retries: u64,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct SessionRef<'a> {
+    #[serde(borrow)]
+    session_id: Loose<'a>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct Progress<'a> {
+    #[serde(rename = "type", borrow)]
+    ty: Loose<'a>,
+    #[serde(borrow)]
+    agent_id: Loose<'a>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct ToolUseResult<'a> {
+    #[serde(borrow)]
+    persisted_output_path: Loose<'a>,
+    #[serde(borrow)]
+    agent_id: Loose<'a>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct CompactMeta<'a> {
+    #[serde(borrow)]
+    trigger: Loose<'a>,
+    #[serde(deserialize_with = "kit::count")]
+    pre_tokens: u64,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct Msg<'a> {
+    #[serde(borrow)]
+    id: Loose<'a>,
+    #[serde(borrow)]
+    model: Loose<'a>,
+    usage: Obj<Usage>,
+    #[serde(borrow)]
+    content: Content<'a>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct Usage {
+    #[serde(deserialize_with = "kit::count")]
+    input_tokens: u64,
+    #[serde(deserialize_with = "kit::count")]
+    output_tokens: u64,
+    #[serde(deserialize_with = "kit::count")]
+    cache_read_input_tokens: u64,
+    #[serde(deserialize_with = "kit::count")]
+    cache_creation_input_tokens: u64,
+}
+
+/// A content block (of a message or of a `tool_result`'s content).
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct Block<'a> {
+    #[serde(rename = "type", borrow)]
+    ty: Loose<'a>,
+    #[serde(borrow)]
+    text: Loose<'a>,
+    #[serde(borrow)]
+    thinking: Loose<'a>,
+    /// Present and not `null`.
+    signature: Option<IgnoredAny>,
+    #[serde(borrow)]
+    id: Loose<'a>,
+    #[serde(borrow)]
+    name: Loose<'a>,
+    /// The tool call's arguments, kept as JSON for [`ToolCall::input`].
+    input: Value,
+    #[serde(borrow)]
+    tool_use_id: Loose<'a>,
+    #[serde(borrow)]
+    content: Content<'a>,
+    is_error: Loose<'a>,
+    #[serde(borrow)]
+    source: Obj<MediaSource<'a>>,
+    #[serde(borrow)]
+    tool_name: Loose<'a>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct MediaSource<'a> {
+    #[serde(borrow)]
+    media_type: Loose<'a>,
+    #[serde(borrow)]
+    data: Loose<'a>,
+}
+
+/// Turn one JSONL line into a graph node (if it is one), updating `meta` either way.
+/// `Err` for a line that is not JSON; arrays and other shapes are no node.
+pub(super) fn parse_line(line: &[u8], meta: &mut FileMeta) -> Result<Option<Rec>, String> {
+    let mut spare = String::new();
+    Ok(jsonl::typed::<Line>(line, &mut spare)?.and_then(|l| record(l, meta)))
+}
+
+/// Turn one read line into a graph node (if it is one), updating `meta` either way.
+fn record(v: Line<'_>, meta: &mut FileMeta) -> Option<Rec> {
+    let ty = v.ty.str().unwrap_or("");
+    let ts = v.timestamp.time();
     if let Some(t) = ts {
         meta.note_time(t);
     }
-    if let Some(ver) = str_field(v, "version") {
+    if let Some(ver) = v.version.nonempty() {
         meta.version = Some(ver);
     }
     if meta.session_id.is_none() {
-        meta.session_id = str_field(v, "sessionId");
+        meta.session_id = v.session_id.nonempty();
     }
     match ty {
         "custom-title" => {
-            if let Some(t) = str_field(v, "customTitle").or_else(|| str_field(v, "title")) {
+            if let Some(t) = v.custom_title.nonempty().or_else(|| v.title.nonempty()) {
                 meta.custom_title = Some(t);
             }
             return None;
         }
         "ai-title" => {
-            if let Some(t) = str_field(v, "aiTitle").or_else(|| str_field(v, "title")) {
+            if let Some(t) = v.ai_title.nonempty().or_else(|| v.title.nonempty()) {
                 meta.ai_title = Some(t);
             }
             return None;
         }
         "summary" => {
-            if let Some(s) = str_field(v, "summary") {
-                meta.summaries.push((str_field(v, "leafUuid"), s));
+            if let Some(s) = v.summary.nonempty() {
+                meta.summaries.push((v.leaf_uuid.nonempty(), s));
             }
             return None;
         }
         "tag" => {
-            meta.tag = Some(
-                v.get("tag")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .trim()
-                    .to_string(),
-            );
+            meta.tag = Some(v.tag.str().unwrap_or("").trim().to_string());
             return None;
         }
         _ => {}
@@ -199,34 +361,38 @@ pub(super) fn parse_line(v: &Value, meta: &mut FileMeta) -> Option<Rec> {
         "attachment" => Kind::Attachment,
         _ => {
             if ty == "progress" {
-                note_progress(v, meta);
+                note_progress(&v, meta);
             }
             // Other records join the graph only when they carry a uuid: a chain record may
             // name one (a `progress` line) as its parent.
-            let uuid = str_field(v, "uuid")?;
+            let uuid = v.uuid.nonempty()?;
             let mut r = Rec::new(Kind::Other);
             r.uuid = Some(uuid);
-            r.parent = str_field(v, "parentUuid");
-            r.sidechain = bool_field(v, "isSidechain");
+            r.parent = v.parent_uuid.nonempty();
+            r.sidechain = v.is_sidechain.is_true();
             r.timestamp = ts;
             return Some(r);
         }
     };
     let mut r = Rec::new(kind);
-    r.uuid = str_field(v, "uuid");
-    r.parent = str_field(v, "parentUuid");
-    r.logical_parent = str_field(v, "logicalParentUuid");
-    r.sidechain = bool_field(v, "isSidechain");
-    r.agent_id = str_field(v, "agentId");
-    r.meta = bool_field(v, "isMeta");
-    r.compact_summary = bool_field(v, "isCompactSummary");
+    r.uuid = v.uuid.nonempty();
+    r.parent = v.parent_uuid.nonempty();
+    r.logical_parent = v.logical_parent_uuid.nonempty();
+    r.sidechain = v.is_sidechain.is_true();
+    r.agent_id = v.agent_id.nonempty();
+    r.meta = v.is_meta.is_true();
+    r.compact_summary = v.is_compact_summary.is_true();
     r.timestamp = ts;
-    r.api_error = bool_field(v, "isApiErrorMessage");
+    r.api_error = v.is_api_error_message.is_true();
     if meta.cwd.is_none() {
-        meta.cwd = str_field(v, "cwd");
+        meta.cwd = v.cwd.nonempty();
     }
     if !r.sidechain && meta.forked_from.is_none() {
-        meta.forked_from = v.get("forkedFrom").and_then(|f| str_field(f, "sessionId"));
+        meta.forked_from = v
+            .forked_from
+            .0
+            .as_ref()
+            .and_then(|f| f.session_id.nonempty());
     }
     match kind {
         Kind::User | Kind::Assistant => parse_message(v, &mut r, meta),
@@ -236,47 +402,48 @@ pub(super) fn parse_line(v: &Value, meta: &mut FileMeta) -> Option<Rec> {
     Some(r)
 }
 
-fn note_progress(v: &Value, meta: &mut FileMeta) {
-    let Some(data) = v.get("data") else { return };
-    if data.get("type").and_then(Value::as_str) != Some("agent_progress") {
+fn note_progress(v: &Line<'_>, meta: &mut FileMeta) {
+    let Some(data) = &v.data.0 else { return };
+    if data.ty.str() != Some("agent_progress") {
         return;
     }
-    if let (Some(agent), Some(tool)) = (str_field(data, "agentId"), str_field(v, "parentToolUseID"))
-    {
+    if let (Some(agent), Some(tool)) = (data.agent_id.nonempty(), v.parent_tool_use_id.nonempty()) {
         if !meta.agent_links.iter().any(|(a, _)| *a == agent) {
             meta.agent_links.push((agent, tool));
         }
     }
 }
 
-fn parse_message(v: &Value, r: &mut Rec, meta: &mut FileMeta) {
-    let msg = v.get("message");
-    if let Some(m) = msg {
-        r.msg_id = str_field(m, "id");
-        r.request_id = str_field(v, "requestId");
-        r.model = str_field(m, "model").filter(|m| m != "<synthetic>");
-        if let Some(u) = m.get("usage").filter(|u| u.is_object()) {
+fn parse_message(v: Line<'_>, r: &mut Rec, meta: &mut FileMeta) {
+    let mut texts: Vec<Cow<'_, str>> = Vec::new();
+    let mut thinking: Vec<Cow<'_, str>> = Vec::new();
+    if let Some(m) = v.message.0 {
+        r.msg_id = m.id.nonempty();
+        r.request_id = v.request_id.nonempty();
+        r.model = m.model.nonempty().filter(|m| m != "<synthetic>");
+        if let Some(u) = m.usage.0 {
             r.usage = Some(TokenUsage {
-                input_tokens: u64_field(u, "input_tokens"),
-                output_tokens: u64_field(u, "output_tokens"),
+                input_tokens: u.input_tokens,
+                output_tokens: u.output_tokens,
                 thinking_tokens: 0,
-                cached_tokens: u64_field(u, "cache_read_input_tokens"),
-                cache_write_tokens: u64_field(u, "cache_creation_input_tokens"),
+                cached_tokens: u.cache_read_input_tokens,
+                cache_write_tokens: u.cache_creation_input_tokens,
             });
         }
-    }
-    // User records can only answer tool calls; assistant records only make them.
-    let content = msg.and_then(|m| m.get("content"));
-    let mut texts: Vec<String> = Vec::new();
-    let mut thinking: Vec<String> = Vec::new();
-    match content {
-        Some(Value::String(s)) => texts.push(s.clone()),
-        Some(Value::Array(blocks)) => {
-            for b in blocks {
-                block(b, r, &mut texts, &mut thinking);
+        // User records can only answer tool calls; assistant records only make them.
+        match m.content {
+            Content::Text(s) => texts.push(s),
+            Content::Blocks(items) => {
+                for item in items {
+                    match item {
+                        Item::Text(s) => texts.push(s),
+                        Item::Block(b) => block(*b, r, &mut texts, &mut thinking),
+                        Item::Other => {}
+                    }
+                }
             }
+            Content::Null | Content::Other(_) => {}
         }
-        _ => {}
     }
     r.text = join_texts(&texts);
     if !thinking.is_empty() {
@@ -284,17 +451,17 @@ fn parse_message(v: &Value, r: &mut Rec, meta: &mut FileMeta) {
     }
     if r.api_error && r.text.trim().is_empty() {
         let err = v
-            .get("error")
+            .error
             .map(|e| match e {
-                Value::String(s) => s.clone(),
+                Value::String(s) => s,
                 other => other.to_string(),
             })
             .unwrap_or_else(|| "unknown".into());
         r.text = format!("API error: {err}");
     }
-    if let Some(tur) = v.get("toolUseResult").filter(|t| t.is_object()) {
-        r.persisted = str_field(tur, "persistedOutputPath");
-        if let (Some(agent), Some(res)) = (str_field(tur, "agentId"), r.results.first()) {
+    if let Some(tur) = &v.tool_use_result.0 {
+        r.persisted = tur.persisted_output_path.nonempty();
+        if let (Some(agent), Some(res)) = (tur.agent_id.nonempty(), r.results.first()) {
             if !meta.agent_links.iter().any(|(a, _)| *a == agent) {
                 meta.agent_links.push((agent, res.id.clone()));
             }
@@ -303,9 +470,10 @@ fn parse_message(v: &Value, r: &mut Rec, meta: &mut FileMeta) {
 }
 
 /// Text blocks joined by blank lines; whitespace-only blocks (streaming leftovers) dropped.
-pub(super) fn join_texts(texts: &[String]) -> String {
+fn join_texts(texts: &[impl AsRef<str>]) -> String {
     let mut out = String::new();
     for t in texts {
+        let t = t.as_ref();
         if t.trim().is_empty() {
             continue;
         }
@@ -317,92 +485,95 @@ pub(super) fn join_texts(texts: &[String]) -> String {
     out
 }
 
-fn block(b: &Value, r: &mut Rec, texts: &mut Vec<String>, thinking: &mut Vec<String>) {
-    let b = match b {
-        Value::String(s) => {
-            texts.push(s.clone());
-            return;
-        }
-        Value::Object(_) => b,
-        _ => return,
-    };
-    match b.get("type").and_then(Value::as_str).unwrap_or("") {
+fn block<'a>(
+    b: Block<'a>,
+    r: &mut Rec,
+    texts: &mut Vec<Cow<'a, str>>,
+    thinking: &mut Vec<Cow<'a, str>>,
+) {
+    match b.ty.str().unwrap_or("") {
         "text" => {
-            if let Some(t) = b.get("text").and_then(Value::as_str) {
-                texts.push(t.to_string());
+            if let Loose::Str(t) = b.text {
+                texts.push(t);
             }
         }
         "thinking" => {
-            let t = b.get("thinking").and_then(Value::as_str).unwrap_or("");
+            let t = match b.thinking {
+                Loose::Str(t) => t,
+                _ => Cow::Borrowed(""),
+            };
             if t.trim().is_empty() {
-                if b.get("signature").is_some_and(|s| !s.is_null()) {
+                if b.signature.is_some() {
                     r.sealed = true;
                 }
             } else {
-                thinking.push(t.to_string());
+                thinking.push(t);
             }
         }
         "redacted_thinking" => r.sealed = true,
         "tool_use" | "server_tool_use" => r.tool_uses.push(ToolCall {
-            tool_call_id: str_field(b, "id").unwrap_or_default(),
-            tool_name: str_field(b, "name").unwrap_or_else(|| "unknown".into()),
-            input: b.get("input").cloned().unwrap_or(Value::Null),
+            tool_call_id: b.id.nonempty().unwrap_or_default(),
+            tool_name: b.name.nonempty().unwrap_or_else(|| "unknown".into()),
+            input: b.input,
             ..ToolCall::default()
         }),
         "tool_result" => r.results.push(ResultBlock {
-            id: str_field(b, "tool_use_id").unwrap_or_default(),
-            output: result_output(b.get("content")),
-            is_error: bool_field(b, "is_error"),
+            id: b.tool_use_id.nonempty().unwrap_or_default(),
+            output: result_output(b.content),
+            is_error: b.is_error.is_true(),
         }),
-        "image" | "document" => texts.push(media_placeholder(b)),
+        "image" | "document" => texts.push(Cow::Owned(media_placeholder(&b))),
         "tool_reference" => {
-            let name = str_field(b, "tool_name").or_else(|| str_field(b, "name"));
-            texts.push(format!("[tool reference: {}]", name.unwrap_or_default()));
+            let name = b.tool_name.nonempty().or_else(|| b.name.nonempty());
+            texts.push(Cow::Owned(format!(
+                "[tool reference: {}]",
+                name.unwrap_or_default()
+            )));
         }
         _ => {}
     }
 }
 
 /// `[image: image/png, 12.3 KB]` for a base64 block; the data itself is never kept.
-fn media_placeholder(b: &Value) -> String {
-    let kind = b.get("type").and_then(Value::as_str).unwrap_or("image");
-    let src = b.get("source");
-    let mime = src
-        .and_then(|s| s.get("media_type"))
-        .and_then(Value::as_str);
-    let data = src.and_then(|s| s.get("data")).and_then(Value::as_str);
+fn media_placeholder(b: &Block<'_>) -> String {
+    let kind = b.ty.str().unwrap_or("image");
+    let src = b.source.0.as_ref();
+    let mime = src.and_then(|s| s.media_type.str());
+    let data = src.and_then(|s| s.data.str());
     kit::base64_placeholder(kind, mime, data)
 }
 
 /// The text of a `tool_result` content: a string or text/image blocks.
-pub(super) fn result_output(c: Option<&Value>) -> String {
+fn result_output(c: Content<'_>) -> String {
     match c {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Array(blocks)) => {
-            let mut parts: Vec<String> = Vec::new();
-            for b in blocks {
-                match b {
-                    Value::String(s) => parts.push(s.clone()),
-                    Value::Object(_) => match b.get("type").and_then(Value::as_str) {
+        Content::Text(s) => s.into_owned(),
+        Content::Blocks(items) => {
+            let mut parts: Vec<Cow<'_, str>> = Vec::new();
+            for item in items {
+                match item {
+                    Item::Text(s) => parts.push(s),
+                    Item::Block(b) => match b.ty.str() {
                         Some("text") => {
-                            if let Some(t) = b.get("text").and_then(Value::as_str) {
-                                parts.push(t.to_string());
+                            if let Loose::Str(t) = b.text {
+                                parts.push(t);
                             }
                         }
-                        Some("image") | Some("document") => parts.push(media_placeholder(b)),
+                        Some("image") | Some("document") => {
+                            parts.push(Cow::Owned(media_placeholder(&b)))
+                        }
                         Some("tool_reference") => {
-                            let n = str_field(b, "tool_name").unwrap_or_default();
-                            parts.push(format!("[tool reference: {n}]"));
+                            let n = b.tool_name.nonempty().unwrap_or_default();
+                            parts.push(Cow::Owned(format!("[tool reference: {n}]")));
                         }
                         _ => {}
                     },
-                    _ => {}
+                    Item::Other => {}
                 }
             }
             parts.join("\n")
         }
-        Some(Value::Null) | None => String::new(),
-        Some(other) => other.to_string(),
+        Content::Null => String::new(),
+        Content::Other(other) => other.to_string(),
     }
 }
 
@@ -419,20 +590,16 @@ fn grouped(n: u64) -> String {
     out
 }
 
-fn parse_system(v: &Value, r: &mut Rec) {
-    let sub = str_field(v, "subtype");
-    let content = v
-        .get("content")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_string();
+fn parse_system(v: Line<'_>, r: &mut Rec) {
+    let sub = v.subtype.nonempty();
+    let content = v.content.str().unwrap_or("").to_string();
     let text = match sub.as_deref() {
         Some("compact_boundary") => {
-            let m = v.get("compactMetadata");
+            let m = v.compact_metadata.0.as_ref();
             let trigger = m
-                .and_then(|m| str_field(m, "trigger"))
+                .and_then(|m| m.trigger.nonempty())
                 .unwrap_or_else(|| "unknown".into());
-            let pre = m.map(|m| u64_field(m, "preTokens")).unwrap_or(0);
+            let pre = m.map(|m| m.pre_tokens).unwrap_or(0);
             Some(if pre > 0 {
                 format!(
                     "Conversation compacted ({trigger}, {} tokens before)",
@@ -446,11 +613,11 @@ fn parse_system(v: &Value, r: &mut Rec) {
         Some("turn_duration") | Some("stop_hook_summary") | Some("bridge_status") => None,
         Some("api_error") => {
             let cause = v
-                .get("cause")
-                .or_else(|| v.get("error"))
+                .cause
+                .or(v.error)
                 .map(|c| match c {
-                    Value::String(s) => s.clone(),
-                    Value::Object(o) => o
+                    Value::String(s) => s,
+                    Value::Object(ref o) => o
                         .get("message")
                         .and_then(Value::as_str)
                         .map(str::to_string)
@@ -458,8 +625,8 @@ fn parse_system(v: &Value, r: &mut Rec) {
                     other => other.to_string(),
                 })
                 .unwrap_or_default();
-            let attempt = u64_field(v, "retryAttempt");
-            let max = u64_field(v, "maxRetries");
+            let attempt = v.retry_attempt;
+            let max = v.max_retries;
             let mut s = String::from("API error");
             if !cause.is_empty() {
                 s.push_str(": ");
@@ -504,12 +671,15 @@ mod tests {
     fn usage_maps_cache_fields() {
         let mut m = FileMeta::default();
         let r = parse_line(
-            &json!({"type":"assistant","uuid":"a","message":{"id":"m","model":"claude-x",
+            json!({"type":"assistant","uuid":"a","message":{"id":"m","model":"claude-x",
                 "content":[{"type":"text","text":"hi"}],
                 "usage":{"input_tokens":3,"output_tokens":5,"cache_read_input_tokens":7,
-                         "cache_creation_input_tokens":11}}}),
+                         "cache_creation_input_tokens":11}}})
+            .to_string()
+            .as_bytes(),
             &mut m,
         )
+        .expect("JSON")
         .expect("a record");
         let u = r.usage.expect("usage");
         assert_eq!(
@@ -528,11 +698,14 @@ mod tests {
     fn synthetic_model_and_sealed_thinking() {
         let mut m = FileMeta::default();
         let r = parse_line(
-            &json!({"type":"assistant","uuid":"a","message":{"model":"<synthetic>",
+            json!({"type":"assistant","uuid":"a","message":{"model":"<synthetic>",
                 "content":[{"type":"thinking","thinking":"","signature":"abc"},
-                           {"type":"redacted_thinking","data":"zzz"}]}}),
+                           {"type":"redacted_thinking","data":"zzz"}]}})
+            .to_string()
+            .as_bytes(),
             &mut m,
         )
+        .expect("JSON")
         .expect("a record");
         assert!(r.model.is_none());
         assert!(r.sealed);
@@ -543,13 +716,14 @@ mod tests {
     fn images_become_placeholders() {
         let mut m = FileMeta::default();
         let r = parse_line(
-            &json!({"type":"user","uuid":"u","message":{"content":[
+            json!({"type":"user","uuid":"u","message":{"content":[
                 {"type":"image","source":{"type":"base64","media_type":"image/png","data":"AAAA"}},
                 {"type":"tool_result","tool_use_id":"t","content":[
                     {"type":"text","text":"out"},
-                    {"type":"image","source":{"type":"base64","media_type":"image/jpeg","data":"AAAAAAAA"}}]}]}}),
+                    {"type":"image","source":{"type":"base64","media_type":"image/jpeg","data":"AAAAAAAA"}}]}]}}).to_string().as_bytes(),
             &mut m,
         )
+        .expect("JSON")
         .expect("a record");
         assert_eq!(r.text, "[image: image/png, 3 B]");
         assert_eq!(r.results[0].output, "out\n[image: image/jpeg, 6 B]");
@@ -564,11 +738,43 @@ mod tests {
             json!({"type":"summary","summary":"S","leafUuid":"x"}),
             json!({"type":"tag","tag":"work"}),
         ] {
-            assert!(parse_line(&v, &mut m).is_none());
+            assert!(parse_line(v.to_string().as_bytes(), &mut m)
+                .expect("JSON")
+                .is_none());
         }
         assert_eq!(m.custom_title.as_deref(), Some("Named"));
         assert_eq!(m.ai_title.as_deref(), Some("Auto"));
         assert_eq!(m.summaries.len(), 1);
         assert_eq!(m.tag.as_deref(), Some("work"));
+    }
+    /// Fields of an unexpected type read as absent, duplicate keys keep the last value, an
+    /// array line is no record and odd `tool_result` content shows as its JSON: all as the
+    /// `Value` reading did, so a typed read costs no record.
+    #[test]
+    fn odd_shapes_read_as_before() {
+        let mut m = FileMeta::default();
+        let line = br#"{"type":"user","uuid":1,"uuid":"u2","isMeta":"yes","parentUuid":null,
+            "timestamp":1767225600000,"cwd":["x"],"message":{"usage":7,"content":[
+            3,["x"],"bare",{"type":"text","text":5},
+            {"type":"tool_result","tool_use_id":"t","is_error":true,"content":{"b":1, "a":[2]}},
+            {"type":"tool_result","tool_use_id":"t2","content":false}]}}"#;
+        let line: Vec<u8> = line.iter().copied().filter(|&c| c != b'\n').collect();
+        let r = parse_line(&line, &mut m).expect("JSON").expect("a record");
+        assert_eq!(r.uuid.as_deref(), Some("u2"));
+        assert!(r.parent.is_none() && !r.meta && r.usage.is_none());
+        assert_eq!(m.cwd, None);
+        assert_eq!(r.timestamp, kit::parse_rfc3339("2026-01-01T00:00:00Z"));
+        assert_eq!(r.text, "bare");
+        let outs: Vec<(&str, &str, bool)> = r
+            .results
+            .iter()
+            .map(|b| (b.id.as_str(), b.output.as_str(), b.is_error))
+            .collect();
+        assert_eq!(
+            outs,
+            [("t", r#"{"b":1,"a":[2]}"#, true), ("t2", "false", false)]
+        );
+        assert!(parse_line(b"[1,2]", &mut m).expect("JSON").is_none());
+        assert!(parse_line(b"{\"type\":", &mut m).is_err());
     }
 }

@@ -32,10 +32,11 @@ pub(super) struct Parsed {
 pub(super) fn parse_file(path: &Path) -> Parsed {
     let mut recs = Vec::new();
     let mut meta = FileMeta::default();
-    let warnings = jsonl::read(path, |_, v| {
-        if let Some(r) = records::parse_line(&v, &mut meta) {
+    let warnings = jsonl::read_lines(path, |_, line| {
+        if let Some(r) = records::parse_line(line, &mut meta)? {
             recs.push(r);
         }
+        Ok(())
     });
     Parsed {
         recs,

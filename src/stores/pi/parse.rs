@@ -14,10 +14,13 @@ use crate::model::{
     self, Branch, Message, MessageKind, Role, Session, Source, TokenUsage, ToolCall, ToolResult,
 };
 use crate::names;
-use crate::stores::kit::{self, str_field, u64_field};
+use crate::stores::kit::{self, str_field, Loose, Obj};
 use crate::stores::{jsonl, parse_time, Listed};
 use chrono::{DateTime, Utc};
+use serde::de::IgnoredAny;
+use serde::Deserialize;
 use serde_json::Value;
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
@@ -95,13 +98,187 @@ pub(super) struct Loaded {
     pub kept: Vec<(String, String)>,
 }
 
+/// One line, read in one pass with no `Value` tree (the header line alone is read as a
+/// `Value`, once per file). Every field accepts any JSON type and reads as absent when it
+/// has an unexpected one, as the former `Value` accessors did, so an odd field never costs
+/// its entry.
+#[derive(Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct Line<'a> {
+    #[serde(rename = "type", borrow)]
+    ty: Loose<'a>,
+    #[serde(borrow)]
+    timestamp: Loose<'a>,
+    #[serde(borrow)]
+    id: Loose<'a>,
+    #[serde(borrow)]
+    parent_id: Loose<'a>,
+    #[serde(borrow)]
+    target_id: Loose<'a>,
+    #[serde(borrow)]
+    append_mode: Loose<'a>,
+    /// Present, whatever it holds: a non-object message still becomes one.
+    #[serde(borrow, deserialize_with = "kit::present")]
+    message: Option<Obj<Msg<'a>>>,
+    /// Present, whatever it holds: a type-less line with a role is a bare message.
+    #[serde(deserialize_with = "kit::present")]
+    role: Option<IgnoredAny>,
+    #[serde(borrow)]
+    model_id: Loose<'a>,
+    #[serde(borrow)]
+    provider: Loose<'a>,
+    #[serde(borrow)]
+    model: Loose<'a>,
+    #[serde(borrow)]
+    summary: Loose<'a>,
+    #[serde(borrow)]
+    first_kept_entry_id: Loose<'a>,
+    first_kept_entry_index: Loose<'a>,
+    #[serde(borrow)]
+    display: Loose<'a>,
+    #[serde(borrow)]
+    custom_type: Loose<'a>,
+    #[serde(borrow)]
+    content: Content<'a>,
+    #[serde(borrow)]
+    data: Obj<ModelRef<'a>>,
+    #[serde(borrow)]
+    label: Loose<'a>,
+    /// `session_info` name; present but not a string clears the title.
+    #[serde(borrow, deserialize_with = "kit::present")]
+    name: Option<Loose<'a>>,
+    /// `title` line and `title_change`; present but not a string clears the title.
+    #[serde(borrow, deserialize_with = "kit::present")]
+    title: Option<Loose<'a>>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct ModelRef<'a> {
+    #[serde(borrow)]
+    model_id: Loose<'a>,
+}
+
+/// An AgentMessage (the `message` of an entry, or a bare old line).
+#[derive(Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct Msg<'a> {
+    #[serde(borrow)]
+    role: Loose<'a>,
+    #[serde(borrow)]
+    timestamp: Loose<'a>,
+    #[serde(borrow)]
+    content: Content<'a>,
+    #[serde(borrow)]
+    tool_call_id: Loose<'a>,
+    #[serde(borrow)]
+    tool_name: Loose<'a>,
+    is_error: Loose<'a>,
+    #[serde(borrow)]
+    command: Loose<'a>,
+    #[serde(borrow)]
+    code: Loose<'a>,
+    #[serde(borrow)]
+    output: Loose<'a>,
+    cancelled: Loose<'a>,
+    exit_code: Loose<'a>,
+    truncated: Loose<'a>,
+    #[serde(borrow)]
+    custom_type: Loose<'a>,
+    #[serde(borrow)]
+    display: Loose<'a>,
+    #[serde(borrow)]
+    summary: Loose<'a>,
+    #[serde(borrow)]
+    files: kit::Content<'a, FileRef<'a>>,
+    #[serde(borrow)]
+    stop_reason: Loose<'a>,
+    #[serde(borrow)]
+    error_message: Loose<'a>,
+    #[serde(borrow)]
+    model: Loose<'a>,
+    #[serde(borrow)]
+    usage: Obj<Usage<'a>>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct Usage<'a> {
+    #[serde(deserialize_with = "kit::count")]
+    input: u64,
+    #[serde(deserialize_with = "kit::count")]
+    output: u64,
+    #[serde(deserialize_with = "kit::count")]
+    cache_read: u64,
+    #[serde(deserialize_with = "kit::count")]
+    cache_write: u64,
+    #[serde(borrow)]
+    cost: Obj<Cost<'a>>,
+    #[serde(rename = "costUSD", borrow)]
+    cost_usd: Loose<'a>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct Cost<'a> {
+    #[serde(borrow)]
+    total: Loose<'a>,
+}
+
+/// A content block; also an image reference of a file mention.
+#[derive(Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct Block<'a> {
+    #[serde(rename = "type", borrow)]
+    ty: Loose<'a>,
+    #[serde(borrow)]
+    text: Loose<'a>,
+    #[serde(borrow)]
+    mime_type: Loose<'a>,
+    #[serde(borrow)]
+    media_type: Loose<'a>,
+    #[serde(borrow)]
+    data: Loose<'a>,
+    #[serde(borrow)]
+    thinking: Loose<'a>,
+    #[serde(borrow)]
+    thinking_signature: Loose<'a>,
+    redacted: Loose<'a>,
+    #[serde(borrow)]
+    id: Loose<'a>,
+    #[serde(borrow)]
+    name: Loose<'a>,
+    /// The call's arguments, kept as JSON for [`ToolCall::input`]; `arguments` wins.
+    #[serde(deserialize_with = "kit::present")]
+    arguments: Option<Value>,
+    #[serde(deserialize_with = "kit::present")]
+    input: Option<Value>,
+}
+
+/// One file of an omp `fileMention`.
+#[derive(Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct FileRef<'a> {
+    #[serde(borrow)]
+    path: Loose<'a>,
+    #[serde(borrow)]
+    skipped_reason: Loose<'a>,
+    #[serde(borrow)]
+    image: Obj<Block<'a>>,
+    #[serde(borrow)]
+    content: Loose<'a>,
+}
+
+type Content<'a> = kit::Content<'a, Block<'a>>;
+type Item<'a> = kit::Item<'a, Block<'a>>;
+
 pub(super) fn load(dialect: Dialect, listed: &Listed) -> Session {
     load_file(dialect, &listed.path, &listed.id).session
 }
 
 pub(super) fn load_file(dialect: Dialect, path: &Path, fallback_id: &str) -> Loaded {
     let mut l = Loader::new(dialect);
-    let read_warnings = jsonl::read(path, |line, v| l.line(line, v));
+    let read_warnings = jsonl::read_lines(path, |line, bytes| l.line(line, bytes));
     l.finish(path, fallback_id, read_warnings)
 }
 
@@ -122,9 +299,11 @@ pub(super) fn load_lines(
     for (seq, text) in lines {
         let n = usize::try_from(*seq).unwrap_or(0);
         let name = format!("event {seq}");
-        warnings.extend(jsonl::read_from(text.as_bytes(), &name, &mut |_, v| {
-            l.line(n, v)
-        }));
+        warnings.extend(jsonl::read_lines_from(
+            text.as_bytes(),
+            &name,
+            &mut |_, bytes| l.line(n, bytes),
+        ));
     }
     let mut s = l.finish(path, id, warnings).session;
     if s.id != id {
@@ -200,43 +379,50 @@ impl Loader {
         }
     }
 
-    fn line(&mut self, line: usize, v: Value) {
-        let ty = v.get("type").and_then(Value::as_str).map(str::to_owned);
+    /// Read one line; `Err` for a line that is not JSON. An array line is an entry with
+    /// nothing in it, as a line of an unknown shape.
+    fn line(&mut self, line: usize, bytes: &[u8]) -> Result<(), String> {
+        let mut spare = String::new();
+        let v: Line = jsonl::typed(bytes, &mut spare)?.unwrap_or_default();
+        let ty = v.ty.str();
         let fresh = self.header.is_none() && self.entries.is_empty();
-        match ty.as_deref() {
+        match ty {
             Some("title") if fresh && self.slot_title.is_none() => {
-                self.slot_title = str_field(&v, "title").map(one_line);
-                return;
+                self.slot_title = v.title.as_ref().and_then(Loose::str).map(one_line);
+                return Ok(());
             }
             Some("session") => {
-                self.value_entry.push(None);
-                self.values += 1;
                 if fresh {
-                    self.header = Some(self.read_header(&v));
+                    // Once per file: the header is read as a `Value`.
+                    let h = serde_json::from_slice::<Value>(bytes)
+                        .map_err(|e| format!("invalid JSON: {e}"))?;
+                    self.header = Some(self.read_header(&h));
                 } else {
                     self.extra_headers += 1;
                 }
-                return;
+                self.value_entry.push(None);
+                self.values += 1;
+                return Ok(());
             }
             _ => {}
         }
-        let ts = v.get("timestamp").and_then(parse_time);
+        let ts = v.timestamp.time();
         if let Some(t) = ts {
             self.first_ts.get_or_insert(t);
             self.last_ts = Some(t);
         }
-        if ty.as_deref() == Some("leaf") {
+        if ty == Some("leaf") {
             // Navigation, not content: moves the active leaf, is not a node itself.
-            self.anchor = Anchor::Target(str_field(&v, "targetId").map(str::to_owned));
+            self.anchor = Anchor::Target(v.target_id.str().map(str::to_owned));
             self.value_entry.push(None);
             self.values += 1;
-            return;
+            return Ok(());
         }
 
-        let own_id = str_field(&v, "id").filter(|s| !s.is_empty());
+        let own_id = v.id.str().filter(|s| !s.is_empty());
         let (id, parent) = match own_id {
             Some(id) if self.version() >= 2 || self.header.is_none() => {
-                (id.to_owned(), str_field(&v, "parentId").map(str::to_owned))
+                (id.to_owned(), v.parent_id.str().map(str::to_owned))
             }
             _ => {
                 // v1 (or an entry that lost its id): a linear chain with ids from line
@@ -247,7 +433,7 @@ impl Loader {
                 (format!("line-{line}"), self.prev_id.clone())
             }
         };
-        let anchor = v.get("appendMode").and_then(Value::as_str) != Some("side");
+        let anchor = v.append_mode.str() != Some("side");
         let mut entry = Entry {
             id: id.clone(),
             parent,
@@ -256,7 +442,8 @@ impl Loader {
             model: None,
         };
         let index = self.entries.len();
-        self.body(&v, ty.as_deref(), ts, &mut entry, index);
+        let ty = ty.map(str::to_owned);
+        self.body(v, bytes, ty.as_deref(), ts, &mut entry, index);
 
         if self.by_id.insert(id.clone(), index).is_some() {
             self.duplicate_ids += 1;
@@ -268,6 +455,7 @@ impl Loader {
             self.anchor = Anchor::Entry(index);
         }
         self.entries.push(entry);
+        Ok(())
     }
 
     fn read_header(&mut self, v: &Value) -> Header {
@@ -312,7 +500,8 @@ impl Loader {
     /// Fill in what an entry of type `ty` contributes.
     fn body(
         &mut self,
-        v: &Value,
+        v: Line<'_>,
+        bytes: &[u8],
         ty: Option<&str>,
         ts: Option<DateTime<Utc>>,
         e: &mut Entry,
@@ -320,14 +509,21 @@ impl Loader {
     ) {
         match ty {
             Some("message") => {
-                if let Some(m) = v.get("message") {
-                    e.msg = self.message(m, ts, &e.id);
+                if let Some(m) = v.message {
+                    e.msg = self.message(m.0.unwrap_or_default(), ts, &e.id);
                 }
             }
             // Very old Clawdbot transcripts: bare `{role, content, timestamp}` lines.
-            None if v.get("role").is_some() => e.msg = self.message(v, ts, &e.id),
+            None if v.role.is_some() => {
+                let mut spare = String::new();
+                let m = jsonl::typed::<Msg>(bytes, &mut spare)
+                    .ok()
+                    .flatten()
+                    .unwrap_or_default();
+                e.msg = self.message(m, ts, &e.id);
+            }
             Some("model_change") => {
-                let (shown, model) = model_change(v);
+                let (shown, model) = model_change(&v);
                 if let Some(shown) = shown {
                     e.msg = Some(Message {
                         role: Role::System,
@@ -342,14 +538,14 @@ impl Loader {
             }
             Some("compaction") => {
                 e.msg = Some(summary_message(
-                    v,
+                    &v.summary,
                     MessageKind::CompactionSummary,
                     ts,
                     &e.id,
                 ));
-                if let Some(k) = str_field(v, "firstKeptEntryId") {
+                if let Some(k) = v.first_kept_entry_id.str() {
                     self.first_kept.push((index, FirstKept::Id(k.to_owned())));
-                } else if let Some(i) = v.get("firstKeptEntryIndex").and_then(Value::as_u64) {
+                } else if let Loose::U64(i) = v.first_kept_entry_index {
                     self.first_kept.push((
                         index,
                         FirstKept::Index(usize::try_from(i).unwrap_or(usize::MAX)),
@@ -357,16 +553,21 @@ impl Loader {
                 }
             }
             Some("branch_summary") => {
-                e.msg = Some(summary_message(v, MessageKind::BranchSummary, ts, &e.id));
+                e.msg = Some(summary_message(
+                    &v.summary,
+                    MessageKind::BranchSummary,
+                    ts,
+                    &e.id,
+                ));
             }
             Some("custom_message") => {
-                if displayed(v) {
+                if displayed(&v.display) {
                     // An extension's message for the model: injected, never typed.
                     e.msg = Some(Message {
                         role: Role::System,
                         kind: MessageKind::Context,
-                        label: Some(custom_label(v, "extension message")),
-                        content: content_text(v.get("content"), "\n\n"),
+                        label: Some(custom_label(&v.custom_type, "extension message")),
+                        content: content_text(v.content, "\n\n"),
                         timestamp: ts,
                         native_id: Some(e.id.clone()),
                         ..Message::default()
@@ -374,19 +575,18 @@ impl Loader {
                 }
             }
             Some("custom") => {
-                if str_field(v, "customType") == Some("model-snapshot") {
+                if v.custom_type.str() == Some("model-snapshot") {
                     e.model = v
-                        .get("data")
-                        .and_then(|d| str_field(d, "modelId"))
+                        .data
+                        .0
+                        .as_ref()
+                        .and_then(|d| d.model_id.str())
                         .map(str::to_owned);
                 }
             }
             Some("label") => {
-                if let Some(target) = str_field(v, "targetId") {
-                    match str_field(v, "label")
-                        .map(str::trim)
-                        .filter(|s| !s.is_empty())
-                    {
+                if let Some(target) = v.target_id.str() {
+                    match v.label.str().map(str::trim).filter(|s| !s.is_empty()) {
                         Some(label) => {
                             self.labels.insert(target.to_owned(), label.to_owned());
                         }
@@ -397,14 +597,14 @@ impl Loader {
                 }
             }
             Some("session_info") | Some("title_change") => {
-                let key = if ty == Some("session_info") {
-                    "name"
+                let name = if ty == Some("session_info") {
+                    v.name
                 } else {
-                    "title"
+                    v.title
                 };
-                if let Some(name) = v.get(key) {
+                if let Some(name) = name {
                     // An empty or null name clears the title.
-                    self.session_name = name.as_str().map(one_line).filter(|s| !s.is_empty());
+                    self.session_name = name.str().map(one_line).filter(|s| !s.is_empty());
                 }
             }
             Some(t) if SILENT_TYPES.contains(&t) => {}
@@ -414,34 +614,39 @@ impl Loader {
     }
 
     /// Convert one AgentMessage. `None` for messages that are hidden by design.
-    fn message(&mut self, m: &Value, entry_ts: Option<DateTime<Utc>>, id: &str) -> Option<Message> {
-        let role = str_field(m, "role").unwrap_or("");
+    fn message(
+        &mut self,
+        m: Msg<'_>,
+        entry_ts: Option<DateTime<Utc>>,
+        id: &str,
+    ) -> Option<Message> {
+        let role = m.role.str().unwrap_or("");
         let mut msg = Message {
-            timestamp: m.get("timestamp").and_then(parse_time).or(entry_ts),
+            timestamp: m.timestamp.time().or(entry_ts),
             native_id: Some(id.to_owned()),
             ..Message::default()
         };
         match role {
             "user" => {
                 msg.role = Role::User;
-                msg.content = content_text(m.get("content"), "\n\n");
+                msg.content = content_text(m.content, "\n\n");
             }
             "assistant" => assistant(m, &mut msg),
             "toolResult" | "tool_result" | "tool" => {
-                let output = content_text(m.get("content"), "\n");
+                let output = content_text(m.content, "\n");
                 msg.role = Role::Tool;
                 msg.tool_result = Some(ToolResult {
-                    tool_call_id: str_field(m, "toolCallId").unwrap_or("").to_owned(),
-                    tool_name: str_field(m, "toolName").unwrap_or("").to_owned(),
+                    tool_call_id: m.tool_call_id.str().unwrap_or("").to_owned(),
+                    tool_name: m.tool_name.str().unwrap_or("").to_owned(),
                     // The text lives once, in the result (`Message::text` returns it).
                     output,
-                    is_error: m.get("isError").and_then(Value::as_bool).unwrap_or(false),
+                    is_error: m.is_error.is_true(),
                 });
             }
-            "bashExecution" => execution(&mut msg, "bash", "command", m),
-            "pythonExecution" => execution(&mut msg, "python", "code", m),
+            "bashExecution" => execution(&mut msg, "bash", "command", &m.command, &m),
+            "pythonExecution" => execution(&mut msg, "python", "code", &m.code, &m),
             "custom" | "hookMessage" => {
-                if !displayed(m) {
+                if !displayed(&m.display) {
                     return None;
                 }
                 msg.role = Role::System;
@@ -451,35 +656,35 @@ impl Loader {
                 } else {
                     "hook message"
                 };
-                msg.label = Some(custom_label(m, fallback));
-                msg.content = content_text(m.get("content"), "\n\n");
+                msg.label = Some(custom_label(&m.custom_type, fallback));
+                msg.content = content_text(m.content, "\n\n");
             }
             "branchSummary" => {
                 msg.role = Role::System;
                 msg.kind = MessageKind::BranchSummary;
-                msg.content = str_field(m, "summary").unwrap_or("").to_owned();
+                msg.content = m.summary.str().unwrap_or("").to_owned();
             }
             "compactionSummary" => {
                 msg.role = Role::System;
                 msg.kind = MessageKind::CompactionSummary;
-                msg.content = str_field(m, "summary").unwrap_or("").to_owned();
+                msg.content = m.summary.str().unwrap_or("").to_owned();
             }
             "developer" | "system" => {
                 msg.role = Role::System;
                 msg.kind = MessageKind::Context;
                 msg.label = Some(format!("{role} message"));
-                msg.content = content_text(m.get("content"), "\n\n");
+                msg.content = content_text(m.content, "\n\n");
             }
             "fileMention" => {
                 msg.role = Role::System;
                 msg.kind = MessageKind::Context;
                 msg.label = Some("file mention".to_owned());
-                msg.content = file_mentions(m.get("files"));
+                msg.content = file_mentions(m.files);
             }
             other => {
                 *self.unknown_roles.entry(other.to_owned()).or_default() += 1;
                 msg.role = Role::System;
-                msg.content = content_text(m.get("content"), "\n\n");
+                msg.content = content_text(m.content, "\n\n");
             }
         }
         Some(msg)
@@ -762,8 +967,9 @@ fn prompt_text(s: &str) -> &str {
 }
 
 /// The context label of a custom message: its `customType`, else `fallback`.
-fn custom_label(v: &Value, fallback: &str) -> String {
-    str_field(v, "customType")
+fn custom_label(custom_type: &Loose<'_>, fallback: &str) -> String {
+    custom_type
+        .str()
         .map(str::trim)
         .filter(|t| !t.is_empty())
         .unwrap_or(fallback)
@@ -771,37 +977,41 @@ fn custom_label(v: &Value, fallback: &str) -> String {
 }
 
 /// `display` of a custom message: missing means shown, `false` or an empty string hidden.
-fn displayed(v: &Value) -> bool {
-    match v.get("display") {
-        None | Some(Value::Null) => true,
-        Some(Value::Bool(b)) => *b,
-        Some(Value::String(s)) => !s.is_empty(),
-        Some(_) => true,
+fn displayed(display: &Loose<'_>) -> bool {
+    match display {
+        Loose::Bool(b) => *b,
+        Loose::Str(s) => !s.is_empty(),
+        _ => true,
     }
 }
 
 /// `(shown name, model id)` of a `model_change`: pi `provider`+`modelId`, omp
 /// `model: "provider/modelId"` (the model id may itself contain `/`).
-fn model_change(v: &Value) -> (Option<String>, Option<String>) {
-    if let Some(id) = str_field(v, "modelId") {
-        let shown = match str_field(v, "provider") {
+fn model_change(v: &Line<'_>) -> (Option<String>, Option<String>) {
+    if let Some(id) = v.model_id.str() {
+        let shown = match v.provider.str() {
             Some(p) if !p.is_empty() => format!("{p}/{id}"),
             _ => id.to_owned(),
         };
         return (Some(shown), Some(id.to_owned()));
     }
-    if let Some(m) = str_field(v, "model") {
+    if let Some(m) = v.model.str() {
         let id = m.split_once('/').map_or(m, |(_, id)| id);
         return (Some(m.to_owned()), Some(id.to_owned()));
     }
     (None, None)
 }
 
-fn summary_message(v: &Value, kind: MessageKind, ts: Option<DateTime<Utc>>, id: &str) -> Message {
+fn summary_message(
+    summary: &Loose<'_>,
+    kind: MessageKind,
+    ts: Option<DateTime<Utc>>,
+    id: &str,
+) -> Message {
     Message {
         role: Role::System,
         kind,
-        content: str_field(v, "summary").unwrap_or("").to_owned(),
+        content: summary.str().unwrap_or("").to_owned(),
         timestamp: ts,
         native_id: Some(id.to_owned()),
         ..Message::default()
@@ -810,31 +1020,43 @@ fn summary_message(v: &Value, kind: MessageKind, ts: Option<DateTime<Utc>>, id: 
 
 /// Text of a `string | (text | image | …)[]` content, blocks joined by `sep`. Images become
 /// placeholders; other non-text blocks are named.
-fn content_text(content: Option<&Value>, sep: &str) -> String {
+fn content_text(content: Content<'_>, sep: &str) -> String {
     match content {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Array(blocks)) => {
-            let parts: Vec<String> = blocks.iter().filter_map(block_text).collect();
+        kit::Content::Text(s) => s.into_owned(),
+        kit::Content::Blocks(items) => {
+            let parts: Vec<Cow<'_, str>> = items.into_iter().filter_map(item_text).collect();
             parts.join(sep)
         }
         _ => String::new(),
     }
 }
 
-fn block_text(b: &Value) -> Option<String> {
-    match str_field(b, "type") {
-        Some("text") => str_field(b, "text").map(str::to_owned),
-        Some("image") => Some(image_placeholder(b)),
-        Some(t) => Some(format!("[{t}]")),
-        None => b.as_str().map(str::to_owned),
+/// The text of one element of a content list: a string as it is, a block by its type.
+fn item_text(item: Item<'_>) -> Option<Cow<'_, str>> {
+    match item {
+        kit::Item::Text(s) => Some(s),
+        kit::Item::Block(b) => block_text(*b),
+        kit::Item::Other => None,
+    }
+}
+
+fn block_text(b: Block<'_>) -> Option<Cow<'_, str>> {
+    match b.ty.str() {
+        Some("text") => match b.text {
+            Loose::Str(t) => Some(t),
+            _ => None,
+        },
+        Some("image") => Some(Cow::Owned(image_placeholder(&b))),
+        Some(t) => Some(Cow::Owned(format!("[{t}]"))),
+        None => None,
     }
 }
 
 /// `[image: image/png, 12.3 KB]` for inline base64, `[image: blob sha256:<12 hex>]` for an omp
 /// blob reference (blobs are not read).
-fn image_placeholder(b: &Value) -> String {
-    let mime = str_field(b, "mimeType").or_else(|| str_field(b, "mediaType"));
-    match str_field(b, "data") {
+fn image_placeholder(b: &Block<'_>) -> String {
+    let mime = b.mime_type.str().or_else(|| b.media_type.str());
+    match b.data.str() {
         Some(d) if d.starts_with("blob:sha256:") => {
             let hex: String = d["blob:sha256:".len()..].chars().take(12).collect();
             format!("[image: blob sha256:{hex}]")
@@ -843,68 +1065,73 @@ fn image_placeholder(b: &Value) -> String {
     }
 }
 
-fn assistant(m: &Value, msg: &mut Message) {
+fn assistant(m: Msg<'_>, msg: &mut Message) {
     msg.role = Role::Assistant;
-    let mut texts: Vec<String> = Vec::new();
-    let mut thinking: Vec<String> = Vec::new();
-    if let Some(Value::Array(blocks)) = m.get("content") {
-        for b in blocks {
-            match str_field(b, "type") {
-                Some("text") => {
-                    if let Some(t) = str_field(b, "text").filter(|t| !t.is_empty()) {
-                        texts.push(t.to_owned());
+    let mut texts: Vec<Cow<'_, str>> = Vec::new();
+    let mut thinking: Vec<Cow<'_, str>> = Vec::new();
+    match m.content {
+        kit::Content::Blocks(items) => {
+            for item in items {
+                let b = match item {
+                    kit::Item::Block(b) => *b,
+                    other => {
+                        texts.extend(item_text(other));
+                        continue;
                     }
-                }
-                Some("thinking") | Some("redacted_thinking") | Some("redactedThinking") => {
-                    let text = str_field(b, "thinking").unwrap_or("");
-                    // Reasoning kept only as a signature (or marked redacted) is sealed; an
-                    // empty block without either carries nothing and is dropped.
-                    let sealed = str_field(b, "thinkingSignature").is_some_and(|s| !s.is_empty())
-                        || b.get("redacted").and_then(Value::as_bool) == Some(true)
-                        || str_field(b, "type") != Some("thinking");
-                    let last_sealed =
-                        thinking.last().map(String::as_str) == Some(model::SEALED_THINKING);
-                    if !text.trim().is_empty() {
-                        thinking.push(text.to_owned());
-                    } else if sealed && !last_sealed {
-                        thinking.push(model::SEALED_THINKING.to_owned());
+                };
+                match b.ty.str() {
+                    Some("text") => {
+                        if let Loose::Str(t) = b.text {
+                            if !t.is_empty() {
+                                texts.push(t);
+                            }
+                        }
                     }
-                }
-                Some("toolCall") | Some("tool_use") => msg.tool_calls.push(ToolCall {
-                    tool_call_id: str_field(b, "id").unwrap_or("").to_owned(),
-                    tool_name: str_field(b, "name").unwrap_or("").to_owned(),
-                    input: b
-                        .get("arguments")
-                        .or_else(|| b.get("input"))
-                        .cloned()
-                        .unwrap_or(Value::Object(Default::default())),
-                    ..ToolCall::default()
-                }),
-                _ => {
-                    if let Some(t) = block_text(b) {
-                        texts.push(t);
+                    Some(ty @ ("thinking" | "redacted_thinking" | "redactedThinking")) => {
+                        // Reasoning kept only as a signature (or marked redacted) is sealed;
+                        // an empty block without either carries nothing and is dropped.
+                        let sealed = b.thinking_signature.str().is_some_and(|s| !s.is_empty())
+                            || b.redacted.is_true()
+                            || ty != "thinking";
+                        let last_sealed =
+                            thinking.last().map(|t| t.as_ref()) == Some(model::SEALED_THINKING);
+                        match b.thinking {
+                            Loose::Str(t) if !t.trim().is_empty() => thinking.push(t),
+                            _ if sealed && !last_sealed => {
+                                thinking.push(Cow::Borrowed(model::SEALED_THINKING))
+                            }
+                            _ => {}
+                        }
                     }
+                    Some("toolCall") | Some("tool_use") => msg.tool_calls.push(ToolCall {
+                        tool_call_id: b.id.str().unwrap_or("").to_owned(),
+                        tool_name: b.name.str().unwrap_or("").to_owned(),
+                        input: b
+                            .arguments
+                            .or(b.input)
+                            .unwrap_or(Value::Object(Default::default())),
+                        ..ToolCall::default()
+                    }),
+                    _ => texts.extend(block_text(b)),
                 }
             }
         }
-    } else if let Some(s) = str_field(m, "content") {
-        texts.push(s.to_owned());
+        kit::Content::Text(s) => texts.push(s),
+        _ => {}
     }
-    let stop = str_field(m, "stopReason");
-    match (stop, str_field(m, "errorMessage").filter(|e| !e.is_empty())) {
-        (Some("aborted"), Some(e)) => texts.push(format!("[aborted: {e}]")),
-        (Some("aborted"), None) => texts.push("[aborted]".to_owned()),
-        (_, Some(e)) => texts.push(format!("[error: {e}]")),
-        (Some("error"), None) => texts.push("[error]".to_owned()),
+    let stop = m.stop_reason.str();
+    match (stop, m.error_message.str().filter(|e| !e.is_empty())) {
+        (Some("aborted"), Some(e)) => texts.push(Cow::Owned(format!("[aborted: {e}]"))),
+        (Some("aborted"), None) => texts.push(Cow::Borrowed("[aborted]")),
+        (_, Some(e)) => texts.push(Cow::Owned(format!("[error: {e}]"))),
+        (Some("error"), None) => texts.push(Cow::Borrowed("[error]")),
         _ => {}
     }
     msg.content = texts.join("\n\n");
     if !thinking.is_empty() {
         msg.thinking = Some(thinking.join("\n\n"));
     }
-    msg.model = str_field(m, "model")
-        .filter(|s| !s.is_empty())
-        .map(str::to_owned);
+    msg.model = m.model.nonempty();
     // OpenClaw's gateway writes its own error notices as assistant messages of the pseudo
     // model `gateway-injected`: the system speaks there, not a model.
     if msg.model.as_deref() == Some("gateway-injected") {
@@ -912,22 +1139,22 @@ fn assistant(m: &Value, msg: &mut Message) {
         msg.kind = MessageKind::Event;
         msg.model = None;
     }
-    if let Some(u) = m.get("usage").filter(|u| u.is_object()) {
+    if let Some(u) = m.usage.0 {
         let usage = TokenUsage {
-            input_tokens: u64_field(u, "input"),
-            output_tokens: u64_field(u, "output"),
-            cached_tokens: u64_field(u, "cacheRead"),
-            cache_write_tokens: u64_field(u, "cacheWrite"),
+            input_tokens: u.input,
+            output_tokens: u.output,
+            cached_tokens: u.cache_read,
+            cache_write_tokens: u.cache_write,
             ..TokenUsage::default()
         };
         if !usage.is_zero() {
             msg.token_usage = Some(usage);
         }
         msg.cost = u
-            .get("cost")
-            .and_then(|c| c.get("total"))
-            .and_then(Value::as_f64)
-            .or_else(|| u.get("costUSD").and_then(Value::as_f64));
+            .cost
+            .0
+            .and_then(|c| c.total.f64())
+            .or_else(|| u.cost_usd.f64());
     }
 }
 
@@ -935,9 +1162,11 @@ fn assistant(m: &Value, msg: &mut Message) {
 /// the message text and one call holds the output, with how it ended when that is not a
 /// plain success. The record holds command and output together, so the call's `output` is
 /// set here (the renderers show it as Command / Output blocks with a tool file).
-fn execution(msg: &mut Message, tool: &str, key: &str, m: &Value) {
-    let code = str_field(m, key).unwrap_or("");
-    let mut output = str_field(m, "output")
+fn execution(msg: &mut Message, tool: &str, key: &str, code: &Loose<'_>, m: &Msg<'_>) {
+    let code = code.str().unwrap_or("");
+    let mut output = m
+        .output
+        .str()
         .unwrap_or("")
         .trim_end_matches('\n')
         .to_owned();
@@ -947,17 +1176,14 @@ fn execution(msg: &mut Message, tool: &str, key: &str, m: &Value) {
         }
         output.push_str(s);
     };
-    let cancelled = m.get("cancelled").and_then(Value::as_bool) == Some(true);
-    let failed = m
-        .get("exitCode")
-        .and_then(Value::as_i64)
-        .filter(|c| *c != 0);
+    let cancelled = m.cancelled.is_true();
+    let failed = m.exit_code.i64().filter(|c| *c != 0);
     if cancelled {
         note("[cancelled]");
     } else if let Some(code) = failed {
         note(&format!("[exit code {code}]"));
     }
-    if m.get("truncated").and_then(Value::as_bool) == Some(true) {
+    if m.truncated.is_true() {
         note("[output truncated]");
     }
     msg.role = Role::User;
@@ -974,22 +1200,27 @@ fn execution(msg: &mut Message, tool: &str, key: &str, m: &Value) {
 }
 
 /// omp `fileMention`: the files auto-read into the prompt.
-fn file_mentions(files: Option<&Value>) -> String {
-    let Some(Value::Array(files)) = files else {
+fn file_mentions(files: kit::Content<'_, FileRef<'_>>) -> String {
+    let kit::Content::Blocks(files) = files else {
         return String::new();
     };
     let mut parts = Vec::new();
     for f in files {
-        let path = str_field(f, "path").unwrap_or("?");
+        // A list element that is no object names no path.
+        let f = match f {
+            kit::Item::Block(f) => *f,
+            _ => FileRef::default(),
+        };
+        let path = f.path.str().unwrap_or("?");
         let mut s = format!("[file: {path}]");
-        if let Some(r) = str_field(f, "skippedReason") {
+        if let Some(r) = f.skipped_reason.str() {
             s.push_str(&format!(" (skipped: {r})"));
         }
-        if let Some(img) = f.get("image").filter(|i| i.is_object()) {
+        if let Some(img) = &f.image.0 {
             s.push('\n');
             s.push_str(&image_placeholder(img));
         }
-        if let Some(c) = str_field(f, "content").filter(|c| !c.is_empty()) {
+        if let Some(c) = f.content.str().filter(|c| !c.is_empty()) {
             s.push('\n');
             s.push_str(c);
         }

@@ -942,3 +942,60 @@ fn injected_messages_are_labelled_context_not_prompts() {
     );
     assert_eq!(s.turn_count(), 1);
 }
+
+/// Fields of an unexpected type read as absent and a present `null` still counts, as when
+/// lines were read as `Value` trees: a message that is no object is an unknown-role
+/// message, a bare line with a `role` is a message, a `null` name clears the title, and
+/// the last of two duplicate keys wins.
+#[test]
+fn odd_field_types_read_as_before() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let lines = [
+        HEADER.to_owned(),
+        entry("a1", None, &user("hello")),
+        entry("a2", Some("a1"), r#""type":"message","message":null"#),
+        entry(
+            "a3",
+            Some("a2"),
+            r#""type":"message","message":{"role":"assistant","model":7,"content":[5,"bare",{"type":"text","text":["x"]},{"type":"toolCall","id":"c1","name":"bash","input":{"a":1},"arguments":null}],"usage":{"input":"9","output":4,"cost":{"total":"x"},"costUSD":0.5}}"#,
+        ),
+        entry("a4", Some("a3"), r#""type":"session_info","name":"Named""#),
+        entry("a5", Some("a4"), r#""type":"session_info","name":null"#),
+        entry(
+            "a6",
+            Some("a5"),
+            r#""type":"message","message":{"role":"user","content":"first"},"message":{"role":"user","content":"last"}"#,
+        ),
+        r#"{"role":"user","content":"old bare line","id":"a7","parentId":"a6"}"#.to_owned(),
+    ];
+    let path = write(
+        &tmp.path().join("s.jsonl"),
+        &format!("{}\n", lines.join("\n")),
+    );
+    let s = load(Dialect::Pi, &path);
+    let got: Vec<(Role, &str)> = s.messages.iter().map(|m| (m.role, m.text())).collect();
+    assert_eq!(
+        got,
+        [
+            (Role::User, "hello"),
+            (Role::System, ""),
+            (Role::Assistant, "bare"),
+            (Role::User, "last"),
+            (Role::User, "old bare line"),
+        ]
+    );
+    let a = &s.messages[2];
+    assert_eq!(a.model, None);
+    assert_eq!(a.tool_calls[0].input, serde_json::Value::Null);
+    let u = a.token_usage.expect("usage");
+    assert_eq!((u.input_tokens, u.output_tokens), (0, 4));
+    assert_eq!(a.cost, Some(0.5));
+    assert_ne!(s.title.as_deref(), Some("Named"));
+    assert!(
+        s.warnings
+            .iter()
+            .any(|w| w.contains("unknown message role \"\"")),
+        "{:?}",
+        s.warnings
+    );
+}
