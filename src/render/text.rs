@@ -43,10 +43,11 @@ pub fn usd(v: f64) -> String {
 }
 
 fn longest_backtick_run(s: &str) -> usize {
+    // Bytes, not chars: a backtick is one byte and never part of another character.
     let mut best = 0;
     let mut run = 0;
-    for c in s.chars() {
-        if c == '`' {
+    for &b in s.as_bytes() {
+        if b == b'`' {
             run += 1;
             best = best.max(run);
         } else {
@@ -66,7 +67,11 @@ fn longest_backtick_run(s: &str) -> usize {
 /// human-facing files are cleaned: `messages.jsonl` keeps the bytes the agent stored.
 pub fn strip_terminal(s: &str) -> Cow<'_, str> {
     let dirty = |c: char| c.is_control() && c != '\n' && c != '\t';
-    if !s.chars().any(dirty) {
+    // A byte scan first (most text has no control at all): C0 controls and DEL are single
+    // bytes, and every C1 control (U+0080..U+009F) starts with 0xC2. A 0xC2 that is not a
+    // control only sends the text down the exact path below.
+    let suspect = |b: &u8| (*b < 0x20 && *b != b'\n' && *b != b'\t') || *b == 0x7f || *b == 0xc2;
+    if !s.as_bytes().iter().any(suspect) || !s.chars().any(dirty) {
         return Cow::Borrowed(s);
     }
     let mut out = String::with_capacity(s.len());
@@ -182,13 +187,18 @@ fn one_line(s: &str) -> String {
 /// greps as written.
 pub fn escape_html(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '<' => out.push_str("&lt;"),
-            '&' => out.push_str("&amp;"),
-            c => out.push(c),
-        }
+    let mut rest = s;
+    // Copy the runs between the two characters whole, not one `char` at a time.
+    while let Some(i) = rest.find(['<', '&']) {
+        out.push_str(&rest[..i]);
+        out.push_str(if rest.as_bytes()[i] == b'<' {
+            "&lt;"
+        } else {
+            "&amp;"
+        });
+        rest = &rest[i + 1..];
     }
+    out.push_str(rest);
     out
 }
 
