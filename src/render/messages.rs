@@ -11,8 +11,9 @@
 //! grows (title, `updatedAt`, cost, counts) lives in `meta.json` instead.
 
 use super::text::iso_opt;
-use crate::model::{Message, MessageKind, Session, TokenUsage, ToolCall, ToolResult};
+use crate::model::{Message, MessageKind, Session, TokenUsage, ToolCall};
 use serde::Serialize;
+use serde_json::value::RawValue;
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -42,12 +43,12 @@ struct Line<'a> {
     kind: Option<MessageKind>,
     #[serde(skip_serializing_if = "Option::is_none")]
     label: Option<&'a str>,
-    content: &'a str,
+    content: Text<'a>,
     timestamp: Option<String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tool_calls: Vec<Call<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    tool_result: Option<&'a ToolResult>,
+    tool_result: Option<ResultLine<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     token_usage: Option<&'a TokenUsage>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -85,16 +86,59 @@ impl<'a> Call<'a> {
     }
 }
 
+/// A string field, or a string escaped once for two fields of a line: a tool message's
+/// `content` is usually its `toolResult.output`, often the biggest text of the session.
+enum Text<'a> {
+    Plain(&'a str),
+    Escaped(&'a RawValue),
+}
+
+impl Serialize for Text<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Text::Plain(t) => t.serialize(s),
+            Text::Escaped(r) => r.serialize(s),
+        }
+    }
+}
+
+/// [`ToolResult`](crate::model::ToolResult) as a line shows it.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ResultLine<'a> {
+    tool_call_id: &'a str,
+    tool_name: &'a str,
+    output: Text<'a>,
+    is_error: bool,
+}
+
+/// Outputs shorter than this are escaped twice: cheaper than a buffer of their own.
+const ESCAPE_ONCE: usize = 512;
+
 impl<'a> Line<'a> {
-    fn new(m: &'a Message) -> Self {
+    /// `escaped`: the message's text already escaped, when it is also its result's output.
+    fn new(m: &'a Message, escaped: Option<&'a RawValue>) -> Self {
+        let content = match escaped {
+            Some(r) => Text::Escaped(r),
+            None => Text::Plain(m.text()),
+        };
+        let tool_result = m.tool_result.as_ref().map(|r| ResultLine {
+            tool_call_id: &r.tool_call_id,
+            tool_name: &r.tool_name,
+            output: match escaped {
+                Some(e) => Text::Escaped(e),
+                None => Text::Plain(&r.output),
+            },
+            is_error: r.is_error,
+        });
         Line {
             role: m.role.as_str(),
             kind: (m.kind != MessageKind::Normal).then_some(m.kind),
             label: m.label.as_deref(),
-            content: m.text(),
+            content,
             timestamp: iso_opt(m.timestamp.as_ref()),
             tool_calls: m.tool_calls.iter().map(Call::new).collect(),
-            tool_result: m.tool_result.as_ref(),
+            tool_result,
             token_usage: m.token_usage.as_ref(),
             cost: m.cost,
             thinking: m.thinking.as_deref(),
@@ -128,7 +172,14 @@ pub fn write(s: &Session, w: &mut dyn std::io::Write) -> std::io::Result<()> {
     json_line(&mut line, &header);
     w.write_all(&line)?;
     for m in &s.messages {
-        json_line(&mut line, &Line::new(m));
+        let twice = m
+            .tool_result
+            .as_ref()
+            .is_some_and(|r| r.output.len() >= ESCAPE_ONCE && r.output == m.text());
+        let escaped = twice
+            .then(|| serde_json::value::to_raw_value(m.text()).ok())
+            .flatten();
+        json_line(&mut line, &Line::new(m, escaped.as_deref()));
         w.write_all(&line)?;
     }
     Ok(())

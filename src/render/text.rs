@@ -8,12 +8,42 @@ use std::borrow::Cow;
 
 /// `2026-02-03 22:03:08 UTC`: what a human reads in headings and tables.
 pub fn human_time(t: &DateTime<Utc>) -> String {
-    t.format("%Y-%m-%d %H:%M:%S UTC").to_string()
+    match plain(t) {
+        Some((y, mo, d, h, mi, sec, _)) => {
+            format!("{y:04}-{mo:02}-{d:02} {h:02}:{mi:02}:{sec:02} UTC")
+        }
+        None => t.format("%Y-%m-%d %H:%M:%S UTC").to_string(),
+    }
 }
 
 /// `2026-02-03T22:03:08.123Z`: what programs read in `meta.json` and `messages.jsonl`.
 pub fn iso_time(t: &DateTime<Utc>) -> String {
-    t.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
+    match plain(t) {
+        Some((y, mo, d, h, mi, sec, ms)) => {
+            format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{sec:02}.{ms:03}Z")
+        }
+        None => t.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string(),
+    }
+}
+
+/// The fields of `t` when `format!` spells them exactly as chrono's `%Y…%.3f` would (a
+/// four-digit year, no leap second), which is one call per message and several times
+/// faster than interpreting a format string; `None` sends the odd cases to chrono.
+fn plain(t: &DateTime<Utc>) -> Option<(i32, u32, u32, u32, u32, u32, u32)> {
+    use chrono::{Datelike, Timelike};
+    let ns = t.nanosecond();
+    ((0..=9999).contains(&t.year()) && ns < 1_000_000_000).then(|| {
+        let (d, c) = (t.date_naive(), t.time());
+        (
+            d.year(),
+            d.month(),
+            d.day(),
+            c.hour(),
+            c.minute(),
+            c.second(),
+            ns / 1_000_000,
+        )
+    })
 }
 
 pub fn iso_opt(t: Option<&DateTime<Utc>>) -> Option<String> {
@@ -379,6 +409,33 @@ fn flush_paragraph(para: &mut Vec<&str>, out: &mut String) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn times_are_spelled_as_chrono_spells_them() {
+        use chrono::TimeZone;
+        let cases = [
+            super::Utc.with_ymd_and_hms(2026, 2, 3, 22, 3, 8).unwrap()
+                + chrono::Duration::milliseconds(123),
+            super::Utc.with_ymd_and_hms(1, 1, 1, 0, 0, 0).unwrap(),
+            super::Utc
+                .with_ymd_and_hms(9999, 12, 31, 23, 59, 59)
+                .unwrap()
+                + chrono::Duration::nanoseconds(999_999_999),
+            super::Utc.with_ymd_and_hms(12026, 7, 4, 1, 2, 3).unwrap(),
+            super::Utc.with_ymd_and_hms(-44, 3, 15, 12, 0, 0).unwrap(),
+        ];
+        let hand = [
+            ("2026-02-03 22:03:08 UTC", "2026-02-03T22:03:08.123Z"),
+            ("0001-01-01 00:00:00 UTC", "0001-01-01T00:00:00.000Z"),
+            ("9999-12-31 23:59:59 UTC", "9999-12-31T23:59:59.999Z"),
+            ("+12026-07-04 01:02:03 UTC", "+12026-07-04T01:02:03.000Z"),
+            ("-0044-03-15 12:00:00 UTC", "-0044-03-15T12:00:00.000Z"),
+        ];
+        for (t, (human, iso)) in cases.iter().zip(hand) {
+            assert_eq!(super::human_time(t), human);
+            assert_eq!(super::iso_time(t), iso);
+        }
+    }
+
     use super::*;
 
     #[test]
