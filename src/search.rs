@@ -78,6 +78,8 @@ pub enum Error {
         path: String,
         source: std::io::Error,
     },
+    #[error("zstd: {0}")]
+    Zstd(String),
     #[error("no cache directory: set XDG_CACHE_HOME or HOME")]
     NoCacheDir,
 }
@@ -310,7 +312,8 @@ impl Index {
                      updated TEXT,
                      cwd TEXT,
                      UNIQUE(agent, name));
-                 CREATE TABLE IF NOT EXISTS texts(id INTEGER PRIMARY KEY, body BLOB NOT NULL);
+                 CREATE TABLE IF NOT EXISTS texts(
+                     id INTEGER PRIMARY KEY, size INTEGER NOT NULL, body BLOB NOT NULL);
                  CREATE VIRTUAL TABLE IF NOT EXISTS grams USING fts5(
                      words, content = '', contentless_delete = 1, detail = none,
                      tokenize = 'trigram');
@@ -346,16 +349,21 @@ impl Index {
     pub fn sync(&mut self, fs: &Fs, progress: &mut dyn FnMut(usize, usize)) -> Result<SyncStats> {
         let wrap = wrap(&self.path);
         let keys = fs.sessions();
-        let known: HashMap<(String, String), (i64, i64)> = {
+        // agent -> name -> (id, version) of every indexed session, in one read; what is
+        // left in it once every listed session has taken its own out is gone.
+        let mut known: HashMap<String, HashMap<String, (i64, i64)>> = HashMap::new();
+        {
             let mut st = self
                 .conn
                 .prepare_cached("SELECT agent, name, id, version FROM sessions")
                 .map_err(wrap)?;
-            let rows = st
-                .query_map([], |r| Ok(((r.get(0)?, r.get(1)?), (r.get(2)?, r.get(3)?))))
-                .map_err(wrap)?;
-            rows.collect::<rusqlite::Result<_>>().map_err(wrap)?
-        };
+            let mut rows = st.query([]).map_err(wrap)?;
+            while let Some(r) = rows.next().map_err(wrap)? {
+                let (agent, name) = (r.get(0).map_err(wrap)?, r.get(1).map_err(wrap)?);
+                let row = (r.get(2).map_err(wrap)?, r.get(3).map_err(wrap)?);
+                known.entry(agent).or_default().insert(name, row);
+            }
+        }
         // A stat (or a store's row hash) per session: on every core, it is most of the time
         // a search takes when nothing changed.
         let versions: Vec<Option<u64>> = {
@@ -378,21 +386,20 @@ impl Index {
             })
         };
         let mut stale: Vec<(SessionKey, u64)> = Vec::new();
-        let mut present = HashSet::new();
         for (key, version) in keys.iter().zip(versions) {
             let Some(version) = version else {
                 continue;
             };
-            let k = (key.agent.name().to_string(), key.name.clone());
-            if known.get(&k).map(|&(_, v)| v as u64) != Some(version) {
+            let indexed = known
+                .get_mut(key.agent.name())
+                .and_then(|m| m.remove(&key.name));
+            if indexed.map(|(_, v)| v as u64) != Some(version) {
                 stale.push((key.clone(), version));
             }
-            present.insert(k);
         }
         let gone: Vec<i64> = known
-            .iter()
-            .filter(|(k, _)| !present.contains(*k))
-            .map(|(_, &(id, _))| id)
+            .values()
+            .flat_map(|m| m.values().map(|&(id, _)| id))
             .collect();
         let mut stats = SyncStats {
             sessions: keys.len(),
@@ -425,10 +432,13 @@ impl Index {
             for _ in 0..workers {
                 let (tx, next, stale) = (tx.clone(), &next, &stale);
                 scope.spawn(move || {
+                    let Ok(mut zstd) = zstd::bulk::Compressor::new(3) else {
+                        return;
+                    };
                     while let Some((key, version)) =
                         stale.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
                     {
-                        if tx.send(prepare(fs, key, *version)).is_err() {
+                        if tx.send(prepare(fs, key, *version, &mut zstd)).is_err() {
                             return;
                         }
                     }
@@ -481,7 +491,7 @@ impl Index {
                 .prepare_cached("DELETE FROM grams WHERE rowid = ?1")
                 .map_err(wrap)?;
             let mut text = tx
-                .prepare_cached("INSERT OR REPLACE INTO texts(id, body) VALUES (?1, ?2)")
+                .prepare_cached("INSERT OR REPLACE INTO texts(id, size, body) VALUES (?1, ?2, ?3)")
                 .map_err(wrap)?;
             let mut index = tx
                 .prepare_cached("INSERT INTO grams(rowid, words) VALUES (?1, ?2)")
@@ -506,7 +516,7 @@ impl Index {
                         ])
                         .map_err(wrap)?,
                 };
-                text.execute(params![id, p.body])
+                text.execute(params![id, p.size as i64, p.body])
                     .and_then(|_| index.execute(params![id, p.words]))
                     .map_err(wrap)?;
                 lines += p.lines;
@@ -528,7 +538,7 @@ impl Index {
         let wrap = wrap(&self.path);
         let terms: Vec<String> = q.terms.iter().map(|t| t.to_lowercase()).collect();
         let mut sql = String::from(
-            "SELECT s.agent, s.name, s.unified, s.title, s.updated, t.body \
+            "SELECT s.agent, s.name, s.unified, s.title, s.updated, t.size, t.body \
              FROM sessions s JOIN texts t ON t.id = s.id WHERE 1 ",
         );
         let mut args: Vec<rusqlite::types::Value> = Vec::new();
@@ -558,6 +568,9 @@ impl Index {
         }
         let mut st = self.conn.prepare(&sql).map_err(wrap)?;
         let mut rows = st.query(rusqlite::params_from_iter(args)).map_err(wrap)?;
+        // One decompression context and two buffers for every session.
+        let mut zstd = zstd::bulk::Decompressor::new().map_err(|e| Error::Zstd(e.to_string()))?;
+        let (mut raw, mut lower) = (Vec::new(), String::new());
         while let Some(r) = rows.next().map_err(wrap)? {
             let meta = Meta {
                 agent: r.get(0).map_err(wrap)?,
@@ -566,16 +579,23 @@ impl Index {
                 title: r.get(3).map_err(wrap)?,
                 updated: r.get(4).map_err(wrap)?,
             };
-            let rusqlite::types::ValueRef::Blob(blob) = r.get_ref(5).map_err(wrap)? else {
+            let size: i64 = r.get(5).map_err(wrap)?;
+            let rusqlite::types::ValueRef::Blob(blob) = r.get_ref(6).map_err(wrap)? else {
                 continue;
             };
             // A row that does not decompress is skipped; the session's next change rewrites it.
-            if let Ok(body) = zstd::decode_all(blob) {
-                let body = String::from_utf8_lossy(&body);
-                scan_body(&body, &terms, &mut |path, n, text, score| {
-                    found(&meta, path, n, text, score)
-                });
+            raw.clear();
+            raw.reserve(size.max(0) as usize);
+            if zstd.decompress_to_buffer(blob, &mut raw).is_err() {
+                continue;
             }
+            let body = match std::str::from_utf8(&raw) {
+                Ok(body) => std::borrow::Cow::Borrowed(body),
+                Err(_) => String::from_utf8_lossy(&raw),
+            };
+            scan_body(&body, &terms, &mut lower, &mut |path, n, text, score| {
+                found(&meta, path, n, text, score)
+            });
         }
         Ok(())
     }
@@ -591,22 +611,19 @@ impl Index {
         // dropped before it is copied (a common word matches most lines of every session).
         let mut worst: Option<Hit> = None;
         self.scan(q, opts, &mut |m, path, n, text, score| {
-            let path = format!("{}/{}/{path}", m.agent, m.name);
+            let path = |m: &Meta| format!("{}/{}/{path}", m.agent, m.name);
             if let Some(w) = &worst {
-                let order = rank(
-                    (score, &m.updated, &m.unified, &path, n),
-                    (
-                        w.score.unwrap_or(0.0),
-                        &w.updated_at,
-                        &w.session,
-                        &w.path,
-                        w.line,
-                    ),
+                let head = rank(
+                    (score, &m.updated, &m.unified, "", 0),
+                    (w.score.unwrap_or(0.0), &w.updated_at, &w.session, "", 0),
                 );
+                let order =
+                    head.then_with(|| (path(m).as_str(), n).cmp(&(w.path.as_str(), w.line)));
                 if order != Ordering::Less {
                     return;
                 }
             }
+            let path = path(m);
             hits.push(Hit {
                 path,
                 line: n,
@@ -706,8 +723,22 @@ fn sort_hits(hits: &mut [Hit]) {
 /// lowercased term, with its score: bm25 of the line, each term's occurrences weighed
 /// against the line's length, every term weighing the same (every hit holds every term,
 /// so their rarity would only reweigh them), negated so that lower is better.
-fn scan_body(body: &str, terms: &[String], found: &mut dyn FnMut(&str, u64, &str, f64)) {
-    let lower = body.to_lowercase();
+fn scan_body(
+    body: &str,
+    terms: &[String],
+    lower: &mut String,
+    found: &mut dyn FnMut(&str, u64, &str, f64),
+) {
+    lower.clear();
+    // ASCII terms are matched with ASCII case folding, which is much faster on long texts
+    // and differs only where Unicode folds a non-ASCII letter to an ASCII one (the Kelvin
+    // sign to `k`).
+    if body.is_ascii() || terms.iter().all(|t| t.is_ascii()) {
+        lower.push_str(body);
+        lower.make_ascii_lowercase();
+    } else {
+        lower.push_str(&body.to_lowercase());
+    }
     if !terms.iter().all(|t| lower.contains(t.as_str())) {
         return; // the trigrams were all there, the terms are not
     }
@@ -792,6 +823,8 @@ struct Prepared {
     title: Option<String>,
     updated: Option<String>,
     cwd: Option<String>,
+    /// The bytes of `body` decompressed.
+    size: usize,
     /// zstd of the indexed files' lines: per file, its path, its number of lines and the
     /// lines (trimmed at the end, cut at [`MAX_LINE`]), each on a line of its own.
     body: Vec<u8>,
@@ -808,7 +841,12 @@ fn indexed(path: &str) -> bool {
     file == "transcript.md" || (path.contains("tools/") && file.ends_with(".md"))
 }
 
-fn prepare(fs: &Fs, key: &SessionKey, version: u64) -> Option<Prepared> {
+fn prepare(
+    fs: &Fs,
+    key: &SessionKey,
+    version: u64,
+    zstd: &mut zstd::bulk::Compressor,
+) -> Option<Prepared> {
     let session = fs.load(key).ok()?;
     let bundle = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         render::render_session(&session)
@@ -821,7 +859,10 @@ fn prepare(fs: &Fs, key: &SessionKey, version: u64) -> Option<Prepared> {
         if !indexed(path) || path.contains('\n') {
             continue;
         }
-        let text = String::from_utf8_lossy(bytes);
+        let text = match std::str::from_utf8(bytes) {
+            Ok(text) => std::borrow::Cow::Borrowed(text),
+            Err(_) => String::from_utf8_lossy(bytes),
+        };
         body.push_str(path);
         body.push_str(&format!("\n{}\n", text.lines().count()));
         for line in text.lines() {
@@ -835,13 +876,21 @@ fn prepare(fs: &Fs, key: &SessionKey, version: u64) -> Option<Prepared> {
             lines += usize::from(!line.trim().is_empty());
         }
     }
-    let lower = body.to_lowercase();
-    let mut seen = HashSet::new();
+    // Distinct words first, then lowercased: most words of a session are repeats.
+    let mut distinct: HashSet<&str, Fnv> = HashSet::default();
+    distinct.extend(body.split_whitespace().filter(|w| w.len() >= 3));
+    let mut folded: HashSet<String, Fnv> = HashSet::default();
     let mut words = String::new();
-    for w in lower.split_whitespace() {
-        if w.len() >= 3 && seen.insert(w) {
-            words.push_str(w);
+    for w in distinct {
+        let w = if w.is_ascii() {
+            w.to_ascii_lowercase()
+        } else {
+            w.to_lowercase()
+        };
+        if !folded.contains(&w) {
+            words.push_str(&w);
             words.push_str(WORD_GAP);
+            folded.insert(w);
         }
     }
     Some(Prepared {
@@ -851,10 +900,35 @@ fn prepare(fs: &Fs, key: &SessionKey, version: u64) -> Option<Prepared> {
         title: session.title.clone(),
         updated: session.updated_at.or(session.created_at).map(iso),
         cwd: session.cwd.clone(),
-        body: zstd::encode_all(body.as_bytes(), 3).ok()?,
+        size: body.len(),
+        body: zstd.compress(body.as_bytes()).ok()?,
         words,
         lines,
     })
+}
+
+/// FNV-1a, for the word sets of [`prepare`]: they hash every word of every session, and
+/// need no defence against chosen collisions.
+type Fnv = std::hash::BuildHasherDefault<FnvHasher>;
+
+struct FnvHasher(u64);
+
+impl Default for FnvHasher {
+    fn default() -> FnvHasher {
+        FnvHasher(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl std::hash::Hasher for FnvHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0 ^ u64::from(*b)).wrapping_mul(0x100_0000_01b3);
+        }
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
 }
 
 /// The mount's [`crate::tree::Searcher`]: one index handle, brought up to date before each
