@@ -137,7 +137,8 @@ fn list_project(project: &Path, root: usize, out: &mut Vec<Listed>) {
             flat_by_parent.entry(sid).or_default().push(f.clone());
         }
     }
-    for p in entries.iter().filter(|p| is_session_file(p)) {
+    let sessions: Vec<&PathBuf> = entries.iter().filter(|p| is_session_file(p)).collect();
+    for p in sessions.iter().copied() {
         let Some(id) = p.file_stem().map(names::os_id) else {
             continue;
         };
@@ -153,7 +154,16 @@ fn list_project(project: &Path, root: usize, out: &mut Vec<Listed>) {
     }
     // `<uuid>/subagents/` whose `<uuid>.jsonl` is gone (deleted, or never written when the
     // main process died): a session of its own, so the subagents' work stays reachable.
-    for dir in entries.iter().filter(|p| p.is_dir()) {
+    // Session files (a subsequence of `entries`, found above) are files: no second stat.
+    let mut files = sessions.iter().peekable();
+    let others = entries.iter().filter(|p| {
+        let file = files.peek().is_some_and(|f| std::ptr::eq(**f, *p));
+        if file {
+            files.next();
+        }
+        !file
+    });
+    for dir in others.filter(|p| p.is_dir()) {
         let main = dir.with_file_name(format!("{}.jsonl", file_name(dir)));
         if file_name(dir).is_empty() || main.exists() {
             continue;
@@ -171,7 +181,7 @@ fn list_project(project: &Path, root: usize, out: &mut Vec<Listed>) {
         out.push(listed);
     }
     // In path order within the project, an orphan set where its main file would be.
-    out[start..].sort_by_key(|a| a.path.with_extension(""));
+    out[start..].sort_by_cached_key(|a| a.path.with_extension(""));
 }
 
 /// How many of `listed` are orphaned subagent sets (for `sessfs doctor`).
