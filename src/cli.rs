@@ -334,11 +334,18 @@ pub fn sample_home() -> PathBuf {
 /// Open the stores, falling back to the bundled samples when nothing was found.
 pub fn open_fs(args: &StoreArgs, cache_mb: usize, announce: bool) -> Result<Arc<Fs>> {
     let env = Env::from_process();
-    let mut stores = open_stores(args, &env)?;
-    let nothing = args.stores.is_empty()
-        && args.threads_roots.is_empty()
-        && stores.iter().all(|s| s.list().is_empty());
-    if nothing {
+    let options = Options {
+        cache_bytes: cache_mb << 20,
+        // Beside the search index, in the user's private cache directory.
+        spill_dir: crate::search::default_path()
+            .ok()
+            .and_then(|p| Some(p.parent()?.to_path_buf())),
+    };
+    let fs = Fs::new(open_stores(args, &env)?, options.clone());
+    // Listed through the Fs, which keeps the listing for the command's first use.
+    let nothing =
+        args.stores.is_empty() && args.threads_roots.is_empty() && fs.sessions().is_empty();
+    let fs = if nothing {
         let home = sample_home();
         if home.is_dir() {
             if announce {
@@ -352,19 +359,14 @@ pub fn open_fs(args: &StoreArgs, cache_mb: usize, announce: bool) -> Result<Arc<
                 home,
                 vars: Default::default(),
             };
-            stores = stores::open_all(&sample, &[]);
+            Fs::new(stores::open_all(&sample, &[]), options)
+        } else {
+            fs
         }
-    }
-    let fs = Arc::new(Fs::new(
-        stores,
-        Options {
-            cache_bytes: cache_mb << 20,
-            // Beside the search index, in the user's private cache directory.
-            spill_dir: crate::search::default_path()
-                .ok()
-                .and_then(|p| Some(p.parent()?.to_path_buf())),
-        },
-    ));
+    } else {
+        fs
+    };
+    let fs = Arc::new(fs);
     fs.start_prefetch(crate::tree::cores());
     Ok(fs)
 }

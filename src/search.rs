@@ -2,51 +2,69 @@
 //!
 //! The index is a cache sessfs owns, outside every native store: one SQLite file
 //! (`$XDG_CACHE_HOME/sessfs/index.sqlite3`, else `~/.cache/sessfs/`, directory mode 0700)
-//! with an FTS5 table of *lines*: every line of every `transcript.md` and `tools/*.md` the
-//! mount shows (branches and nested subagents included), as `(session, path inside the
-//! session directory, line number, text)`, so a hit prints as `claude/<id>/transcript.md:12:`
-//! and opens in an editor at the right line. Indexing rendered text rather than native
-//! records means the index finds exactly what `grep -r` over the mount finds, for every
-//! store, with no per-store code.
+//! holding, per session, the lines of every `transcript.md` and `tools/*.md` the mount shows
+//! (branches and nested subagents included), so a hit prints as
+//! `claude/<id>/transcript.md:12:` and opens in an editor at the right line. Indexing
+//! rendered text rather than native records means the index finds exactly what `grep -r`
+//! over the mount finds, for every store, with no per-store code.
 //!
-//! Why FTS5 with the trigram tokenizer: it answers substring queries (`efacto` finds
-//! `refactor`, `fn main(` finds code) and phrases (`"cache bug"` is a run of trigrams), ranks
-//! with bm25, is case-insensitive, and comes with the bundled SQLite sessfs already links.
-//! Terms shorter than three characters cannot use trigrams; they become a `LIKE` condition
-//! on the lines the other terms found (or a scan when no term is long enough).
+//! A query is answered in two steps, so that the index stays smaller than the text it
+//! indexes (FTS5 rows of lines with positions, the first design, took 4.3 times the text):
+//!
+//! 1. *Candidates*: an FTS5 table with the trigram tokenizer holds one row per session, its
+//!    distinct lowercased words, contentless and with `detail=none`: a trigram costs a few
+//!    bytes per session that has it, not per occurrence. A query's words give trigrams
+//!    (`cache` gives `cac`, `ach`, `che`); the sessions holding all of them are a superset
+//!    of the sessions that match. (`detail=none` cannot answer a phrase of several
+//!    trigrams, so the trigrams are ANDed one by one; step 2 puts them back in order.)
+//! 2. *Verification*: a plain table keeps each session's lines zstd-compressed; the
+//!    candidates' lines are decompressed and every line is checked for every term as a
+//!    case-insensitive substring. That is the exact answer, for phrases, punctuation and
+//!    words shorter than a trigram alike, and it ranks lines with bm25's formula.
 //!
 //! Freshness: each session's row keeps the version it was indexed at (the same fingerprint
 //! the mount uses to re-render: size and mtime of its native files, or the store's own row
-//! hash for SQLite stores). [`Index::sync`] lists the stores (cheap), compares versions, and
-//! re-parses only sessions that changed, appeared or went; every search runs it first, so
-//! a message appended a moment ago is found. The file is only a cache: deleting it loses
-//! nothing, and a file that is not a sessfs index (corrupt, foreign, older schema) is
-//! replaced, with one warning line.
+//! hash for SQLite stores). [`Index::sync`] lists the stores, compares versions against one
+//! read of the sessions table, and re-parses only sessions that changed, appeared or went;
+//! when nothing did it writes nothing. Every search runs it first, so a message appended a
+//! moment ago is found. The file is only a cache: deleting it loses nothing, and a file
+//! that is not a sessfs index (corrupt, foreign, older schema) is replaced, with one
+//! warning line. That is also why it is written with `synchronous=NORMAL` (WAL: no fsync
+//! per commit) and in big transactions.
 //!
-//! Several processes may share the index (a mount and `sessfs search` in a shell): writes
-//! are short transactions, one per batch of sessions, and readers use WAL.
+//! Indexing renders sessions on every core and writes from one thread. Several processes
+//! may share the index (a mount and `sessfs search` in a shell): writes are transactions of
+//! at most a quarter of a second, and readers use WAL.
 
 use crate::cache::SessionKey;
 use crate::model::Agent;
 use crate::render::{self, Node};
-use crate::tree::Fs;
+use crate::tree::{cores, Fs};
 use chrono::{DateTime, Utc};
 use rusqlite::{params, Connection, OptionalExtension};
-use std::collections::HashMap;
+use std::cmp::Ordering;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// Written into the index; a file with anything else is rebuilt.
-const SCHEMA: &str = "sessfs-search-1";
-
-/// Removes a session's lines by their rowids: a session's lines are inserted in one
-/// transaction, so they are one contiguous rowid range, and FTS5 finds a rowid range without
-/// scanning (its `session` column is not indexed).
-const DELETE_LINES: &str = "DELETE FROM lines WHERE rowid BETWEEN \
-     (SELECT first_row FROM sessions WHERE id = ?1) AND (SELECT last_row FROM sessions WHERE id = ?1)";
+const SCHEMA: &str = "sessfs-search-2";
 
 /// Lines longer than this are indexed cut (a minified file in a tool output is one line).
 const MAX_LINE: usize = 4096;
+
+/// At most this many trigrams select candidates: any subset gives a superset of the
+/// matches, and a long phrase would otherwise make a query of hundreds of terms.
+const MAX_GRAMS: usize = 64;
+
+/// Between two words of a session's word list. Trigrams crossing it (`ab\n`, `\nxy`, …)
+/// depend on two characters of one word only, so few distinct ones are added.
+const WORD_GAP: &str = "\n\n\n";
+
+/// bm25's parameters, and the line length it weighs a line's length against.
+const K1: f64 = 1.2;
+const B: f64 = 0.75;
+const AVG_LINE: f64 = 80.0;
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -60,6 +78,8 @@ pub enum Error {
         path: String,
         source: std::io::Error,
     },
+    #[error("zstd: {0}")]
+    Zstd(String),
     #[error("no cache directory: set XDG_CACHE_HOME or HOME")]
     NoCacheDir,
 }
@@ -95,7 +115,7 @@ pub struct Hit {
     /// The session's last activity (ISO 8601 UTC).
     pub updated_at: Option<String>,
     pub text: String,
-    /// bm25 rank (lower is better); `null` for a query of short terms only.
+    /// The line's bm25 score, negated as SQLite's `bm25()` is: lower is better.
     pub score: Option<f64>,
 }
 
@@ -162,34 +182,24 @@ impl Query {
         Query { terms }
     }
 
-    /// The FTS5 expression for the terms trigrams can answer (three characters or more).
-    fn fts(&self) -> Option<String> {
-        let parts: Vec<String> = self
-            .terms
-            .iter()
-            .filter(|t| t.chars().count() >= 3)
-            .map(|t| format!("\"{}\"", t.replace('"', "\"\"")))
-            .collect();
-        (!parts.is_empty()).then(|| parts.join(" AND "))
-    }
-
-    /// `LIKE` patterns for the short terms.
-    fn likes(&self) -> Vec<String> {
-        self.terms
-            .iter()
-            .filter(|t| t.chars().count() < 3)
-            .map(|t| {
-                let mut p = String::from("%");
-                for c in t.chars() {
-                    if matches!(c, '%' | '_' | '\\') {
-                        p.push('\\');
+    /// The FTS5 expression that selects candidate sessions: the trigrams of every word of
+    /// every term (lowercased, split at whitespace as the word lists are), ANDed; `None`
+    /// when no word has three characters (then every session is a candidate).
+    fn grams(&self) -> Option<String> {
+        let mut grams: Vec<String> = Vec::new();
+        for t in &self.terms {
+            for w in t.to_lowercase().split_whitespace() {
+                let chars: Vec<char> = w.chars().collect();
+                for g in chars.windows(3) {
+                    let g = format!("\"{}\"", String::from_iter(g).replace('"', "\"\""));
+                    if !grams.contains(&g) {
+                        grams.push(g);
                     }
-                    p.push(c);
                 }
-                p.push('%');
-                p
-            })
-            .collect()
+            }
+        }
+        grams.truncate(MAX_GRAMS);
+        (!grams.is_empty()).then(|| grams.join(" AND "))
     }
 
     /// Byte ranges of `text` where a term occurs (case-insensitive), merged and in order.
@@ -301,15 +311,16 @@ impl Index {
                      title TEXT,
                      updated TEXT,
                      cwd TEXT,
-                     first_row INTEGER,
-                     last_row INTEGER,
                      UNIQUE(agent, name));
-                 CREATE VIRTUAL TABLE IF NOT EXISTS lines USING fts5(
-                     text, session UNINDEXED, path UNINDEXED, line UNINDEXED,
+                 CREATE TABLE IF NOT EXISTS texts(
+                     id INTEGER PRIMARY KEY, size INTEGER NOT NULL, body BLOB NOT NULL);
+                 CREATE VIRTUAL TABLE IF NOT EXISTS grams USING fts5(
+                     words, content = '', contentless_delete = 1, detail = none,
                      tokenize = 'trigram');
                  COMMIT;"
             ))?;
         }
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
         let schema: Option<String> = conn
             .query_row("SELECT value FROM info WHERE key = 'schema'", [], |r| {
                 r.get(0)
@@ -332,45 +343,63 @@ impl Index {
         &self.path
     }
 
-    fn err(&self, source: rusqlite::Error) -> Error {
-        Error::Sqlite {
-            path: self.path.display().to_string(),
-            source,
-        }
-    }
-
     /// Bring the index up to date with `fs`: re-index sessions whose version changed, add
     /// new ones, drop those that went. `progress(done, total)` is called as sessions are
     /// indexed (total = sessions to index, not all sessions).
     pub fn sync(&mut self, fs: &Fs, progress: &mut dyn FnMut(usize, usize)) -> Result<SyncStats> {
+        let wrap = wrap(&self.path);
         let keys = fs.sessions();
-        let known: HashMap<(String, String), (i64, i64)> = {
+        // agent -> name -> (id, version) of every indexed session, in one read; what is
+        // left in it once every listed session has taken its own out is gone.
+        let mut known: HashMap<String, HashMap<String, (i64, i64)>> = HashMap::new();
+        {
             let mut st = self
                 .conn
-                .prepare("SELECT agent, name, id, version FROM sessions")
-                .map_err(|e| self.err(e))?;
-            let rows = st
-                .query_map([], |r| Ok(((r.get(0)?, r.get(1)?), (r.get(2)?, r.get(3)?))))
-                .map_err(|e| self.err(e))?;
-            rows.collect::<rusqlite::Result<_>>()
-                .map_err(|e| self.err(e))?
+                .prepare_cached("SELECT agent, name, id, version FROM sessions")
+                .map_err(wrap)?;
+            let mut rows = st.query([]).map_err(wrap)?;
+            while let Some(r) = rows.next().map_err(wrap)? {
+                let (agent, name) = (r.get(0).map_err(wrap)?, r.get(1).map_err(wrap)?);
+                let row = (r.get(2).map_err(wrap)?, r.get(3).map_err(wrap)?);
+                known.entry(agent).or_default().insert(name, row);
+            }
+        }
+        // A stat (or a store's row hash) per session: on every core, it is most of the time
+        // a search takes when nothing changed.
+        let versions: Vec<Option<u64>> = {
+            let chunk = keys.len().div_ceil(cores()).max(1);
+            std::thread::scope(|scope| {
+                let parts: Vec<_> = keys
+                    .chunks(chunk)
+                    .map(|part| {
+                        let versions = move || part.iter().map(|k| fs.source_version(k).ok());
+                        (
+                            part.len(),
+                            scope.spawn(move || versions().collect::<Vec<_>>()),
+                        )
+                    })
+                    .collect();
+                parts
+                    .into_iter()
+                    .flat_map(|(n, p)| p.join().unwrap_or_else(|_| vec![None; n]))
+                    .collect()
+            })
         };
         let mut stale: Vec<(SessionKey, u64)> = Vec::new();
-        let mut present = std::collections::HashSet::new();
-        for key in &keys {
-            let Ok(version) = fs.source_version(key) else {
+        for (key, version) in keys.iter().zip(versions) {
+            let Some(version) = version else {
                 continue;
             };
-            let k = (key.agent.name().to_string(), key.name.clone());
-            if known.get(&k).map(|&(_, v)| v as u64) != Some(version) {
+            let indexed = known
+                .get_mut(key.agent.name())
+                .and_then(|m| m.remove(&key.name));
+            if indexed.map(|(_, v)| v as u64) != Some(version) {
                 stale.push((key.clone(), version));
             }
-            present.insert(k);
         }
         let gone: Vec<i64> = known
-            .iter()
-            .filter(|(k, _)| !present.contains(*k))
-            .map(|(_, &(id, _))| id)
+            .values()
+            .flat_map(|m| m.values().map(|&(id, _)| id))
             .collect();
         let mut stats = SyncStats {
             sessions: keys.len(),
@@ -378,136 +407,144 @@ impl Index {
             ..SyncStats::default()
         };
         if !gone.is_empty() {
-            let path = self.path.display().to_string();
-            let wrap = |source| Error::Sqlite {
-                path: path.clone(),
-                source,
-            };
             let tx = self
                 .conn
                 .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
                 .map_err(wrap)?;
             for id in &gone {
-                tx.execute(DELETE_LINES, [id])
+                tx.execute("DELETE FROM grams WHERE rowid = ?1", [id])
+                    .and_then(|_| tx.execute("DELETE FROM texts WHERE id = ?1", [id]))
                     .and_then(|_| tx.execute("DELETE FROM sessions WHERE id = ?1", [id]))
                     .map_err(wrap)?;
             }
             tx.commit().map_err(wrap)?;
         }
-        let total = stale.len();
-        // Parse and render outside the transaction; write in batches so another process
-        // waits at most one batch for the lock.
-        let mut batch: Vec<Prepared> = Vec::new();
-        let mut last_write = Instant::now();
-        for (i, (key, version)) in stale.into_iter().enumerate() {
-            if let Some(p) = prepare(fs, &key, version) {
-                batch.push(p);
-            }
-            if batch.len() >= 200 || last_write.elapsed() > Duration::from_millis(250) {
-                stats.lines += self.write(&mut batch)?;
-                last_write = Instant::now();
-            }
-            stats.indexed += 1;
-            progress(i + 1, total);
+        if stale.is_empty() {
+            return Ok(stats);
         }
-        stats.lines += self.write(&mut batch)?;
-        Ok(stats)
+        // Parse, render and compress on every core; write on this thread, in transactions
+        // of at most a quarter of a second so another process waits little for the lock.
+        let total = stale.len();
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let workers = cores().min(total);
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Option<Prepared>>(4 * workers);
+        std::thread::scope(|scope| {
+            for _ in 0..workers {
+                let (tx, next, stale) = (tx.clone(), &next, &stale);
+                scope.spawn(move || {
+                    let Ok(mut zstd) = zstd::bulk::Compressor::new(3) else {
+                        return;
+                    };
+                    while let Some((key, version)) =
+                        stale.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+                    {
+                        if tx.send(prepare(fs, key, *version, &mut zstd)).is_err() {
+                            return;
+                        }
+                    }
+                });
+            }
+            drop(tx);
+            let mut batch: Vec<Prepared> = Vec::new();
+            let mut last_write = Instant::now();
+            for (i, p) in rx.iter().enumerate() {
+                batch.extend(p);
+                if last_write.elapsed() > Duration::from_millis(250) {
+                    stats.lines += self.write(&mut batch)?;
+                    last_write = Instant::now();
+                }
+                stats.indexed += 1;
+                progress(i + 1, total);
+            }
+            stats.lines += self.write(&mut batch)?;
+            Ok(stats)
+        })
     }
 
     fn write(&mut self, batch: &mut Vec<Prepared>) -> Result<usize> {
         if batch.is_empty() {
             return Ok(0);
         }
-        let path = self.path.display().to_string();
-        let wrap = |source| Error::Sqlite {
-            path: path.clone(),
-            source,
-        };
+        let wrap = wrap(&self.path);
         let tx = self
             .conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(wrap)?;
         let mut lines = 0;
-        for p in batch.drain(..) {
-            let old: Option<i64> = tx
-                .query_row(
-                    "SELECT id FROM sessions WHERE agent = ?1 AND name = ?2",
-                    params![p.key.agent.name(), p.key.name],
-                    |r| r.get(0),
-                )
-                .optional()
+        {
+            let mut find = tx
+                .prepare_cached("SELECT id FROM sessions WHERE agent = ?1 AND name = ?2")
                 .map_err(wrap)?;
-            if let Some(id) = old {
-                tx.execute(DELETE_LINES, [id]).map_err(wrap)?;
-                tx.execute("DELETE FROM sessions WHERE id = ?1", [id])
-                    .map_err(wrap)?;
-            }
-            tx.execute(
-                "INSERT INTO sessions(agent, name, unified, version, title, updated, cwd)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                params![
-                    p.key.agent.name(),
-                    p.key.name,
-                    p.unified,
-                    p.version as i64,
-                    p.title,
-                    p.updated,
-                    p.cwd
-                ],
-            )
-            .map_err(wrap)?;
-            let id = tx.last_insert_rowid();
-            let mut rows: Option<(i64, i64)> = None;
-            {
-                let mut ins = tx
-                    .prepare_cached(
-                        "INSERT INTO lines(text, session, path, line) VALUES (?1, ?2, ?3, ?4)",
-                    )
-                    .map_err(wrap)?;
-                for (path, n, text) in &p.lines {
-                    ins.execute(params![text, id, path, *n as i64])
-                        .map_err(wrap)?;
-                    let row = tx.last_insert_rowid();
-                    rows = Some(rows.map_or((row, row), |(a, _)| (a, row)));
-                    lines += 1;
-                }
-            }
-            if let Some((first, last)) = rows {
-                tx.execute(
-                    "UPDATE sessions SET first_row = ?1, last_row = ?2 WHERE id = ?3",
-                    params![first, last, id],
+            let mut update = tx
+                .prepare_cached(
+                    "UPDATE sessions SET unified = ?2, version = ?3, title = ?4, updated = ?5,
+                     cwd = ?6 WHERE id = ?1",
                 )
                 .map_err(wrap)?;
+            let mut insert = tx
+                .prepare_cached(
+                    "INSERT INTO sessions(agent, name, unified, version, title, updated, cwd)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                )
+                .map_err(wrap)?;
+            let mut unindex = tx
+                .prepare_cached("DELETE FROM grams WHERE rowid = ?1")
+                .map_err(wrap)?;
+            let mut text = tx
+                .prepare_cached("INSERT OR REPLACE INTO texts(id, size, body) VALUES (?1, ?2, ?3)")
+                .map_err(wrap)?;
+            let mut index = tx
+                .prepare_cached("INSERT INTO grams(rowid, words) VALUES (?1, ?2)")
+                .map_err(wrap)?;
+            for p in batch.drain(..) {
+                let (agent, version) = (p.key.agent.name(), p.version as i64);
+                let old: Option<i64> = find
+                    .query_row(params![agent, p.key.name], |r| r.get(0))
+                    .optional()
+                    .map_err(wrap)?;
+                let id = match old {
+                    Some(id) => {
+                        update
+                            .execute(params![id, p.unified, version, p.title, p.updated, p.cwd])
+                            .and_then(|_| unindex.execute([id]))
+                            .map_err(wrap)?;
+                        id
+                    }
+                    None => insert
+                        .insert(params![
+                            agent, p.key.name, p.unified, version, p.title, p.updated, p.cwd
+                        ])
+                        .map_err(wrap)?,
+                };
+                text.execute(params![id, p.size as i64, p.body])
+                    .and_then(|_| index.execute(params![id, p.words]))
+                    .map_err(wrap)?;
+                lines += p.lines;
             }
         }
         tx.commit().map_err(wrap)?;
         Ok(lines)
     }
 
-    /// Matching lines, best first: bm25, then the newest session, then path and line.
-    pub fn search(&self, q: &Query, opts: &Options) -> Result<Vec<Hit>> {
-        if q.terms.is_empty() {
-            return Ok(Vec::new());
-        }
-        let fts = q.fts();
+    /// Calls `found(session, path, line number, text, score)` for every line that holds
+    /// every term, session by session: the candidates of [`Query::grams`] that pass `opts`,
+    /// their lines decompressed and checked.
+    fn scan(
+        &self,
+        q: &Query,
+        opts: &Options,
+        found: &mut dyn FnMut(&Meta, &str, u64, &str, f64),
+    ) -> Result<()> {
+        let wrap = wrap(&self.path);
+        let terms: Vec<String> = q.terms.iter().map(|t| t.to_lowercase()).collect();
         let mut sql = String::from(
-            "SELECT s.agent, s.name, s.unified, s.title, s.updated, lines.path, lines.line, \
-             lines.text, ",
+            "SELECT s.agent, s.name, s.unified, s.title, s.updated, t.size, t.body \
+             FROM sessions s JOIN texts t ON t.id = s.id WHERE 1 ",
         );
-        sql.push_str(if fts.is_some() {
-            "bm25(lines) AS score "
-        } else {
-            "NULL AS score "
-        });
-        sql.push_str("FROM lines JOIN sessions s ON s.id = lines.session WHERE 1 ");
         let mut args: Vec<rusqlite::types::Value> = Vec::new();
-        if let Some(f) = fts {
-            sql.push_str("AND lines MATCH ? ");
-            args.push(f.into());
-        }
-        for like in q.likes() {
-            sql.push_str("AND lines.text LIKE ? ESCAPE '\\' ");
-            args.push(like.into());
+        if let Some(g) = q.grams() {
+            sql.push_str("AND s.id IN (SELECT rowid FROM grams WHERE grams MATCH ?) ");
+            args.push(g.into());
         }
         if !opts.agents.is_empty() {
             let marks = vec!["?"; opts.agents.len()].join(", ");
@@ -529,51 +566,213 @@ impl Index {
             args.push(c.clone().into());
             args.push(c.clone().into());
         }
-        sql.push_str("ORDER BY score, s.updated DESC, s.unified, lines.path, lines.line LIMIT ?");
-        args.push((opts.limit.map_or(-1, |l| l as i64)).into());
-        let mut st = self.conn.prepare(&sql).map_err(|e| self.err(e))?;
-        let rows = st
-            .query_map(rusqlite::params_from_iter(args), |r| {
-                let agent: String = r.get(0)?;
-                let name: String = r.get(1)?;
-                let path: String = r.get(5)?;
-                Ok(Hit {
-                    path: format!("{agent}/{name}/{path}"),
-                    line: r.get::<_, i64>(6)? as u64,
-                    agent,
-                    name,
-                    session: r.get(2)?,
-                    title: r.get(3)?,
-                    updated_at: r.get(4)?,
-                    text: r.get(7)?,
-                    score: r.get(8)?,
-                })
-            })
-            .map_err(|e| self.err(e))?;
-        rows.collect::<rusqlite::Result<_>>()
-            .map_err(|e| self.err(e))
-    }
-
-    /// The sessions with at least one matching line, best first, each once.
-    pub fn sessions(&self, q: &Query, limit: usize) -> Result<Vec<SessionKey>> {
-        let hits = self.search(q, &Options::default())?;
-        let mut out: Vec<SessionKey> = Vec::new();
-        for h in hits {
-            let Some(agent) = Agent::from_name(&h.agent) else {
+        let mut st = self.conn.prepare(&sql).map_err(wrap)?;
+        let mut rows = st.query(rusqlite::params_from_iter(args)).map_err(wrap)?;
+        // One decompression context and two buffers for every session.
+        let mut zstd = zstd::bulk::Decompressor::new().map_err(|e| Error::Zstd(e.to_string()))?;
+        let (mut raw, mut lower) = (Vec::new(), String::new());
+        while let Some(r) = rows.next().map_err(wrap)? {
+            let meta = Meta {
+                agent: r.get(0).map_err(wrap)?,
+                name: r.get(1).map_err(wrap)?,
+                unified: r.get(2).map_err(wrap)?,
+                title: r.get(3).map_err(wrap)?,
+                updated: r.get(4).map_err(wrap)?,
+            };
+            let size: i64 = r.get(5).map_err(wrap)?;
+            let rusqlite::types::ValueRef::Blob(blob) = r.get_ref(6).map_err(wrap)? else {
                 continue;
             };
-            let key = SessionKey {
-                agent,
-                name: h.name,
+            // A row that does not decompress is skipped; the session's next change rewrites it.
+            raw.clear();
+            raw.reserve(size.max(0) as usize);
+            if zstd.decompress_to_buffer(blob, &mut raw).is_err() {
+                continue;
+            }
+            let body = match std::str::from_utf8(&raw) {
+                Ok(body) => std::borrow::Cow::Borrowed(body),
+                Err(_) => String::from_utf8_lossy(&raw),
             };
-            if !out.contains(&key) {
-                out.push(key);
-                if out.len() >= limit {
-                    break;
+            scan_body(&body, &terms, &mut lower, &mut |path, n, text, score| {
+                found(&meta, path, n, text, score)
+            });
+        }
+        Ok(())
+    }
+
+    /// Matching lines, best first: bm25, then the newest session, then path and line.
+    pub fn search(&self, q: &Query, opts: &Options) -> Result<Vec<Hit>> {
+        if q.terms.is_empty() {
+            return Ok(Vec::new());
+        }
+        let limit = opts.limit.unwrap_or(usize::MAX);
+        let mut hits: Vec<Hit> = Vec::new();
+        // Once `limit` hits are kept, the worst of them: a line that ranks after it is
+        // dropped before it is copied (a common word matches most lines of every session).
+        let mut worst: Option<Hit> = None;
+        self.scan(q, opts, &mut |m, path, n, text, score| {
+            let path = |m: &Meta| format!("{}/{}/{path}", m.agent, m.name);
+            if let Some(w) = &worst {
+                let head = rank(
+                    (score, &m.updated, &m.unified, "", 0),
+                    (w.score.unwrap_or(0.0), &w.updated_at, &w.session, "", 0),
+                );
+                let order =
+                    head.then_with(|| (path(m).as_str(), n).cmp(&(w.path.as_str(), w.line)));
+                if order != Ordering::Less {
+                    return;
                 }
             }
+            let path = path(m);
+            hits.push(Hit {
+                path,
+                line: n,
+                agent: m.agent.clone(),
+                name: m.name.clone(),
+                session: m.unified.clone(),
+                title: m.title.clone(),
+                updated_at: m.updated.clone(),
+                text: text.to_string(),
+                score: Some(score),
+            });
+            if hits.len() >= limit.saturating_mul(2).max(1024) {
+                sort_hits(&mut hits);
+                hits.truncate(limit);
+                worst = hits.last().cloned();
+            }
+        })?;
+        sort_hits(&mut hits);
+        hits.truncate(limit);
+        Ok(hits)
+    }
+
+    /// The sessions with at least one matching line, best first (by their best line, as
+    /// [`Index::search`] ranks lines), each once.
+    pub fn sessions(&self, q: &Query, limit: usize) -> Result<Vec<SessionKey>> {
+        if q.terms.is_empty() {
+            return Ok(Vec::new());
         }
-        Ok(out)
+        let mut best: HashMap<(String, String), (f64, Option<String>, String)> = HashMap::new();
+        self.scan(q, &Options::default(), &mut |m, _, _, _, score| {
+            let e = best
+                .entry((m.agent.clone(), m.name.clone()))
+                .or_insert_with(|| (score, m.updated.clone(), m.unified.clone()));
+            e.0 = e.0.min(score);
+        })?;
+        let mut found: Vec<_> = best.into_iter().collect();
+        found.sort_by(|(ka, a), (kb, b)| {
+            rank((a.0, &a.1, &a.2, &ka.1, 0), (b.0, &b.1, &b.2, &kb.1, 0))
+        });
+        Ok(found
+            .into_iter()
+            .filter_map(|((agent, name), _)| {
+                Some(SessionKey {
+                    agent: Agent::from_name(&agent)?,
+                    name,
+                })
+            })
+            .take(limit)
+            .collect())
+    }
+}
+
+/// What a hit shows of its session.
+struct Meta {
+    agent: String,
+    name: String,
+    unified: String,
+    title: Option<String>,
+    updated: Option<String>,
+}
+
+/// The order of hits: score (lower first), then the newest session, then the session's id,
+/// path and line. The arguments are `(score, updated, unified id, path, line)`.
+fn rank(
+    a: (f64, &Option<String>, &str, &str, u64),
+    b: (f64, &Option<String>, &str, &str, u64),
+) -> Ordering {
+    a.0.total_cmp(&b.0)
+        .then_with(|| b.1.cmp(a.1))
+        .then_with(|| a.2.cmp(b.2))
+        .then_with(|| a.3.cmp(b.3))
+        .then_with(|| a.4.cmp(&b.4))
+}
+
+fn sort_hits(hits: &mut [Hit]) {
+    hits.sort_by(|a, b| {
+        rank(
+            (
+                a.score.unwrap_or(0.0),
+                &a.updated_at,
+                &a.session,
+                &a.path,
+                a.line,
+            ),
+            (
+                b.score.unwrap_or(0.0),
+                &b.updated_at,
+                &b.session,
+                &b.path,
+                b.line,
+            ),
+        )
+    });
+}
+
+/// Every line of a session's stored lines (the format [`prepare`] writes) that holds every
+/// lowercased term, with its score: bm25 of the line, each term's occurrences weighed
+/// against the line's length, every term weighing the same (every hit holds every term,
+/// so their rarity would only reweigh them), negated so that lower is better.
+fn scan_body(
+    body: &str,
+    terms: &[String],
+    lower: &mut String,
+    found: &mut dyn FnMut(&str, u64, &str, f64),
+) {
+    lower.clear();
+    // ASCII terms are matched with ASCII case folding, which is much faster on long texts
+    // and differs only where Unicode folds a non-ASCII letter to an ASCII one (the Kelvin
+    // sign to `k`).
+    if body.is_ascii() || terms.iter().all(|t| t.is_ascii()) {
+        lower.push_str(body);
+        lower.make_ascii_lowercase();
+    } else {
+        lower.push_str(&body.to_lowercase());
+    }
+    if !terms.iter().all(|t| lower.contains(t.as_str())) {
+        return; // the trigrams were all there, the terms are not
+    }
+    // Lowercasing maps line breaks to themselves, so both split into the same lines.
+    let (mut orig, mut low) = (body.split('\n'), lower.split('\n'));
+    while let (Some(path), Some(_)) = (orig.next(), low.next()) {
+        let Some(count) = orig.next().and_then(|c| c.parse::<u64>().ok()) else {
+            return;
+        };
+        low.next();
+        for n in 1..=count {
+            let (Some(line), Some(l)) = (orig.next(), low.next()) else {
+                return;
+            };
+            if !terms.iter().all(|t| l.contains(t.as_str())) {
+                continue;
+            }
+            let norm = K1 * (1.0 - B + B * l.len() as f64 / AVG_LINE);
+            let score: f64 = terms
+                .iter()
+                .map(|t| {
+                    let tf = l.matches(t.as_str()).count() as f64;
+                    tf * (K1 + 1.0) / (tf + norm)
+                })
+                .sum();
+            found(path, n, line, -score);
+        }
+    }
+}
+
+fn wrap(path: &Path) -> impl Fn(rusqlite::Error) -> Error + Copy + '_ {
+    move |source| Error::Sqlite {
+        path: path.display().to_string(),
+        source,
     }
 }
 
@@ -616,7 +815,7 @@ fn iso(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
 }
 
-/// One session, parsed and rendered, ready to write.
+/// One session, parsed, rendered and compressed, ready to write.
 struct Prepared {
     key: SessionKey,
     version: u64,
@@ -624,8 +823,15 @@ struct Prepared {
     title: Option<String>,
     updated: Option<String>,
     cwd: Option<String>,
-    /// `(path inside the session directory, 1-based line number, text)`.
-    lines: Vec<(String, usize, String)>,
+    /// The bytes of `body` decompressed.
+    size: usize,
+    /// zstd of the indexed files' lines: per file, its path, its number of lines and the
+    /// lines (trimmed at the end, cut at [`MAX_LINE`]), each on a line of its own.
+    body: Vec<u8>,
+    /// The distinct lowercased words of those lines, [`WORD_GAP`] between them.
+    words: String,
+    /// Non-blank lines.
+    lines: usize,
 }
 
 /// Whether a rendered file is searched: transcripts and tool files, at any depth (branches,
@@ -635,30 +841,68 @@ fn indexed(path: &str) -> bool {
     file == "transcript.md" || (path.contains("tools/") && file.ends_with(".md"))
 }
 
-fn prepare(fs: &Fs, key: &SessionKey, version: u64) -> Option<Prepared> {
+fn prepare(
+    fs: &Fs,
+    key: &SessionKey,
+    version: u64,
+    zstd: &mut zstd::bulk::Compressor,
+) -> Option<Prepared> {
     let session = fs.load(key).ok()?;
     let bundle = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         render::render_session(&session)
     }))
     .ok()?;
-    let mut lines = Vec::new();
+    let mut body = String::new();
+    let mut lines = 0;
     for (path, node) in &bundle.entries {
         let Node::File(bytes) = node else { continue };
-        if !indexed(path) {
+        if !indexed(path) || path.contains('\n') {
             continue;
         }
-        let Ok(bytes) = bytes.to_vec() else { continue };
-        let text = String::from_utf8_lossy(&bytes);
-        for (i, line) in text.lines().enumerate() {
+        // `render_session` holds every file in memory; read a spilled one back all the same.
+        let owned;
+        let bytes: &[u8] = match bytes {
+            crate::spill::Body::Mem(b) => b,
+            disk => match disk.to_vec() {
+                Ok(v) => {
+                    owned = v;
+                    &owned
+                }
+                Err(_) => continue,
+            },
+        };
+        let text = match std::str::from_utf8(bytes) {
+            Ok(text) => std::borrow::Cow::Borrowed(text),
+            Err(_) => String::from_utf8_lossy(bytes),
+        };
+        body.push_str(path);
+        body.push_str(&format!("\n{}\n", text.lines().count()));
+        for line in text.lines() {
             let line = line.trim_end();
-            if line.trim().is_empty() {
-                continue;
-            }
             let mut end = line.len().min(MAX_LINE);
             while !line.is_char_boundary(end) {
                 end -= 1;
             }
-            lines.push((path.clone(), i + 1, line[..end].to_string()));
+            body.push_str(&line[..end]);
+            body.push('\n');
+            lines += usize::from(!line.trim().is_empty());
+        }
+    }
+    // Distinct words first, then lowercased: most words of a session are repeats.
+    let mut distinct: HashSet<&str, Fnv> = HashSet::default();
+    distinct.extend(body.split_whitespace().filter(|w| w.len() >= 3));
+    let mut folded: HashSet<String, Fnv> = HashSet::default();
+    let mut words = String::new();
+    for w in distinct {
+        let w = if w.is_ascii() {
+            w.to_ascii_lowercase()
+        } else {
+            w.to_lowercase()
+        };
+        if !folded.contains(&w) {
+            words.push_str(&w);
+            words.push_str(WORD_GAP);
+            folded.insert(w);
         }
     }
     Some(Prepared {
@@ -668,8 +912,35 @@ fn prepare(fs: &Fs, key: &SessionKey, version: u64) -> Option<Prepared> {
         title: session.title.clone(),
         updated: session.updated_at.or(session.created_at).map(iso),
         cwd: session.cwd.clone(),
+        size: body.len(),
+        body: zstd.compress(body.as_bytes()).ok()?,
+        words,
         lines,
     })
+}
+
+/// FNV-1a, for the word sets of [`prepare`]: they hash every word of every session, and
+/// need no defence against chosen collisions.
+type Fnv = std::hash::BuildHasherDefault<FnvHasher>;
+
+struct FnvHasher(u64);
+
+impl Default for FnvHasher {
+    fn default() -> FnvHasher {
+        FnvHasher(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl std::hash::Hasher for FnvHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0 ^ u64::from(*b)).wrapping_mul(0x100_0000_01b3);
+        }
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
 }
 
 /// The mount's [`crate::tree::Searcher`]: one index handle, brought up to date before each
@@ -775,10 +1046,12 @@ mod tests {
         let q = Query::parse(r#"cache "bug in ""x""" refact* a"#);
         assert_eq!(q.terms, vec!["cache", r#"bug in "x""#, "refact", "a"]);
         assert_eq!(
-            q.fts().as_deref(),
-            Some(r#""cache" AND "bug in ""x""" AND "refact""#)
+            q.grams().as_deref(),
+            Some(
+                r#""cac" AND "ach" AND "che" AND "bug" AND """x""" AND "ref" AND "efa" AND "fac" AND "act""#
+            )
         );
-        assert_eq!(q.likes(), vec!["%a%".to_string()]);
+        assert_eq!(Query::parse("a bc").grams(), None);
         assert_eq!(Query::parse("  ").terms, Vec::<String>::new());
     }
 

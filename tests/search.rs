@@ -238,3 +238,21 @@ fn output_is_rg_like_and_filters_apply() {
         Some(1)
     );
 }
+
+#[test]
+fn phrases_match_in_order_and_short_words_match_too() {
+    let home = Home::spine();
+    let session = "claude/claude-code-log_representative_messages".to_string();
+    let (code, found) = cli_sessions(&home, r#""Can you help me understand""#);
+    assert_eq!(code, Some(0));
+    assert!(found.contains(&session), "{found:?}");
+    // Every word of this phrase is in that line, in another order: no hit anywhere.
+    let (code, found) = cli_sessions(&home, r#""understand me help you Can""#);
+    assert_eq!((code, found), (Some(1), BTreeSet::new()));
+    // Words too short for a trigram are still substrings that must occur.
+    assert!(cli_sessions(&home, "he")
+        .1
+        .is_superset(&cli_sessions(&home, "Hello").1));
+    assert!(cli_sessions(&home, "de Py").1.contains(&session));
+    assert_eq!(cli_sessions(&home, "☃☃").0, Some(1));
+}
