@@ -34,7 +34,7 @@ use std::hash::{Hash, Hasher};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{Duration, Instant, SystemTime};
 
 /// How long a checked version or a listing is trusted without looking again.
@@ -328,7 +328,9 @@ pub struct Fs {
     cache: Cache,
     /// Where big rendered files go, and from what size (a sixteenth of the cache budget).
     spill: Option<SpillTo>,
-    state: Mutex<State>,
+    /// Read far more often than written: every request reads it, listings and new inodes
+    /// write it, so readers never wait for each other.
+    state: RwLock<State>,
     started: SystemTime,
     renders: AtomicU64,
     /// Queue of sessions to render ahead of a directory walk (see [`Fs::start_prefetch`]).
@@ -368,7 +370,7 @@ impl Fs {
             spill: opts
                 .spill_dir
                 .map(|dir| SpillTo::new(dir, (opts.cache_bytes / 16).max(1 << 20))),
-            state: Mutex::new(state),
+            state: RwLock::new(state),
             started: SystemTime::now(),
             renders: AtomicU64::new(0),
             prefetch: Mutex::new(None),
@@ -397,8 +399,12 @@ impl Fs {
         self.renders.load(Ordering::Relaxed)
     }
 
-    fn state(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    fn state(&self) -> RwLockReadGuard<'_, State> {
+        self.state.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn state_mut(&self) -> RwLockWriteGuard<'_, State> {
+        self.state.write().unwrap_or_else(|e| e.into_inner())
     }
 
     // ----- requests ---------------------------------------------------------------------
@@ -892,8 +898,14 @@ impl Fs {
         };
         // Outside the lock: a store's own version may query its database.
         let (version, mtime) = self.version_of(store, &listed, sources);
-        let mut st = self.state();
+        let mut st = self.state_mut();
         let s = st.agents.get_mut(&key.agent)?.sessions.get_mut(&key.name)?;
+        // On the first render nothing of the old version was shown: every size and byte the
+        // kernel gets comes from this render, so there is nothing to tell it to forget (it
+        // would re-read the whole fork after the next change check).
+        if s.extra.is_empty() && s.announced == s.version {
+            s.announced = version;
+        }
         s.extra = sources.to_vec();
         s.version = version;
         s.mtime = mtime;
@@ -980,7 +992,7 @@ impl Fs {
             (a.store, s.listed.clone(), s.extra.clone())
         };
         let (version, mtime) = self.version_of(store, &listed, &extra);
-        let mut st = self.state();
+        let mut st = self.state_mut();
         let a = st.agents.get_mut(&key.agent).ok_or(FsError::NotFound)?;
         let s = a.sessions.get_mut(&key.name).ok_or(FsError::NotFound)?;
         if std::mem::take(&mut s.unchecked) {
@@ -1063,7 +1075,7 @@ impl Fs {
             let _ = self.check_session_now(key, true);
         }
         let mut out = Invalidations::default();
-        let mut st = self.state();
+        let mut st = self.state_mut();
         let st = &mut *st;
         for key in known {
             let Some(slot) = st
@@ -1124,7 +1136,7 @@ impl Fs {
                 Vec::new()
             }
         };
-        let mut st = self.state();
+        let mut st = self.state_mut();
         let Some(a) = st.agents.get_mut(&agent) else {
             return;
         };
@@ -1198,7 +1210,7 @@ impl Fs {
     }
 
     fn ino_for(&self, parent: u64, name: &str, kind: NodeKind) -> u64 {
-        let mut st = self.state();
+        let mut st = self.state_mut();
         if matches!(kind, NodeKind::DiffFile(..)) {
             let (ino, forgotten) = st.diff_ino(parent, name, kind);
             drop(st);
@@ -1298,7 +1310,7 @@ impl Fs {
 
     /// The inode of `search/<query>/`, made (and the oldest query forgotten) if new.
     fn search_query_ino(&self, query: &str) -> u64 {
-        let mut st = self.state();
+        let mut st = self.state_mut();
         let sn = &mut st.search;
         if let Some(&ino) = sn.queries.get(query) {
             sn.order.retain(|&i| i != ino);
@@ -1357,7 +1369,7 @@ impl Fs {
             log::warn!("search '{query}': {e}");
             FsError::Internal(e)
         })?;
-        let mut st = self.state();
+        let mut st = self.state_mut();
         let sn = &mut st.search;
         if !sn.nodes.contains_key(&qino) {
             // Forgotten meanwhile by other queries.

@@ -751,8 +751,12 @@ fn file_names_that_are_not_utf8_keep_their_bytes_and_their_sessions() {
 }
 
 /// A warm pass is served by the kernel's caches: a second `grep -r` over an unchanged tree
-/// makes (almost) no request. Replying OK to FLUSH once made every `close()` a request,
-/// and a warm grep of 10,000 sessions six times slower than a tmpfs copy.
+/// makes no metadata request at all (names, attributes and opens are trusted) and reads
+/// only what the kernel itself dropped. Replying OK to FLUSH once made every `close()` a
+/// request, and a warm grep of 10,000 sessions six times slower than a tmpfs copy.
+///
+/// Some machines page out idle page cache on their own (DAMON proactive reclaim on VMs);
+/// the pages they drop come back as READ and READDIRPLUS, so those are bounded, not zero.
 #[test]
 fn a_warm_walk_makes_almost_no_requests() {
     let home = Home::spine();
@@ -790,8 +794,15 @@ fn a_warm_walk_makes_almost_no_requests() {
             m
         });
     eprintln!("{ops:?}");
+    let data = ["READ", "READDIRPLUS", "READDIR"];
+    let meta: usize = ops
+        .iter()
+        .filter(|(op, _)| !data.contains(&op.as_str()) && op.as_str() != "STATFS")
+        .map(|(_, n)| n)
+        .sum();
+    assert_eq!(meta, 0, "metadata requests in a warm pass: {ops:?}");
     assert!(
-        warm <= 5,
-        "{warm} requests for a warm pass over {files} files"
+        warm <= 5 + files / 4,
+        "{warm} requests for a warm pass over {files} files: {ops:?}"
     );
 }
