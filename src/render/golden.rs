@@ -389,3 +389,19 @@ fn files_spilled_to_disk_hold_the_same_bytes_as_in_memory() {
         }
     }
 }
+
+#[test]
+fn an_unwritable_spill_directory_keeps_files_in_memory_with_the_same_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    // A regular file where the spill directory should be: creating it fails.
+    let blocked = dir.path().join("not-a-dir");
+    std::fs::write(&blocked, "x").unwrap();
+    let s = tool_io();
+    let mem = render_session(&s);
+    let fallback = super::render_session_to(&s, Some(SpillTo::new(blocked.join("sub"), 16)));
+    assert!(matches!(
+        fallback.entries["messages.jsonl"],
+        Node::File(Body::Mem(_))
+    ));
+    assert_eq!(mem.entries, fallback.entries);
+}
