@@ -172,20 +172,26 @@ pub fn strip_terminal(s: &str) -> Cow<'_, str> {
 /// (at least three), so no content can close it early. Ends with a newline. Terminal
 /// control is removed first ([`strip_terminal`]).
 pub fn fence(body: &str, lang: &str) -> String {
+    let mut out = String::new();
+    fence_into(&mut out, body, lang);
+    out
+}
+
+/// [`fence`] appended to `out`, without a string of its own.
+pub fn fence_into(out: &mut String, body: &str, lang: &str) {
     let body = strip_terminal(body);
     let body = body.as_ref();
-    let ticks = "`".repeat((longest_backtick_run(body) + 1).max(3));
-    let mut out = String::with_capacity(body.len() + 2 * ticks.len() + lang.len() + 4);
-    out.push_str(&ticks);
+    let ticks = (longest_backtick_run(body) + 1).max(3);
+    out.reserve(body.len() + 2 * ticks + lang.len() + 4);
+    out.extend(std::iter::repeat_n('`', ticks));
     out.push_str(lang);
     out.push('\n');
     out.push_str(body);
     if !body.is_empty() && !body.ends_with('\n') {
         out.push('\n');
     }
-    out.push_str(&ticks);
+    out.extend(std::iter::repeat_n('`', ticks));
     out.push('\n');
-    out
 }
 
 /// An inline code span that survives backticks in `s` and `|` in a table cell.

@@ -14,10 +14,11 @@
 //! old to new text, an `apply_patch` patch is a `diff` block. The other arguments stay JSON.
 //! `messages.jsonl` keeps the input exactly as stored.
 
-use super::text::{code_span, fence, human_time};
+use super::text::{code_span, fence_into, human_time};
 use crate::model::{Message, Session, ToolCall, ToolResult};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
+use std::fmt::Write as _;
 
 /// `0007-Bash.md`: 1-based call number, four digits, sanitised tool name.
 pub fn file_name(index: usize, tool: &str) -> String {
@@ -132,19 +133,16 @@ fn render_one(s: &Session, c: &CallRef<'_>) -> String {
         super::text::cell(&call.tool_name),
         c.number
     );
-    out.push_str(&format!("| Time | {time} |\n"));
-    out.push_str(&format!("| Status | {status} |\n"));
+    let _ = writeln!(out, "| Time | {time} |");
+    let _ = writeln!(out, "| Status | {status} |");
     if let Some(ms) = call.duration_ms {
-        out.push_str(&format!(
-            "| Duration | {} ms |\n",
-            super::text::thousands(ms)
-        ));
+        let _ = writeln!(out, "| Duration | {} ms |", super::text::thousands(ms));
     }
     out.push_str("\n## Input\n\n");
     out.push_str(&input_markdown(call));
     out.push_str("\n## Output\n\n");
     match output {
-        Some(o) => out.push_str(&fence(o, "")),
+        Some(o) => fence_into(&mut out, o, ""),
         None => out.push_str("*No result recorded.*\n"),
     }
     out
@@ -159,13 +157,13 @@ pub fn input_markdown(call: &ToolCall) -> String {
     };
     let mut out = String::new();
     if !rest.is_empty() {
-        out.push_str(&fence(&super::pretty_json(&rest), "json"));
+        fence_into(&mut out, &super::pretty_json(&rest), "json");
     }
     for (lang, body) in blocks {
         if !out.is_empty() {
             out.push('\n');
         }
-        out.push_str(&fence(&body, &lang));
+        fence_into(&mut out, &body, &lang);
     }
     out
 }

@@ -15,10 +15,13 @@
 //!   linking to `subagents/<name>/transcript.md`, so a reader can step into the child
 //!   where it starts.
 
-use super::text::{cell, code_span, escape_html, fence, human_time, markdown_text, thousands, usd};
+use super::text::{
+    cell, code_span, escape_html, fence_into, human_time, markdown_text, thousands, usd,
+};
 use super::tools::{self, ToolIndex};
 use crate::model::{Message, MessageKind, Role, Session, ToolCall, SEALED_THINKING};
 use std::collections::HashMap;
+use std::fmt::Write as _;
 
 /// Subagents by the id of the tool call that spawned them: `(entry name, description)`.
 type Spawned<'a> = HashMap<&'a str, Vec<(String, Option<&'a str>)>>;
@@ -188,7 +191,7 @@ fn render_message(
         out.push('\n');
         if m.kind == MessageKind::Execution {
             out.push_str("**Command:**\n\n");
-            out.push_str(&fence(&m.content, ""));
+            fence_into(out, &m.content, "");
         } else if m.kind == MessageKind::Context {
             // Collapsed: the model saw it, a reader wants it out of the way but greppable.
             out.push_str("<details><summary>");
@@ -224,12 +227,13 @@ fn render_message(
             &r.tool_name
         };
         out.push('\n');
-        out.push_str(&format!(
-            "**Result:** {} · {}{}\n",
+        let _ = writeln!(
+            out,
+            "**Result:** {} · {}{}",
             tool_label(name),
             if r.is_error { "error" } else { "ok" },
             link(file)
-        ));
+        );
         preview(out, &r.output, file);
     }
 
@@ -261,15 +265,18 @@ fn subagent_line(out: &mut String, name: &str, description: Option<&str>) {
     let mut target = String::with_capacity(name.len());
     for ch in name.chars() {
         match ch {
-            '%' | ' ' | '(' | ')' | '<' | '>' => target.push_str(&format!("%{:02X}", ch as u32)),
+            '%' | ' ' | '(' | ')' | '<' | '>' => {
+                let _ = write!(target, "%{:02X}", ch as u32);
+            }
             _ => target.push(ch),
         }
     }
     out.push('\n');
-    out.push_str(&format!(
+    let _ = write!(
+        out,
         "**Subagent:** [subagents/{}/](subagents/{target}/transcript.md)",
         escape_html(name)
-    ));
+    );
     if let Some(d) = description.map(str::trim).filter(|d| !d.is_empty()) {
         out.push_str(" · ");
         out.push_str(&cell(&d.chars().take(200).collect::<String>()));
@@ -281,11 +288,12 @@ fn render_call(out: &mut String, m: &Message, call: &ToolCall, file: Option<&str
     // An execution's command is its content; the call only carries the output.
     if m.kind != MessageKind::Execution {
         out.push('\n');
-        out.push_str(&format!(
+        let _ = write!(
+            out,
             "**Tool call:** {}{}\n\n",
             tool_label(&call.tool_name),
             link(file)
-        ));
+        );
         out.push_str(&tools::input_markdown(call));
     }
     if let Some(output) = &call.output {
@@ -300,7 +308,7 @@ fn render_call(out: &mut String, m: &Message, call: &ToolCall, file: Option<&str
             format!("**Result:** {} ·", tool_label(&call.tool_name))
         };
         out.push('\n');
-        out.push_str(&format!("{label} {status}{}\n", link(file)));
+        let _ = writeln!(out, "{label} {status}{}", link(file));
         preview(out, output, file);
     }
 }
@@ -314,7 +322,7 @@ fn preview(out: &mut String, output: &str, file: Option<&str>) {
         return;
     }
     let Some(file) = file else {
-        out.push_str(&fence(output, ""));
+        fence_into(out, output, "");
         return;
     };
     let mut end = 0;
@@ -333,14 +341,15 @@ fn preview(out: &mut String, output: &str, file: Option<&str>) {
         }
         end += line.len();
     }
-    out.push_str(&fence(&output[..end], ""));
+    fence_into(out, &output[..end], "");
     let rest = &output[end..];
     if !rest.is_empty() {
         let more = rest.lines().count().max(1);
-        out.push_str(&format!(
-            "… ({more} more line{} in tools/{file})\n",
+        let _ = writeln!(
+            out,
+            "… ({more} more line{} in tools/{file})",
             if more == 1 { "" } else { "s" }
-        ));
+        );
     }
 }
 
