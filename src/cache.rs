@@ -118,7 +118,7 @@ impl Inner {
     fn pop(&mut self, k: &FileKey) {
         if let Some(b) = self.lru.pop(k) {
             self.bytes -= cost(k, &b);
-            self.disk -= b.len() - b.memory();
+            self.disk -= on_disk(&b);
         }
     }
 }
@@ -128,6 +128,11 @@ impl Inner {
 /// which for a walk over many small tool files is a tenth of what is held.
 fn cost(k: &FileKey, b: &Bytes) -> usize {
     b.memory() + k.0.name.len() + k.2.len() + 200
+}
+
+/// Bytes a cached file keeps in a spill file on disk.
+fn on_disk(b: &Bytes) -> usize {
+    b.len() - b.memory()
 }
 
 /// Spilled files may take this many times the memory budget on disk.
@@ -236,14 +241,14 @@ impl Cache {
             }
             g.pop(&k);
             g.bytes += c;
-            g.disk += bytes.len() - bytes.memory();
+            g.disk += on_disk(&bytes);
             g.lru.put(k, bytes);
         }
         while g.bytes > self.budget || g.disk > self.budget * DISK_PER_MEMORY {
             match g.lru.pop_lru() {
                 Some((k, b)) => {
                     g.bytes -= cost(&k, &b);
-                    g.disk -= b.len() - b.memory();
+                    g.disk -= on_disk(&b);
                     g.stats.evictions += 1;
                 }
                 None => break,

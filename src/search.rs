@@ -859,21 +859,10 @@ fn prepare(
         if !indexed(path) || path.contains('\n') {
             continue;
         }
-        // `render_session` holds every file in memory; read a spilled one back all the same.
-        let owned;
-        let bytes: &[u8] = match bytes {
-            crate::spill::Body::Mem(b) => b,
-            disk => match disk.to_vec() {
-                Ok(v) => {
-                    owned = v;
-                    &owned
-                }
-                Err(_) => continue,
-            },
-        };
-        let text = match std::str::from_utf8(bytes) {
+        let Ok(bytes) = bytes.bytes() else { continue };
+        let text = match std::str::from_utf8(&bytes) {
             Ok(text) => std::borrow::Cow::Borrowed(text),
-            Err(_) => String::from_utf8_lossy(bytes),
+            Err(_) => String::from_utf8_lossy(&bytes),
         };
         body.push_str(path);
         body.push_str(&format!("\n{}\n", text.lines().count()));

@@ -63,6 +63,14 @@ impl Body {
         }
     }
 
+    /// The whole file as one slice: borrowed when in memory, read back when spilled.
+    pub fn bytes(&self) -> io::Result<Cow<'_, [u8]>> {
+        match self {
+            Body::Mem(b) => Ok(Cow::Borrowed(b)),
+            Body::Disk(_) => self.to_vec().map(Cow::Owned),
+        }
+    }
+
     /// The whole file, for writers that need it at once (`sessfs show`, tests).
     pub fn to_vec(&self) -> io::Result<Vec<u8>> {
         let mut v = Vec::with_capacity(self.len());

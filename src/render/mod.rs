@@ -184,10 +184,9 @@ fn render_into(b: &mut Bundle, prefix: &str, s: &Session, depth: usize) {
                 &format!("b/branches/{name}/transcript.md"),
             ),
         );
-        b.file(
-            format!("{prefix}branches/{name}/messages.jsonl"),
-            messages::render(&alt),
-        );
+        b.write(format!("{prefix}branches/{name}/messages.jsonl"), |w| {
+            messages::write(&alt, w)
+        });
         b.file(
             format!("{prefix}branches/{name}/transcript.md"),
             join_blocks(&alt_blocks),

@@ -35,19 +35,27 @@ pub const TITLE_CHARS: usize = 100;
 /// Every entry of `dir`, sorted by path; nothing when it cannot be read (logged when it
 /// exists, so a missing optional directory stays quiet).
 pub fn entries(dir: &Path) -> Vec<PathBuf> {
-    let rd = match std::fs::read_dir(dir) {
-        Ok(rd) => rd,
-        Err(e) => {
-            if dir.exists() {
-                log::warn!("cannot read {}: {e}", dir.display());
-            }
-            return Vec::new();
-        }
+    let Some(rd) = read_dir(dir) else {
+        return Vec::new();
     };
     let mut v: Vec<PathBuf> = rd.flatten().map(|e| e.path()).collect();
     // One parent: by name, bytewise (as `Path`'s order, without its per-component walk).
     v.sort_unstable_by(|a, b| a.file_name().cmp(&b.file_name()));
     v
+}
+
+/// `dir`'s entries, or `None` when it cannot be read (logged when it exists, so a missing
+/// optional directory stays quiet).
+fn read_dir(dir: &Path) -> Option<std::fs::ReadDir> {
+    match std::fs::read_dir(dir) {
+        Ok(rd) => Some(rd),
+        Err(e) => {
+            if dir.exists() {
+                log::warn!("cannot read {}: {e}", dir.display());
+            }
+            None
+        }
+    }
 }
 
 /// What a directory entry is, from the directory itself where the file system says (no
@@ -62,11 +70,8 @@ pub enum EntryType {
 
 /// Sorted entries of `dir` with their types (see [`EntryType`]).
 pub fn typed_entries(dir: &Path) -> Vec<(PathBuf, EntryType)> {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return entries(dir)
-            .into_iter()
-            .map(|p| (p, EntryType::Other))
-            .collect();
+    let Some(rd) = read_dir(dir) else {
+        return Vec::new();
     };
     let mut v: Vec<(PathBuf, EntryType)> = rd
         .flatten()
