@@ -20,7 +20,6 @@
 //! - a panic inside a request becomes EIO and a log line; the mount lives on.
 
 use crate::tree::{panic_message, Attr, Fs, FsError, Kind, KERNEL_TTL, POLL, TTL};
-use crate::watch::Wake;
 use fuser::{
     Errno, FileAttr, FileHandle, FileType, Filesystem, Generation, INodeNo, InitFlags,
     KernelConfig, LockOwner, OpenFlags, ReplyAttr, ReplyData, ReplyDirectory, ReplyDirectoryPlus,
@@ -29,8 +28,7 @@ use fuser::{
 use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::mpsc::Sender;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, SystemTime};
 
 /// How often the watcher also looks at every session, as a safety net for changes inotify
@@ -41,6 +39,15 @@ const SAFETY_POLL: Duration = Duration::from_secs(30);
 /// Files up to this size are pushed into the page cache when their directory is listed;
 /// larger ones are read on demand (a walk that stops early should not cost their copy).
 const PUSH_MAX: u64 = 1 << 20;
+
+/// What request handlers need to push pages: the session's notifier (set once the session
+/// exists) and a gate the change watcher holds while it invalidates, so a push of one
+/// version never lands after the invalidation of a newer one.
+#[derive(Clone, Default)]
+pub struct Pusher {
+    notifier: Arc<std::sync::OnceLock<fuser::Notifier>>,
+    gate: Arc<RwLock<()>>,
+}
 
 /// The single mapping from internal errors to errno values.
 pub fn errno(e: &FsError) -> Errno {
@@ -68,6 +75,9 @@ fn guarded<T>(what: &str, f: impl FnOnce() -> Result<T, FsError>) -> Result<T, F
 
 type DirSnapshot = Arc<Vec<(String, Attr)>>;
 
+/// Listings kept for readers that have not reached the end of a directory yet.
+const MAX_SNAPSHOTS: usize = 4096;
+
 pub struct SessFs {
     fs: Arc<Fs>,
     uid: u32,
@@ -75,12 +85,12 @@ pub struct SessFs {
     /// Directory listings taken when a listing starts (offset 0), so later offsets of the
     /// same pass index the same entries.
     dirs: Mutex<HashMap<u64, DirSnapshot>>,
-    /// Tells the watcher thread which directories were just listed (page pushes).
-    listed: Option<Sender<Wake>>,
+    /// Pushes a listed directory's files into the page cache.
+    pusher: Pusher,
 }
 
 impl SessFs {
-    pub fn new(fs: Arc<Fs>, listed: Option<Sender<Wake>>) -> SessFs {
+    pub fn new(fs: Arc<Fs>, pusher: Pusher) -> SessFs {
         // SAFETY: getuid/getgid cannot fail and touch no memory.
         let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
         SessFs {
@@ -88,7 +98,7 @@ impl SessFs {
             uid,
             gid,
             dirs: Mutex::new(HashMap::new()),
-            listed,
+            pusher,
         }
     }
 
@@ -131,25 +141,39 @@ impl SessFs {
     /// Feed `.`, `..` and the directory's entries from `offset` on to `add(next offset,
     /// name, attributes)` until it says the reply buffer is full; once the last entry has
     /// gone out, the listing snapshot is dropped.
+    /// Add the entries of `ino` from `offset` on (`.` and `..` first) until `add` says the
+    /// reply is full; returns whether any entry was added. A listing read to its end comes
+    /// back once more for the entries after the last one; that empty call drops the snapshot.
     fn fill_dir(
         &self,
         ino: u64,
         offset: u64,
         mut add: impl FnMut(u64, &str, &Attr) -> bool,
-    ) -> Result<(), FsError> {
+    ) -> Result<bool, FsError> {
         let entries = self.dir_snapshot(ino, offset)?;
         let me = self.fs.getattr(ino)?;
-        let dots = [(".", me), ("..", me)];
+        // An empty directory (`diff/`) lists nothing at all, not even `.` and `..` (POSIX
+        // leaves them optional): its listing then ends in one request instead of two.
+        let dots = if entries.is_empty() {
+            &[][..]
+        } else {
+            &[(".", me), ("..", me)][..]
+        };
         let all = dots
-            .into_iter()
+            .iter()
+            .copied()
             .chain(entries.iter().map(|(n, a)| (n.as_str(), *a)));
+        let mut added = false;
         for (i, (name, a)) in all.enumerate().skip(offset as usize) {
             if add((i + 1) as u64, name, &a) {
-                return Ok(());
+                return Ok(true);
             }
+            added = true;
         }
-        self.forget_snapshot(ino);
-        Ok(())
+        if !added {
+            self.forget_snapshot(ino);
+        }
+        Ok(added)
     }
 
     /// Drop the listing of a directory whose last entries have been sent.
@@ -158,6 +182,22 @@ impl SessFs {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .remove(&ino);
+    }
+
+    /// Push the small cached files of a directory the kernel has just listed into its page
+    /// cache. Called on the listing's last (empty) READDIRPLUS: the kernel made the inodes
+    /// of the entries sent before, and the reader waits for this reply before it opens
+    /// them, so a walk then reads them without a request each.
+    fn push_files(&self, dir: u64) {
+        let Some(notifier) = self.pusher.notifier.get() else {
+            return;
+        };
+        let _gate = self.pusher.gate.read().unwrap_or_else(|e| e.into_inner());
+        for (ino, bytes) in self.fs.pushable(dir, PUSH_MAX) {
+            if let Err(e) = notifier.store(INodeNo(ino), 0, &bytes) {
+                log::debug!("store {ino}: {e}");
+            }
+        }
     }
 
     /// The listing of `ino` for a readdir at `offset`: taken afresh at offset 0, reused after.
@@ -171,6 +211,10 @@ impl SessFs {
         drop(dirs);
         let snap = Arc::new(self.fs.readdir(ino)?);
         dirs = self.dirs.lock().unwrap_or_else(|e| e.into_inner());
+        if dirs.len() >= MAX_SNAPSHOTS {
+            // Readers that stopped before the end; a later call of theirs lists afresh.
+            dirs.clear();
+        }
         dirs.insert(ino, snap.clone());
         Ok(snap)
     }
@@ -289,7 +333,7 @@ impl Filesystem for SessFs {
                 reply.add(INodeNo(a.ino), next, kind_type(a.kind), name)
             })
         }) {
-            Ok(()) => reply.ok(),
+            Ok(_) => reply.ok(),
             Err(e) => reply.error(errno(&e)),
         }
     }
@@ -303,7 +347,7 @@ impl Filesystem for SessFs {
         mut reply: ReplyDirectoryPlus,
     ) {
         match guarded("readdirplus", || {
-            self.fill_dir(ino.0, offset, |next, name, a| {
+            let added = self.fill_dir(ino.0, offset, |next, name, a| {
                 let attr = self.file_attr(a);
                 reply.add(
                     INodeNo(a.ino),
@@ -313,17 +357,13 @@ impl Filesystem for SessFs {
                     &attr,
                     Generation(0),
                 )
-            })
-        }) {
-            Ok(()) => {
-                reply.ok();
-                // The kernel now knows the children's inodes: their pages can be pushed.
-                if offset == 0 {
-                    if let Some(tx) = &self.listed {
-                        let _ = tx.send(Wake::Listed(ino.0));
-                    }
-                }
+            })?;
+            if !added && offset > 0 {
+                self.push_files(ino.0);
             }
+            Ok(())
+        }) {
+            Ok(()) => reply.ok(),
             Err(e) => reply.error(errno(&e)),
         }
     }
@@ -694,8 +734,9 @@ pub fn serve(
         .is_ok();
 
     let (wake_tx, wake_rx) = std::sync::mpsc::channel();
-    let mut session =
-        fuser::Session::new(SessFs::new(fs.clone(), Some(wake_tx.clone())), dir, &cfg)?;
+    let pusher = Pusher::default();
+    let mut session = fuser::Session::new(SessFs::new(fs.clone(), pusher.clone()), dir, &cfg)?;
+    let _ = pusher.notifier.set(session.notifier());
     let mut unmounter = session.unmount_callable();
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let watcher = {
@@ -704,19 +745,6 @@ pub fn serve(
         std::thread::Builder::new()
             .name("sessfs-watch".into())
             .spawn(move || {
-                let push = |changes: crate::tree::Invalidations| {
-                    // Sent from this thread only, holding no lock a request handler needs.
-                    for ino in changes.inodes {
-                        if let Err(e) = notifier.inval_inode(INodeNo(ino), 0, 0) {
-                            log::debug!("inval_inode {ino}: {e}");
-                        }
-                    }
-                    for (parent, name) in changes.entries {
-                        if let Err(e) = notifier.inval_entry(INodeNo(parent), OsStr::new(&name)) {
-                            log::debug!("inval_entry {parent}/{name}: {e}");
-                        }
-                    }
-                };
                 let guarded = |what: &str, f: &dyn Fn() -> crate::tree::Invalidations| {
                     catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|p| {
                         log::error!(
@@ -725,6 +753,27 @@ pub fn serve(
                         );
                         crate::tree::Invalidations::default()
                     })
+                };
+                // Sent from this thread only. The push gate is held while the changes are
+                // worked out and their inodes invalidated, so a page push (which takes the
+                // gate before it looks at versions) lands before or after, never between.
+                // It is let go before names are invalidated: that waits for the directory's
+                // lock, which a reader holds while it waits for a listing whose reply may be
+                // waiting for the gate.
+                let push = |what: &str, changes: &dyn Fn() -> crate::tree::Invalidations| {
+                    let gate = pusher.gate.write().unwrap_or_else(|e| e.into_inner());
+                    let changes = guarded(what, changes);
+                    for ino in changes.inodes {
+                        if let Err(e) = notifier.inval_inode(INodeNo(ino), 0, 0) {
+                            log::debug!("inval_inode {ino}: {e}");
+                        }
+                    }
+                    drop(gate);
+                    for (parent, name) in changes.entries {
+                        if let Err(e) = notifier.inval_entry(INodeNo(parent), OsStr::new(&name)) {
+                            log::debug!("inval_entry {parent}/{name}: {e}");
+                        }
+                    }
                 };
                 let watch = crate::watch::Watcher::new(&fs.watch_roots(), wake_tx);
                 match &watch {
@@ -735,26 +784,15 @@ pub fn serve(
                 let mut trimmed = (std::time::Instant::now(), 0);
                 while !stop.load(std::sync::atomic::Ordering::Relaxed) {
                     trimmed = trim_after_evictions(&fs, trimmed);
-                    // Wakes on a change or a listing, else every POLL to look at `stop`.
+                    // Wakes on a change, else every POLL to look at `stop`.
                     let batch = crate::watch::next_batch(&wake_rx, POLL);
                     let full_every = if watch.is_ok() { SAFETY_POLL } else { POLL };
                     if batch.rescan || last_full.elapsed() >= full_every {
                         // Lost events, no watches, or the slow safety net: look at everything.
                         last_full = std::time::Instant::now();
-                        push(guarded("poll", &|| fs.poll_changes()));
+                        push("poll", &|| fs.poll_changes());
                     } else if !batch.paths.is_empty() {
-                        push(guarded("changes", &|| fs.changes_for(&batch.paths)));
-                    }
-                    // After the invalidations, from this same thread: a page pushed here is
-                    // of the version current now, and any later change is invalidated after.
-                    for dir in batch.listed {
-                        let files = catch_unwind(AssertUnwindSafe(|| fs.pushable(dir, PUSH_MAX)))
-                            .unwrap_or_default();
-                        for (ino, bytes) in files {
-                            if let Err(e) = notifier.store(INodeNo(ino), 0, &bytes) {
-                                log::debug!("store {ino}: {e}");
-                            }
-                        }
+                        push("changes", &|| fs.changes_for(&batch.paths));
                     }
                 }
             })?

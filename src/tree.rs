@@ -334,13 +334,20 @@ pub struct Fs {
     started: SystemTime,
     renders: AtomicU64,
     /// Queue of sessions to render ahead of a directory walk (see [`Fs::start_prefetch`]).
-    prefetch: Mutex<Option<std::sync::mpsc::SyncSender<SessionKey>>>,
+    prefetch: Mutex<Option<Prefetch>>,
     /// What answers `search/<query>/`; without one there is no `search/`.
     searcher: std::sync::OnceLock<Box<dyn Searcher>>,
 }
 
 /// Sessions rendered ahead of the one a reader just asked for.
-pub const PREFETCH_AHEAD: usize = 4;
+pub const PREFETCH_AHEAD: usize = 8;
+
+/// The render-ahead queue and the last session put on it, so a walk that keeps finding
+/// its sessions rendered keeps the queue that far ahead without queueing any twice.
+struct Prefetch {
+    tx: std::sync::mpsc::SyncSender<SessionKey>,
+    horizon: Option<SessionKey>,
+}
 
 impl Fs {
     pub fn new(stores: Vec<Box<dyn Store>>, opts: Options) -> Fs {
@@ -763,32 +770,45 @@ impl Fs {
                 log::warn!("no prefetch thread: {e}");
             }
         }
-        *self.prefetch.lock().unwrap_or_else(|e| e.into_inner()) = Some(tx);
+        *self.prefetch.lock().unwrap_or_else(|e| e.into_inner()) =
+            Some(Prefetch { tx, horizon: None });
     }
 
+    /// Queue the [`PREFETCH_AHEAD`] sessions after `key` that are not queued yet. Called
+    /// whenever a reader lists a session, rendered ahead or not, so the render-ahead
+    /// threads stay ahead of a walk instead of waiting for it to miss again.
     fn prefetch_after(&self, key: &SessionKey) {
-        let guard = self.prefetch.lock().unwrap_or_else(|e| e.into_inner());
-        let Some(tx) = guard.as_ref() else { return };
-        let next: Vec<SessionKey> = {
+        let mut guard = self.prefetch.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(p) = guard.as_mut() else { return };
+        let from = match &p.horizon {
+            Some(h) if h.agent == key.agent && h.name > key.name => h.name.clone(),
+            _ => key.name.clone(),
+        };
+        let next: Vec<String> = {
             let st = self.state();
             let Some(a) = st.agents.get(&key.agent) else {
                 return;
             };
-            a.sessions
+            let ahead = a
+                .sessions
                 .range::<String, _>((
                     std::ops::Bound::Excluded(&key.name),
                     std::ops::Bound::Unbounded,
                 ))
                 .take(PREFETCH_AHEAD)
-                .map(|(name, _)| SessionKey {
-                    agent: key.agent,
-                    name: name.clone(),
-                })
-                .collect()
+                .map(|(name, _)| name);
+            ahead.filter(|n| **n > from).cloned().collect()
         };
-        for k in next {
+        for name in next {
+            let k = SessionKey {
+                agent: key.agent,
+                name,
+            };
             // A full queue means the prefetcher is behind; the reader will render itself.
-            let _ = tx.try_send(k);
+            if p.tx.try_send(k.clone()).is_err() {
+                break;
+            }
+            p.horizon = Some(k);
         }
     }
 
@@ -820,11 +840,13 @@ impl Fs {
     fn shape(&self, key: &SessionKey) -> Result<Arc<Shape>> {
         let (version, lock) = self.check_session(key)?;
         if let Some(s) = self.cache.shape(key, version) {
+            self.prefetch_after(key);
             return Ok(s);
         }
         let _guard = lock.lock().unwrap_or_else(|e| e.into_inner());
         let (version, _) = self.check_session(key)?;
         if let Some(s) = self.cache.shape(key, version) {
+            self.prefetch_after(key);
             return Ok(s);
         }
         let (bundle, version) = self.render(key)?;

@@ -8,11 +8,6 @@
 //! agent writes, so a batch is collected for [`SETTLE`] after the first event and handed
 //! over as one list of paths.
 //!
-//! The same channel carries the FUSE adapter's notes that a session directory was just
-//! listed, so the one thread that tells the kernel what to forget is also the one that
-//! pushes freshly rendered pages into it: a push can then never land after the
-//! invalidation of a newer version.
-//!
 //! When watches cannot be set up (the user's inotify watch limit is reached, or a root is
 //! on a filesystem without inotify), [`Watcher::new`] fails and the mount falls back to
 //! polling; `sessfs doctor` says which one a machine gets. inotify can also drop events
@@ -29,20 +24,17 @@ use std::time::{Duration, Instant};
 pub enum Wake {
     /// A store file changed (from inotify).
     Store(notify::Result<notify::Event>),
-    /// The kernel just listed this directory inode: its files may be pushed.
-    Listed(u64),
 }
 
 /// How long a burst of events is collected before it is handed over. Well inside the
 /// one-second freshness promise.
 pub const SETTLE: Duration = Duration::from_millis(50);
 
-/// Paths that changed (or `rescan` when events were lost), and directories just listed.
+/// Paths that changed, or `rescan` when events were lost.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Batch {
     pub paths: Vec<PathBuf>,
     pub rescan: bool,
-    pub listed: Vec<u64>,
 }
 
 pub struct Watcher {
@@ -104,19 +96,11 @@ pub fn next_batch(rx: &Receiver<Wake>, wait: Duration) -> Batch {
     }
     batch.paths.sort();
     batch.paths.dedup();
-    batch.listed.sort_unstable();
-    batch.listed.dedup();
     batch
 }
 
 fn add(batch: &mut Batch, w: Wake) {
-    let ev = match w {
-        Wake::Listed(ino) => {
-            batch.listed.push(ino);
-            return;
-        }
-        Wake::Store(ev) => ev,
-    };
+    let Wake::Store(ev) = w;
     match ev {
         Ok(ev) => {
             if ev.need_rescan() {
@@ -172,8 +156,6 @@ mod tests {
         let (tx, rx) = std::sync::mpsc::channel();
         let _w = Watcher::new(&[dir.path().join("proj"), db.clone()], tx.clone()).expect("watcher");
         assert!(next_batch(&rx, Duration::from_millis(50)).paths.is_empty());
-        tx.send(Wake::Listed(7)).expect("send");
-        assert_eq!(next_batch(&rx, Duration::from_millis(50)).listed, [7]);
         let f = sub.join("s.jsonl");
         std::fs::write(&f, b"{}\n").expect("write");
         std::fs::write(db.with_extension("db-wal"), b"w").expect("wal");
