@@ -165,6 +165,23 @@ enum NodeKind {
 }
 
 impl State {
+    /// The inode of `parent/name`, made if new.
+    fn ino(&mut self, parent: u64, name: &str, kind: NodeKind) -> u64 {
+        if let Some(&ino) = self.by_name.get(&(parent, name.to_string())) {
+            return ino;
+        }
+        let ino = self.nodes.len() as u64 + 1;
+        self.by_name.insert((parent, name.to_string()), ino);
+        for key in kind.sessions() {
+            self.session_inos.entry(key.clone()).or_default().push(ino);
+        }
+        if let NodeKind::Agent(agent) = kind {
+            self.agent_inos.insert(agent, ino);
+        }
+        self.nodes.push(kind);
+        ino
+    }
+
     /// The inode of a diff file, made if new; also the diff files forgotten to make room
     /// (the least recently looked up), whose rendered bytes the caller drops.
     fn diff_ino(&mut self, parent: u64, name: &str, kind: NodeKind) -> (u64, Vec<NodeKind>) {
@@ -238,6 +255,18 @@ struct SessionSlot {
     /// so the first check's version is what the kernel first learns (a store's own version
     /// replaces the listing's file fingerprint there without an invalidation).
     unchecked: bool,
+}
+
+impl SessionSlot {
+    /// Record a check's result.
+    fn set_version(&mut self, version: u64, mtime: SystemTime, at: Instant) {
+        if std::mem::take(&mut self.unchecked) {
+            self.announced = version;
+        }
+        self.version = version;
+        self.mtime = mtime;
+        self.checked = at;
+    }
 }
 
 struct AgentState {
@@ -524,18 +553,8 @@ impl Fs {
             NodeKind::SearchLink(_) => return Err(FsError::NotDir),
             NodeKind::Agent(agent) => {
                 self.refresh_agent(*agent, false);
-                let st = self.state();
-                st.agents[agent]
-                    .sessions
-                    .keys()
-                    .map(|n| {
-                        let key = SessionKey {
-                            agent: *agent,
-                            name: n.clone(),
-                        };
-                        (n.clone(), NodeKind::Session(key))
-                    })
-                    .collect()
+                self.check_all(*agent);
+                return Ok(self.session_entries(ino, *agent));
             }
             NodeKind::Session(key) => {
                 let shape = self.shape(key)?;
@@ -1017,13 +1036,87 @@ impl Fs {
         let mut st = self.state_mut();
         let a = st.agents.get_mut(&key.agent).ok_or(FsError::NotFound)?;
         let s = a.sessions.get_mut(&key.name).ok_or(FsError::NotFound)?;
-        if std::mem::take(&mut s.unchecked) {
-            s.announced = version;
-        }
-        s.version = version;
-        s.mtime = mtime;
-        s.checked = Instant::now();
+        s.set_version(version, mtime, Instant::now());
         Ok((version, s.render_lock.clone()))
+    }
+
+    /// Version every session of `agent` whose check is out of date, on every core, and
+    /// store the results under one write of the state. A listing gives each session its
+    /// real mtime; 10,000 `stat`s of a cold project directory in a row cost 25 ms of disk
+    /// reads, split over the cores about 15.
+    fn check_all(&self, agent: Agent) {
+        let todo: Vec<(String, usize, Listed, Vec<PathBuf>)> = {
+            let st = self.state();
+            let Some(a) = st.agents.get(&agent) else {
+                return;
+            };
+            a.sessions
+                .iter()
+                .filter(|(_, s)| s.checked.elapsed() >= TTL)
+                .map(|(n, s)| (n.clone(), a.store, s.listed.clone(), s.extra.clone()))
+                .collect()
+        };
+        let threads = cores().min(todo.len().div_ceil(256)).max(1);
+        let versions: Vec<(u64, SystemTime)> = std::thread::scope(|scope| {
+            let parts: Vec<_> = todo
+                .chunks(todo.len().div_ceil(threads).max(1))
+                .map(|part| {
+                    scope.spawn(move || {
+                        part.iter()
+                            .map(|(_, store, listed, extra)| self.version_of(*store, listed, extra))
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            parts
+                .into_iter()
+                .flat_map(|h| h.join().unwrap_or_default())
+                .collect()
+        });
+        if versions.len() != todo.len() {
+            return; // a versioning thread panicked: each session is checked on its own
+        }
+        let now = Instant::now();
+        let mut st = self.state_mut();
+        let Some(a) = st.agents.get_mut(&agent) else {
+            return;
+        };
+        for ((name, ..), (version, mtime)) in todo.into_iter().zip(versions) {
+            if let Some(s) = a.sessions.get_mut(&name) {
+                s.set_version(version, mtime, now);
+            }
+        }
+    }
+
+    /// The sessions of an agent directory `dir`, just versioned by [`Fs::check_all`]: their
+    /// inodes and attributes under one write of the state.
+    fn session_entries(&self, dir: u64, agent: Agent) -> Vec<(String, Attr)> {
+        let mut st = self.state_mut();
+        let Some(a) = st.agents.get(&agent) else {
+            return Vec::new();
+        };
+        let sessions: Vec<(String, SystemTime)> = a
+            .sessions
+            .iter()
+            .map(|(n, s)| (n.clone(), s.mtime))
+            .collect();
+        sessions
+            .into_iter()
+            .map(|(name, mtime)| {
+                let key = SessionKey {
+                    agent,
+                    name: name.clone(),
+                };
+                let ino = st.ino(dir, &name, NodeKind::Session(key));
+                let attr = Attr {
+                    ino,
+                    kind: Kind::Dir,
+                    size: 0,
+                    mtime,
+                };
+                (name, attr)
+            })
+            .collect()
     }
 
     /// What changed since the last call, for the kernel to forget: every inode of a
@@ -1243,19 +1336,7 @@ impl Fs {
             }
             return ino;
         }
-        if let Some(&ino) = st.by_name.get(&(parent, name.to_string())) {
-            return ino;
-        }
-        let ino = st.nodes.len() as u64 + 1;
-        st.by_name.insert((parent, name.to_string()), ino);
-        for key in kind.sessions() {
-            st.session_inos.entry(key.clone()).or_default().push(ino);
-        }
-        if let NodeKind::Agent(agent) = kind {
-            st.agent_inos.insert(agent, ino);
-        }
-        st.nodes.push(kind);
-        ino
+        st.ino(parent, name, kind)
     }
 
     fn inner_child(&self, key: &SessionKey, dir: &str, name: &str) -> Result<NodeKind> {
