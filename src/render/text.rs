@@ -73,16 +73,16 @@ pub fn usd(v: f64) -> String {
 }
 
 fn longest_backtick_run(s: &str) -> usize {
-    // Bytes, not chars: a backtick is one byte and never part of another character.
+    // Bytes, not chars: a backtick is one byte and never part of another character. Most
+    // text has none or few, so jump between them with `find` (a memchr) and count each run.
+    let bytes = s.as_bytes();
     let mut best = 0;
-    let mut run = 0;
-    for &b in s.as_bytes() {
-        if b == b'`' {
-            run += 1;
-            best = best.max(run);
-        } else {
-            run = 0;
-        }
+    let mut at = 0;
+    while let Some(i) = s[at..].find('`') {
+        let start = at + i;
+        let run = bytes[start..].iter().take_while(|&&b| b == b'`').count();
+        best = best.max(run);
+        at = start + run;
     }
     best
 }
@@ -100,8 +100,14 @@ pub fn strip_terminal(s: &str) -> Cow<'_, str> {
     // A byte scan first (most text has no control at all): C0 controls and DEL are single
     // bytes, and every C1 control (U+0080..U+009F) starts with 0xC2. A 0xC2 that is not a
     // control only sends the text down the exact path below.
-    let suspect = |b: &u8| (*b < 0x20 && *b != b'\n' && *b != b'\t') || *b == 0x7f || *b == 0xc2;
-    if !s.as_bytes().iter().any(suspect) || !s.chars().any(dirty) {
+    // The scan looks at 64 bytes at a time without stopping early, which the compiler
+    // turns into vector compares.
+    let suspect = |b: u8| (b < 0x20 && b != b'\n' && b != b'\t') | (b == 0x7f) | (b == 0xc2);
+    let any_suspect = s
+        .as_bytes()
+        .chunks(64)
+        .any(|c| c.iter().fold(false, |acc, &b| acc | suspect(b)));
+    if !any_suspect || !s.chars().any(dirty) {
         return Cow::Borrowed(s);
     }
     let mut out = String::with_capacity(s.len());
@@ -453,6 +459,21 @@ mod tests {
     }
 
     #[test]
+    fn backtick_runs_are_measured_anywhere_in_the_text() {
+        for (text, run) in [
+            ("", 0),
+            ("plain", 0),
+            ("`", 1),
+            ("a``b```c`", 3),
+            ("````x``", 4),
+            ("x`````", 5),
+            ("é`ü``", 2),
+        ] {
+            assert_eq!(longest_backtick_run(text), run, "{text:?}");
+        }
+    }
+
+    #[test]
     fn fence_outgrows_backticks_inside() {
         assert_eq!(fence("a", "json"), "```json\na\n```\n");
         assert_eq!(fence("x ```` y\n", ""), "`````\nx ```` y\n`````\n");
@@ -513,5 +534,13 @@ mod tests {
             "linkok\tend"
         );
         assert!(matches!(strip_terminal("plain\ttext\n"), Cow::Borrowed(_)));
+        // Anywhere in a long text, chunk edges included; a C1 lead byte that is not a
+        // control (`¢` is C2 A2) is kept.
+        let long = format!("{}\u{7}{}\u{85}¢", "a".repeat(64), "b".repeat(63));
+        assert_eq!(
+            strip_terminal(&long),
+            format!("{}{}¢", "a".repeat(64), "b".repeat(63))
+        );
+        assert!(matches!(strip_terminal("¢ 5"), Cow::Borrowed(_)));
     }
 }
