@@ -12,6 +12,10 @@
 //! - `FUSE_AUTO_INVAL_DATA`, so a changed mtime or size in a refreshed attribute (at most
 //!   [`TTL`] old) drops the stale pages and cached listings;
 //! - `FUSE_DO_READDIRPLUS`, so a directory walk learns every child's attributes in one reply;
+//! - pushed pages: on a listing's last (empty) READDIRPLUS the kernel already has the
+//!   entries' inodes and the reader waits for the reply, so the directory's small files are
+//!   pushed into the page cache (`notify_store`) right then, and a walk reads them without a
+//!   request each (a cold `grep -r` of 10,000 sessions: 0 READs, 97,940 before);
 //! - pushed invalidation: a watcher thread sleeps on inotify ([`crate::watch`]), asks the tree
 //!   what a batch of store changes means ([`Fs::changes_for`]) and
 //!   tells the kernel to forget those inodes and names, so attributes and names can be
