@@ -1773,6 +1773,35 @@ mod tests {
         (dir, Fs::new(vec![Box::new(store)], Options::default()))
     }
 
+    /// A listing versions its sessions on several threads and stores the results together;
+    /// each session directory must still get its own file's mtime.
+    #[test]
+    fn a_listing_gives_each_session_its_own_mtime() {
+        let names: Vec<String> = (0..600).map(|i| format!("s{i:04}")).collect();
+        let files: Vec<(&str, &str)> = names.iter().map(|n| (n.as_str(), "text")).collect();
+        let (dir, fs) = fs_with(&files);
+        let when = |i: u64| SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000 + 61 * i);
+        for (i, n) in names.iter().enumerate() {
+            let f = std::fs::File::options()
+                .write(true)
+                .open(dir.path().join(n))
+                .unwrap();
+            f.set_modified(when(i as u64)).unwrap();
+        }
+        let pi = fs.readdir(ROOT_INO).unwrap()[0].1.ino;
+        let listed = fs.readdir(pi).unwrap();
+        assert_eq!(listed.len(), 600);
+        for (i, (name, attr)) in listed.iter().enumerate() {
+            assert_eq!(name, &names[i]);
+            assert_eq!(attr.mtime, when(i as u64), "{name}");
+            assert_eq!(
+                fs.getattr(attr.ino).unwrap().mtime,
+                when(i as u64),
+                "{name}"
+            );
+        }
+    }
+
     #[test]
     fn sizes_match_reads_and_inodes_are_stable() {
         let (_d, fs) = fs_with(&[("a", "hello"), ("b", "world")]);
