@@ -1056,23 +1056,27 @@ impl Fs {
                 .map(|(n, s)| (n.clone(), a.store, s.listed.clone(), s.extra.clone()))
                 .collect()
         };
-        let threads = cores().min(todo.len().div_ceil(256)).max(1);
-        let versions: Vec<(u64, SystemTime)> = std::thread::scope(|scope| {
-            let parts: Vec<_> = todo
-                .chunks(todo.len().div_ceil(threads).max(1))
-                .map(|part| {
-                    scope.spawn(move || {
-                        part.iter()
-                            .map(|(_, store, listed, extra)| self.version_of(*store, listed, extra))
-                            .collect::<Vec<_>>()
-                    })
-                })
-                .collect();
-            parts
-                .into_iter()
-                .flat_map(|h| h.join().unwrap_or_default())
-                .collect()
-        });
+        let version_all = |part: &[(String, usize, Listed, Vec<PathBuf>)]| {
+            part.iter()
+                .map(|(_, store, listed, extra)| self.version_of(*store, listed, extra))
+                .collect::<Vec<_>>()
+        };
+        // A thread per core for 256 sessions or more; fewer are done right here.
+        let threads = cores().min(todo.len() / 256).max(1);
+        let versions: Vec<(u64, SystemTime)> = if threads == 1 {
+            version_all(&todo)
+        } else {
+            std::thread::scope(|scope| {
+                let parts: Vec<_> = todo
+                    .chunks(todo.len().div_ceil(threads))
+                    .map(|part| scope.spawn(move || version_all(part)))
+                    .collect();
+                parts
+                    .into_iter()
+                    .flat_map(|h| h.join().unwrap_or_default())
+                    .collect()
+            })
+        };
         if versions.len() != todo.len() {
             return; // a versioning thread panicked: each session is checked on its own
         }
