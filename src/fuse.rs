@@ -32,7 +32,7 @@ use fuser::{
 use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 /// How often the watcher also looks at every session, as a safety net for changes inotify
@@ -44,14 +44,9 @@ const SAFETY_POLL: Duration = Duration::from_secs(30);
 /// larger ones are read on demand (a walk that stops early should not cost their copy).
 const PUSH_MAX: u64 = 1 << 20;
 
-/// What request handlers need to push pages: the session's notifier (set once the session
-/// exists) and a gate the change watcher holds while it invalidates, so a push of one
-/// version never lands after the invalidation of a newer one.
-#[derive(Clone, Default)]
-pub struct Pusher {
-    notifier: Arc<std::sync::OnceLock<fuser::Notifier>>,
-    gate: Arc<RwLock<()>>,
-}
+/// The session's notifier, for request handlers that push pages; set once the session
+/// exists.
+type Pusher = Arc<std::sync::OnceLock<fuser::Notifier>>;
 
 /// The single mapping from internal errors to errno values.
 pub fn errno(e: &FsError) -> Errno {
@@ -143,11 +138,9 @@ impl SessFs {
     }
 
     /// Feed `.`, `..` and the directory's entries from `offset` on to `add(next offset,
-    /// name, attributes)` until it says the reply buffer is full; once the last entry has
-    /// gone out, the listing snapshot is dropped.
-    /// Add the entries of `ino` from `offset` on (`.` and `..` first) until `add` says the
-    /// reply is full; returns whether any entry was added. A listing read to its end comes
-    /// back once more for the entries after the last one; that empty call drops the snapshot.
+    /// name, attributes)` until it says the reply buffer is full. Returns `false` when
+    /// nothing was left from `offset` on: the kernel asks once more after the last entry to
+    /// learn the listing ended, and that call drops the snapshot.
     fn fill_dir(
         &self,
         ino: u64,
@@ -167,17 +160,17 @@ impl SessFs {
             .iter()
             .copied()
             .chain(entries.iter().map(|(n, a)| (n.as_str(), *a)));
-        let mut added = false;
+        let mut left = false;
         for (i, (name, a)) in all.enumerate().skip(offset as usize) {
+            left = true;
             if add((i + 1) as u64, name, &a) {
-                return Ok(true);
+                break;
             }
-            added = true;
         }
-        if !added {
+        if !left {
             self.forget_snapshot(ino);
         }
-        Ok(added)
+        Ok(left)
     }
 
     /// Drop the listing of a directory whose last entries have been sent.
@@ -192,11 +185,16 @@ impl SessFs {
     /// cache. Called on the listing's last (empty) READDIRPLUS: the kernel made the inodes
     /// of the entries sent before, and the reader waits for this reply before it opens
     /// them, so a walk then reads them without a request each.
+    ///
+    /// A push can race the watcher's invalidation of a newer version, like any READ reply
+    /// can, and no lock orders them: one held here would have to be held by the watcher
+    /// across kernel calls that wait for readers who wait for this reply. The race is
+    /// harmless: an invalidation also marks the attributes stale, every read then refreshes
+    /// them (`FUSE_AUTO_INVAL_DATA`), and a new version's mtime or size drops the pages.
     fn push_files(&self, dir: u64) {
-        let Some(notifier) = self.pusher.notifier.get() else {
+        let Some(notifier) = self.pusher.get() else {
             return;
         };
-        let _gate = self.pusher.gate.read().unwrap_or_else(|e| e.into_inner());
         for (ino, bytes) in self.fs.pushable(dir, PUSH_MAX) {
             if let Err(e) = notifier.store(INodeNo(ino), 0, &bytes) {
                 log::debug!("store {ino}: {e}");
@@ -351,7 +349,7 @@ impl Filesystem for SessFs {
         mut reply: ReplyDirectoryPlus,
     ) {
         match guarded("readdirplus", || {
-            let added = self.fill_dir(ino.0, offset, |next, name, a| {
+            let left = self.fill_dir(ino.0, offset, |next, name, a| {
                 let attr = self.file_attr(a);
                 reply.add(
                     INodeNo(a.ino),
@@ -362,7 +360,7 @@ impl Filesystem for SessFs {
                     Generation(0),
                 )
             })?;
-            if !added && offset > 0 {
+            if !left && offset > 0 {
                 self.push_files(ino.0);
             }
             Ok(())
@@ -740,7 +738,7 @@ pub fn serve(
     let (wake_tx, wake_rx) = std::sync::mpsc::channel();
     let pusher = Pusher::default();
     let mut session = fuser::Session::new(SessFs::new(fs.clone(), pusher.clone()), dir, &cfg)?;
-    let _ = pusher.notifier.set(session.notifier());
+    let _ = pusher.set(session.notifier());
     let mut unmounter = session.unmount_callable();
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let watcher = {
@@ -758,21 +756,15 @@ pub fn serve(
                         crate::tree::Invalidations::default()
                     })
                 };
-                // Sent from this thread only. The push gate is held while the changes are
-                // worked out and their inodes invalidated, so a page push (which takes the
-                // gate before it looks at versions) lands before or after, never between.
-                // It is let go before names are invalidated: that waits for the directory's
-                // lock, which a reader holds while it waits for a listing whose reply may be
-                // waiting for the gate.
+                // Sent from this thread only, holding no lock: invalidating a name waits for
+                // its directory's lock, which a reader holds while it waits for a listing.
                 let push = |what: &str, changes: &dyn Fn() -> crate::tree::Invalidations| {
-                    let gate = pusher.gate.write().unwrap_or_else(|e| e.into_inner());
                     let changes = guarded(what, changes);
                     for ino in changes.inodes {
                         if let Err(e) = notifier.inval_inode(INodeNo(ino), 0, 0) {
                             log::debug!("inval_inode {ino}: {e}");
                         }
                     }
-                    drop(gate);
                     for (parent, name) in changes.entries {
                         if let Err(e) = notifier.inval_entry(INodeNo(parent), OsStr::new(&name)) {
                             log::debug!("inval_entry {parent}/{name}: {e}");
