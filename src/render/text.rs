@@ -229,6 +229,12 @@ fn one_line(s: &str) -> String {
 /// greps as written.
 pub fn escape_html(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
+    escape_html_into(&mut out, s);
+    out
+}
+
+/// [`escape_html`], appended to `out`.
+fn escape_html_into(out: &mut String, s: &str) {
     let mut rest = s;
     // Copy the runs between the two characters whole, not one `char` at a time.
     while let Some(i) = rest.find(['<', '&']) {
@@ -241,7 +247,6 @@ pub fn escape_html(s: &str) -> String {
         rest = &rest[i + 1..];
     }
     out.push_str(rest);
-    out
 }
 
 /// Message text as Markdown that cannot break the document around it.
@@ -252,12 +257,13 @@ pub fn escape_html(s: &str) -> String {
 /// inline code spans that open and close on one line (escaping there would print `&lt;`).
 /// A fence the message opens but never closes is closed after it, so it cannot swallow the
 /// rest of the transcript, and its headings nest under the message heading (see
-/// `nested_heading`). Terminal control is removed ([`strip_terminal`]). The result ends
-/// with a newline unless `text` is empty.
-pub fn markdown_text(text: &str) -> String {
+/// `nested_heading`). Terminal control is removed ([`strip_terminal`]). What is appended to
+/// `out` (the file being rendered, so no string of its own) ends with a newline unless
+/// `text` is empty.
+pub fn markdown_text_into(out: &mut String, text: &str) {
     let text = strip_terminal(text);
     let text = text.as_ref();
-    let mut out = String::with_capacity(text.len() + 16);
+    out.reserve(text.len() + 16);
     let mut open: Option<(char, usize)> = None;
     let mut para: Vec<&str> = Vec::new();
     for line in text.lines() {
@@ -271,15 +277,15 @@ pub fn markdown_text(text: &str) -> String {
             }
             None => {
                 if let Some(f) = opens_fence(line) {
-                    flush_paragraph(&mut para, &mut out);
+                    flush_paragraph(&mut para, out);
                     out.push_str(line);
                     out.push('\n');
                     open = Some(f);
                 } else if let Some(h) = nested_heading(line) {
-                    flush_paragraph(&mut para, &mut out);
-                    flush_paragraph(&mut vec![h.as_str()], &mut out);
+                    flush_paragraph(&mut para, out);
+                    flush_paragraph(&mut vec![h.as_str()], out);
                 } else if line.trim().is_empty() || starts_block(line) {
-                    flush_paragraph(&mut para, &mut out);
+                    flush_paragraph(&mut para, out);
                     para.push(line);
                 } else {
                     para.push(line);
@@ -287,12 +293,11 @@ pub fn markdown_text(text: &str) -> String {
             }
         }
     }
-    flush_paragraph(&mut para, &mut out);
+    flush_paragraph(&mut para, out);
     if let Some((ch, len)) = open {
-        out.push_str(&ch.to_string().repeat(len));
+        out.extend(std::iter::repeat_n(ch, len));
         out.push('\n');
     }
-    out
 }
 
 /// Message headings are level 3 (`### User`), so a heading inside a message moves three
@@ -404,7 +409,7 @@ fn flush_paragraph(para: &mut Vec<&str>, out: &mut String) {
         }
         match close {
             Some(j) if !text[i..j].contains('\n') => {
-                out.push_str(&escape_html(&text[plain_from..i]));
+                escape_html_into(out, &text[plain_from..i]);
                 out.push_str(&text[i..j + run]);
                 i = j + run;
                 plain_from = i;
@@ -415,12 +420,19 @@ fn flush_paragraph(para: &mut Vec<&str>, out: &mut String) {
             None => i = body_start,
         }
     }
-    out.push_str(&escape_html(&text[plain_from..]));
+    escape_html_into(out, &text[plain_from..]);
     out.push('\n');
 }
 
 #[cfg(test)]
 mod tests {
+    /// [`super::markdown_text_into`] into a new string.
+    fn markdown_text(text: &str) -> String {
+        let mut out = String::new();
+        super::markdown_text_into(&mut out, text);
+        out
+    }
+
     #[test]
     fn times_are_spelled_as_chrono_spells_them() {
         use chrono::TimeZone;

@@ -8,7 +8,7 @@
 //!   message instead of a footer. Appending to the native store then only appends bytes.
 //! - Greppable: message text is kept line for line; only `<` and `&` are escaped and
 //!   a heading inside a message gains three `#` so it nests under the message's own `###`
-//!   heading (see `text::markdown_text`), so `grep -F` of any line without those characters
+//!   heading (see `text::markdown_text_into`), so `grep -F` of any line without those characters
 //!   finds it (a heading line's text still matches).
 //! - Bounded: a tool result shows a preview here and the full output in `tools/`.
 //! - Linked: a tool call that spawned a subagent is followed by a `**Subagent:**` line
@@ -16,7 +16,7 @@
 //!   where it starts.
 
 use super::text::{
-    cell, code_span, escape_html, fence_into, human_time, markdown_text, thousands, usd,
+    cell, code_span, escape_html, fence_into, human_time, markdown_text_into, thousands, usd,
 };
 use super::tools::{self, ToolIndex};
 use crate::model::{Message, MessageKind, Role, Session, ToolCall, SEALED_THINKING};
@@ -178,7 +178,7 @@ fn render_message(
         }
         Some(th) if !th.trim().is_empty() => {
             out.push_str("\n<details><summary>Thinking</summary>\n\n");
-            out.push_str(&markdown_text(th));
+            markdown_text_into(out, th);
             out.push_str("\n</details>\n");
         }
         _ => {}
@@ -197,10 +197,10 @@ fn render_message(
             out.push_str("<details><summary>");
             out.push_str(&cell(m.label.as_deref().unwrap_or("injected context")));
             out.push_str("</summary>\n\n");
-            out.push_str(&markdown_text(&m.content));
+            markdown_text_into(out, &m.content);
             out.push_str("\n</details>\n");
         } else {
-            out.push_str(&markdown_text(&m.content));
+            markdown_text_into(out, &m.content);
         }
     }
 
