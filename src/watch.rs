@@ -19,12 +19,8 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
 
-/// What wakes the change watcher.
-#[derive(Debug)]
-pub enum Wake {
-    /// A store file changed (from inotify).
-    Store(notify::Result<notify::Event>),
-}
+/// What wakes the change watcher: a store file changed (from inotify).
+pub type Wake = notify::Result<notify::Event>;
 
 /// How long a burst of events is collected before it is handed over. Well inside the
 /// one-second freshness promise.
@@ -50,7 +46,7 @@ impl Watcher {
     /// to `tx`.
     pub fn new(roots: &[PathBuf], tx: Sender<Wake>) -> notify::Result<Watcher> {
         let mut inner = notify::recommended_watcher(move |ev| {
-            let _ = tx.send(Wake::Store(ev));
+            let _ = tx.send(ev);
         })?;
         let mut watched: Vec<PathBuf> = Vec::new();
         for root in roots {
@@ -99,8 +95,7 @@ pub fn next_batch(rx: &Receiver<Wake>, wait: Duration) -> Batch {
     batch
 }
 
-fn add(batch: &mut Batch, w: Wake) {
-    let Wake::Store(ev) = w;
+fn add(batch: &mut Batch, ev: Wake) {
     match ev {
         Ok(ev) => {
             if ev.need_rescan() {

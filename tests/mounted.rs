@@ -750,6 +750,16 @@ fn file_names_that_are_not_utf8_keep_their_bytes_and_their_sessions() {
     );
 }
 
+/// `grep -r` of `dir` for text nowhere in it, so every file is read to its end.
+fn grep_everything(dir: &Path) {
+    let out = std::process::Command::new("grep")
+        .args(["-r", "-c", "--", "zzz-no-such-text"])
+        .arg(dir)
+        .output()
+        .expect("grep");
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+}
+
 /// The first walk of a fresh mount: every file up to 1 MiB it reads was pushed into the
 /// page cache when its directory's listing ended, before the reader went on, so not one
 /// READ of such a file reaches sessfs. Reads are what a cold `grep -r` of thousands of
@@ -758,12 +768,7 @@ fn file_names_that_are_not_utf8_keep_their_bytes_and_their_sessions() {
 fn a_cold_walk_reads_no_file_through_a_request() {
     let home = Home::spine();
     let m = common::Foreground::with_log(&home, "fuser=debug");
-    let out = std::process::Command::new("grep")
-        .args(["-r", "-c", "--", "zzz-no-such-text"])
-        .arg(m.path())
-        .output()
-        .expect("grep");
-    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    grep_everything(m.path());
     use std::os::unix::fs::MetadataExt;
     let small: std::collections::HashSet<String> = common::files_under(m.path())
         .iter()
@@ -796,18 +801,11 @@ fn a_cold_walk_reads_no_file_through_a_request() {
 fn a_warm_walk_makes_almost_no_requests() {
     let home = Home::spine();
     let m = common::Foreground::with_log(&home, "fuser=debug");
-    let grep = || {
-        let out = std::process::Command::new("grep")
-            .args(["-r", "-c", "--", "zzz-no-such-text"])
-            .arg(m.path())
-            .output()
-            .expect("grep");
-        assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
-    };
+    let grep = || grep_everything(m.path());
     grep();
     let files = common::files_under(m.path()).len();
     let requests = |log: &str| log.lines().filter(|l| l.contains("FUSE(")).count();
-    // Let the watcher's page pushes settle before counting.
+    // Let the first pass's requests all reach the log before counting.
     std::thread::sleep(std::time::Duration::from_millis(500));
     let before = requests(&m.log_text());
     grep();
