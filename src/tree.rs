@@ -278,6 +278,10 @@ struct AgentState {
     changed: SystemTime,
     /// Names added or removed since the change watcher last looked.
     pending: Vec<String>,
+    /// Held while the store is listed or its sessions versioned ([`Fs::refresh_agent`],
+    /// [`Fs::check_all`]): a second caller waits and finds the work done instead of doing it
+    /// again (the warm-up and a first `ls` race for it).
+    scan: Arc<Mutex<()>>,
 }
 
 /// The nodes under `search/`: a query can be any string, so unlike the rest of the tree
@@ -388,6 +392,7 @@ impl Fs {
                 listed: None,
                 changed: SystemTime::now(),
                 pending: Vec::new(),
+                scan: Arc::default(),
             });
         }
         let mut state = State {
@@ -938,7 +943,7 @@ impl Fs {
             (a.store, s.listed.clone())
         };
         // Outside the lock: a store's own version may query its database.
-        let (version, mtime) = self.version_of(store, &listed, sources);
+        let (version, mtime) = self.version_of(store, &listed, sources, &mut Stater::default());
         let mut st = self.state_mut();
         let s = st.agents.get_mut(&key.agent)?.sessions.get_mut(&key.name)?;
         // On the first render nothing of the old version was shown: every size and byte the
@@ -1032,7 +1037,7 @@ impl Fs {
             }
             (a.store, s.listed.clone(), s.extra.clone())
         };
-        let (version, mtime) = self.version_of(store, &listed, &extra);
+        let (version, mtime) = self.version_of(store, &listed, &extra, &mut Stater::default());
         let mut st = self.state_mut();
         let a = st.agents.get_mut(&key.agent).ok_or(FsError::NotFound)?;
         let s = a.sessions.get_mut(&key.name).ok_or(FsError::NotFound)?;
@@ -1045,6 +1050,10 @@ impl Fs {
     /// real mtime; 10,000 `stat`s of a cold project directory in a row cost 25 ms of disk
     /// reads, split over the cores about 15.
     fn check_all(&self, agent: Agent) {
+        let Some(scan) = self.scan_lock(agent) else {
+            return;
+        };
+        let _scanning = scan.lock().unwrap_or_else(|e| e.into_inner());
         let todo: Vec<(String, usize, Listed, Vec<PathBuf>)> = {
             let st = self.state();
             let Some(a) = st.agents.get(&agent) else {
@@ -1057,8 +1066,11 @@ impl Fs {
                 .collect()
         };
         let version_all = |part: &[(String, usize, Listed, Vec<PathBuf>)]| {
+            let mut stater = Stater::default();
             part.iter()
-                .map(|(_, store, listed, extra)| self.version_of(*store, listed, extra))
+                .map(|(_, store, listed, extra)| {
+                    self.version_of(*store, listed, extra, &mut stater)
+                })
                 .collect::<Vec<_>>()
         };
         // A thread per core for 256 sessions or more; fewer are done right here.
@@ -1092,6 +1104,38 @@ impl Fs {
         }
     }
 
+    fn scan_lock(&self, agent: Agent) -> Option<Arc<Mutex<()>>> {
+        self.state().agents.get(&agent).map(|a| a.scan.clone())
+    }
+
+    /// List every store and version every session once, on a thread of its own, as the
+    /// mount starts: the first `ls` of a cold machine then finds the native files' inodes
+    /// read and the versions made (10,000 cold `stat`s, ~15 ms), or waits for the rest of
+    /// that work instead of doing it twice. Nothing is rendered.
+    pub fn start_warm_up(self: &Arc<Self>) -> Option<std::thread::JoinHandle<()>> {
+        let fs = Arc::downgrade(self);
+        let spawned = std::thread::Builder::new()
+            .name("sessfs-warm-up".into())
+            .spawn(move || {
+                let Some(fs) = fs.upgrade() else {
+                    return;
+                };
+                let agents: Vec<Agent> = fs.state().agents.keys().copied().collect();
+                for agent in agents {
+                    let one = || {
+                        fs.refresh_agent(agent, false);
+                        fs.check_all(agent);
+                    };
+                    if let Err(p) = catch_unwind(AssertUnwindSafe(one)) {
+                        log::error!("panic while warming up {agent}: {}", panic_message(&p));
+                    }
+                }
+            });
+        spawned
+            .map_err(|e| log::warn!("no warm-up thread: {e}"))
+            .ok()
+    }
+
     /// The sessions of an agent directory `dir`, just versioned by [`Fs::check_all`]: their
     /// inodes and attributes under one write of the state.
     fn session_entries(&self, dir: u64, agent: Agent) -> Vec<(String, Attr)> {
@@ -1104,6 +1148,11 @@ impl Fs {
             .iter()
             .map(|(n, s)| (n.clone(), s.mtime))
             .collect();
+        // Room for every session up front: growing the maps by rehashing as 10,000 new
+        // inodes go in was a third of this.
+        st.by_name.reserve(sessions.len());
+        st.session_inos.reserve(sessions.len());
+        st.nodes.reserve(sessions.len());
         sessions
             .into_iter()
             .map(|(name, mtime)| {
@@ -1238,6 +1287,10 @@ impl Fs {
 
     /// Re-list an agent's store if the listing is older than [`TTL`] (or `force`).
     pub fn refresh_agent(&self, agent: Agent, force: bool) {
+        let Some(scan) = self.scan_lock(agent) else {
+            return;
+        };
+        let _scanning = scan.lock().unwrap_or_else(|e| e.into_inner());
         let store = {
             let st = self.state();
             let Some(a) = st.agents.get(&agent) else {
@@ -1616,17 +1669,23 @@ impl Fs {
             let s = a.sessions.get(&key.name).ok_or(FsError::NotFound)?;
             (a.store, s.listed.clone())
         };
-        Ok(self.version_of(store, &listed, &[]).0)
+        Ok(self
+            .version_of(store, &listed, &[], &mut Stater::default())
+            .0)
     }
 
     /// A session's version and mtime: the store's own version of the session when it has one
     /// ([`Store::version`]), else the fingerprint of its sources; sources of other sessions
     /// it depends on (`extra`, a fork's parent) are fingerprinted either way. The mtime is
     /// always the newest mtime of all those files.
-    fn version_of(&self, store: usize, listed: &Listed, extra: &[PathBuf]) -> (u64, SystemTime) {
-        let mut all = listed.sources.clone();
-        all.extend(extra.iter().cloned());
-        let (by_stat, mtime) = fingerprint(&all);
+    fn version_of(
+        &self,
+        store: usize,
+        listed: &Listed,
+        extra: &[PathBuf],
+        stater: &mut Stater,
+    ) -> (u64, SystemTime) {
+        let (by_stat, mtime) = fingerprint(listed.sources.iter().chain(extra), stater);
         let own = catch_unwind(AssertUnwindSafe(|| self.stores[store].version(listed)))
             .unwrap_or_else(|p| {
                 log::error!(
@@ -1637,50 +1696,112 @@ impl Fs {
                 None
             });
         match own {
-            Some(v) => (v ^ fingerprint(extra).0.rotate_left(17), mtime),
+            Some(v) => (v ^ fingerprint(extra, stater).0.rotate_left(17), mtime),
             None => (by_stat, mtime),
         }
     }
 }
 
-/// Version and newest mtime of a set of source files.
 /// `(version, newest mtime)` of a session's sources. A directory source also counts the
 /// size and mtime of each entry directly in it: a file rewritten in place (agentuse part
 /// files, written with `writeFile`) changes neither the directory's size nor its mtime.
-fn fingerprint(sources: &[PathBuf]) -> (u64, SystemTime) {
+fn fingerprint<'a>(
+    sources: impl IntoIterator<Item = &'a PathBuf>,
+    stater: &mut Stater,
+) -> (u64, SystemTime) {
     let mut h = std::collections::hash_map::DefaultHasher::new();
     let mut newest = SystemTime::UNIX_EPOCH;
-    let mut stamp = |m: &std::fs::Metadata, h: &mut std::collections::hash_map::DefaultHasher| {
-        m.len().hash(h);
-        if let Ok(t) = m.modified() {
-            t.hash(h);
-            newest = newest.max(t);
-        }
+    let mut stamp = |s: &Stamp, h: &mut std::collections::hash_map::DefaultHasher| {
+        s.len.hash(h);
+        s.mtime.hash(h);
+        newest = newest.max(s.mtime);
     };
     for p in sources {
         p.hash(&mut h);
-        match std::fs::metadata(p) {
-            Ok(m) => {
-                stamp(&m, &mut h);
-                if m.is_dir() {
-                    let mut children: Vec<(std::ffi::OsString, std::fs::Metadata)> =
-                        std::fs::read_dir(p)
-                            .into_iter()
-                            .flatten()
-                            .flatten()
-                            .filter_map(|e| Some((e.file_name(), e.metadata().ok()?)))
-                            .collect();
+        match stater.stat(p) {
+            Some(s) => {
+                stamp(&s, &mut h);
+                if s.is_dir {
+                    let mut children: Vec<(std::ffi::OsString, Stamp)> = std::fs::read_dir(p)
+                        .into_iter()
+                        .flatten()
+                        .flatten()
+                        .filter_map(|e| Some((e.file_name(), Stamp::of(&e.metadata().ok()?))))
+                        .collect();
                     children.sort_by(|a, b| a.0.cmp(&b.0));
-                    for (name, m) in &children {
+                    for (name, s) in &children {
                         name.hash(&mut h);
-                        stamp(m, &mut h);
+                        stamp(s, &mut h);
                     }
                 }
             }
-            Err(_) => 0xdead_u64.hash(&mut h),
+            None => 0xdead_u64.hash(&mut h),
         }
     }
     (h.finish(), newest)
+}
+
+/// What a version is made of: a file's size and mtime.
+struct Stamp {
+    len: u64,
+    mtime: SystemTime,
+    is_dir: bool,
+}
+
+impl Stamp {
+    fn of(m: &std::fs::Metadata) -> Stamp {
+        Stamp {
+            len: m.len(),
+            mtime: m.modified().unwrap_or(SystemTime::UNIX_EPOCH),
+            is_dir: m.is_dir(),
+        }
+    }
+}
+
+/// `stat` by name inside the source's directory, held open from one call to the next:
+/// versioning the 10,000 sessions of one project directory then walks one path component
+/// per file instead of every component of its path (the walk was a fifth of a cold `ls`).
+/// Held only for one round of checks, so a directory renamed meanwhile is not followed.
+#[derive(Default)]
+struct Stater {
+    dir: Option<(PathBuf, std::fs::File)>,
+}
+
+impl Stater {
+    fn stat(&mut self, p: &std::path::Path) -> Option<Stamp> {
+        use std::os::unix::ffi::OsStrExt;
+        use std::os::unix::fs::OpenOptionsExt;
+        use std::os::unix::io::AsRawFd;
+        let by_path = || std::fs::metadata(p).ok().map(|m| Stamp::of(&m));
+        let (Some(parent), Some(name)) = (p.parent(), p.file_name()) else {
+            return by_path();
+        };
+        if self.dir.as_ref().map(|(d, _)| d.as_path()) != Some(parent) {
+            self.dir = std::fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(libc::O_PATH | libc::O_DIRECTORY)
+                .open(parent)
+                .ok()
+                .map(|f| (parent.to_path_buf(), f));
+        }
+        let (Some((_, dir)), Ok(name)) = (&self.dir, std::ffi::CString::new(name.as_bytes()))
+        else {
+            return by_path();
+        };
+        let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
+        // SAFETY: `name` is NUL-terminated, `dir` an open descriptor, and `st` is written
+        // by the call before it is read (only when it returns 0).
+        if unsafe { libc::fstatat(dir.as_raw_fd(), name.as_ptr(), st.as_mut_ptr(), 0) } != 0 {
+            return None;
+        }
+        let st = unsafe { st.assume_init() };
+        let mtime = Duration::new(st.st_mtime.max(0) as u64, st.st_mtime_nsec as u32);
+        Some(Stamp {
+            len: st.st_size as u64,
+            mtime: SystemTime::UNIX_EPOCH + mtime,
+            is_dir: st.st_mode & libc::S_IFMT == libc::S_IFDIR,
+        })
+    }
 }
 
 pub fn panic_message(p: &Box<dyn std::any::Any + Send>) -> String {
@@ -1720,10 +1841,10 @@ mod tests {
         let f = part.join("01.json");
         std::fs::write(&f, b"{\"text\":\"a\"}").expect("write");
         let sources = vec![part.clone()];
-        let (before, _) = fingerprint(&sources);
+        let (before, _) = fingerprint(&sources, &mut Stater::default());
         // Same inode, new bytes: the directory itself does not change.
         std::fs::write(&f, b"{\"text\":\"a longer text\"}").expect("rewrite");
-        let (after, _) = fingerprint(&sources);
+        let (after, _) = fingerprint(&sources, &mut Stater::default());
         assert_ne!(before, after);
     }
     use crate::model::{Message, Role};
@@ -1803,6 +1924,31 @@ mod tests {
                 when(i as u64),
                 "{name}"
             );
+        }
+    }
+
+    /// The warm-up versions every session before any request: the first listing then has
+    /// nothing left to `stat`.
+    #[test]
+    fn the_warm_up_gives_each_session_its_mtime_before_any_request() {
+        let names = ["a", "b", "c"];
+        let (dir, fs) = fs_with(&[("a", "x"), ("b", "y"), ("c", "z")]);
+        let when = |i: u64| SystemTime::UNIX_EPOCH + Duration::from_secs(1_600_000_000 + 7 * i);
+        for (i, n) in names.iter().enumerate() {
+            let f = std::fs::File::options()
+                .write(true)
+                .open(dir.path().join(n))
+                .unwrap();
+            f.set_modified(when(i as u64)).unwrap();
+        }
+        let fs = Arc::new(fs);
+        fs.start_warm_up().unwrap().join().unwrap();
+        let st = fs.state();
+        let sessions = &st.agents[&Agent::Pi].sessions;
+        assert_eq!(sessions.len(), 3);
+        for (i, n) in names.iter().enumerate() {
+            assert_eq!(sessions[*n].mtime, when(i as u64), "{n}");
+            assert!(sessions[*n].checked.elapsed() < TTL, "{n}");
         }
     }
 
