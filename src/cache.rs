@@ -24,7 +24,8 @@ pub type Bytes = crate::spill::Body;
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct SessionKey {
     pub agent: crate::model::Agent,
-    pub name: String,
+    /// Shared, not copied: every inode and cached file of a session holds its key.
+    pub name: Arc<str>,
 }
 
 /// What kind of entry a path in a bundle is.

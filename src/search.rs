@@ -392,7 +392,7 @@ impl Index {
             };
             let indexed = known
                 .get_mut(key.agent.name())
-                .and_then(|m| m.remove(&key.name));
+                .and_then(|m| m.remove(&*key.name));
             if indexed.map(|(_, v)| v as u64) != Some(version) {
                 stale.push((key.clone(), version));
             }
@@ -668,7 +668,7 @@ impl Index {
             .filter_map(|((agent, name), _)| {
                 Some(SessionKey {
                     agent: Agent::from_name(&agent)?,
-                    name,
+                    name: name.into(),
                 })
             })
             .take(limit)

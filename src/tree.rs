@@ -485,7 +485,7 @@ impl Fs {
                 self.refresh_agent(*agent, false);
                 let key = SessionKey {
                     agent: *agent,
-                    name: name.to_string(),
+                    name: name.into(),
                 };
                 if !self.session_exists(&key) {
                     return Err(FsError::NotFound);
@@ -512,7 +512,7 @@ impl Fs {
                 self.refresh_agent(*agent, false);
                 let other = SessionKey {
                     agent: *agent,
-                    name: other.to_string(),
+                    name: other.into(),
                 };
                 if !self.session_exists(&other) {
                     return Err(FsError::NotFound);
@@ -705,7 +705,7 @@ impl Fs {
             let st = self.state();
             out.extend(st.agents[&a].sessions.keys().map(|n| SessionKey {
                 agent: a,
-                name: n.clone(),
+                name: n.as_str().into(),
             }));
         }
         out
@@ -728,7 +728,10 @@ impl Fs {
                 .find(|(_, s)| s.native_id == id)
                 .map(|(n, _)| n.clone())?
         };
-        Some(SessionKey { agent, name })
+        Some(SessionKey {
+            agent,
+            name: name.into(),
+        })
     }
 
     /// Parse a session (uncached). Never panics; a panic in a store becomes a warning.
@@ -736,7 +739,7 @@ impl Fs {
         let (listed, native_id, store) = {
             let st = self.state();
             let a = st.agents.get(&key.agent).ok_or(FsError::NotFound)?;
-            let s = a.sessions.get(&key.name).ok_or(FsError::NotFound)?;
+            let s = a.sessions.get(&*key.name).ok_or(FsError::NotFound)?;
             (s.listed.clone(), s.native_id.clone(), a.store)
         };
         let store = &self.stores[store];
@@ -815,18 +818,18 @@ impl Fs {
             };
             let ahead = a
                 .sessions
-                .range::<String, _>((
-                    std::ops::Bound::Excluded(&key.name),
+                .range::<str, _>((
+                    std::ops::Bound::Excluded(&*key.name),
                     std::ops::Bound::Unbounded,
                 ))
                 .take(PREFETCH_AHEAD)
                 .map(|(name, _)| name);
-            ahead.filter(|n| **n > from).cloned().collect()
+            ahead.filter(|n| n.as_str() > &*from).cloned().collect()
         };
         for name in next {
             let k = SessionKey {
                 agent: key.agent,
-                name,
+                name: name.into(),
             };
             // A full queue means the prefetcher is behind; the reader will render itself.
             if p.tx.try_send(k.clone()).is_err() {
@@ -936,7 +939,7 @@ impl Fs {
         let (store, listed) = {
             let st = self.state();
             let a = st.agents.get(&key.agent)?;
-            let s = a.sessions.get(&key.name)?;
+            let s = a.sessions.get(&*key.name)?;
             if s.extra == sources {
                 return None;
             }
@@ -945,7 +948,11 @@ impl Fs {
         // Outside the lock: a store's own version may query its database.
         let (version, mtime) = self.version_of(store, &listed, sources, &mut Stater::default());
         let mut st = self.state_mut();
-        let s = st.agents.get_mut(&key.agent)?.sessions.get_mut(&key.name)?;
+        let s = st
+            .agents
+            .get_mut(&key.agent)?
+            .sessions
+            .get_mut(&*key.name)?;
         // On the first render nothing of the old version was shown: every size and byte the
         // kernel gets comes from this render, so there is nothing to tell it to forget (it
         // would re-read the whole fork after the next change check).
@@ -977,7 +984,7 @@ impl Fs {
             st.agents
                 .get(&pkey.agent)?
                 .sessions
-                .get(&pkey.name)?
+                .get(&*pkey.name)?
                 .listed
                 .sources
                 .clone()
@@ -1019,7 +1026,7 @@ impl Fs {
         let st = self.state();
         st.agents
             .get(&key.agent)
-            .is_some_and(|a| a.sessions.contains_key(&key.name))
+            .is_some_and(|a| a.sessions.contains_key(&*key.name))
     }
 
     /// The session's current version, re-stating its sources when the last check is stale.
@@ -1031,7 +1038,7 @@ impl Fs {
         let (store, listed, extra) = {
             let st = self.state();
             let a = st.agents.get(&key.agent).ok_or(FsError::NotFound)?;
-            let s = a.sessions.get(&key.name).ok_or(FsError::NotFound)?;
+            let s = a.sessions.get(&*key.name).ok_or(FsError::NotFound)?;
             if !force && s.checked.elapsed() < TTL {
                 return Ok((s.version, s.render_lock.clone()));
             }
@@ -1040,7 +1047,7 @@ impl Fs {
         let (version, mtime) = self.version_of(store, &listed, &extra, &mut Stater::default());
         let mut st = self.state_mut();
         let a = st.agents.get_mut(&key.agent).ok_or(FsError::NotFound)?;
-        let s = a.sessions.get_mut(&key.name).ok_or(FsError::NotFound)?;
+        let s = a.sessions.get_mut(&*key.name).ok_or(FsError::NotFound)?;
         s.set_version(version, mtime, Instant::now());
         Ok((version, s.render_lock.clone()))
     }
@@ -1158,7 +1165,7 @@ impl Fs {
             .map(|(name, mtime)| {
                 let key = SessionKey {
                     agent,
-                    name: name.clone(),
+                    name: name.as_str().into(),
                 };
                 let ino = st.ino(dir, &name, NodeKind::Session(key));
                 let attr = Attr {
@@ -1223,7 +1230,7 @@ impl Fs {
                     .filter(|k| {
                         st.agents
                             .get(&k.agent)
-                            .and_then(|a| a.sessions.get(&k.name))
+                            .and_then(|a| a.sessions.get(&*k.name))
                             .is_some_and(|s| {
                                 s.listed.sources.iter().chain(s.extra.iter()).any(|src| {
                                     changed.iter().any(|c| crate::watch::touches(src, c))
@@ -1249,7 +1256,7 @@ impl Fs {
             let Some(slot) = st
                 .agents
                 .get_mut(&key.agent)
-                .and_then(|a| a.sessions.get_mut(&key.name))
+                .and_then(|a| a.sessions.get_mut(&*key.name))
             else {
                 continue;
             };
@@ -1363,7 +1370,10 @@ impl Fs {
         a.pending.extend(old.keys().cloned());
         drop(st);
         for name in old.into_keys() {
-            self.cache.forget(&SessionKey { agent, name });
+            self.cache.forget(&SessionKey {
+                agent,
+                name: name.into(),
+            });
         }
     }
 
@@ -1582,7 +1592,7 @@ impl Fs {
         let st = self.state();
         st.agents
             .get(&key.agent)
-            .and_then(|a| a.sessions.get(&key.name))
+            .and_then(|a| a.sessions.get(&*key.name))
             .map(|s| s.mtime)
             .ok_or(FsError::NotFound)
     }
@@ -1595,7 +1605,7 @@ type Identity = (usize, PathBuf, Option<String>);
 fn diff_key(a: &SessionKey, b: &SessionKey) -> SessionKey {
     SessionKey {
         agent: a.agent,
-        name: format!("{}\u{0}diff\u{0}{}\u{0}{}", a.name, b.agent, b.name),
+        name: format!("{}\u{0}diff\u{0}{}\u{0}{}", a.name, b.agent, b.name).into(),
     }
 }
 
@@ -1666,7 +1676,7 @@ impl Fs {
         let (store, listed) = {
             let st = self.state();
             let a = st.agents.get(&key.agent).ok_or(FsError::NotFound)?;
-            let s = a.sessions.get(&key.name).ok_or(FsError::NotFound)?;
+            let s = a.sessions.get(&*key.name).ok_or(FsError::NotFound)?;
             (a.store, s.listed.clone())
         };
         Ok(self
