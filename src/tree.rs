@@ -1908,6 +1908,21 @@ mod tests {
         (dir, Fs::new(vec![Box::new(store)], Options::default()))
     }
 
+    /// Give the `i`th named file in `dir` the mtime `when(i)`.
+    fn set_mtimes<'a>(
+        dir: &std::path::Path,
+        names: impl Iterator<Item = &'a str>,
+        when: impl Fn(u64) -> SystemTime,
+    ) {
+        for (i, n) in names.enumerate() {
+            let f = std::fs::File::options()
+                .write(true)
+                .open(dir.join(n))
+                .unwrap();
+            f.set_modified(when(i as u64)).unwrap();
+        }
+    }
+
     /// A listing versions its sessions on several threads and stores the results together;
     /// each session directory must still get its own file's mtime.
     #[test]
@@ -1916,13 +1931,7 @@ mod tests {
         let files: Vec<(&str, &str)> = names.iter().map(|n| (n.as_str(), "text")).collect();
         let (dir, fs) = fs_with(&files);
         let when = |i: u64| SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000 + 61 * i);
-        for (i, n) in names.iter().enumerate() {
-            let f = std::fs::File::options()
-                .write(true)
-                .open(dir.path().join(n))
-                .unwrap();
-            f.set_modified(when(i as u64)).unwrap();
-        }
+        set_mtimes(dir.path(), names.iter().map(|n| n.as_ref()), when);
         let pi = fs.readdir(ROOT_INO).unwrap()[0].1.ino;
         let listed = fs.readdir(pi).unwrap();
         assert_eq!(listed.len(), 600);
@@ -1944,13 +1953,7 @@ mod tests {
         let names = ["a", "b", "c"];
         let (dir, fs) = fs_with(&[("a", "x"), ("b", "y"), ("c", "z")]);
         let when = |i: u64| SystemTime::UNIX_EPOCH + Duration::from_secs(1_600_000_000 + 7 * i);
-        for (i, n) in names.iter().enumerate() {
-            let f = std::fs::File::options()
-                .write(true)
-                .open(dir.path().join(n))
-                .unwrap();
-            f.set_modified(when(i as u64)).unwrap();
-        }
+        set_mtimes(dir.path(), names.iter().map(|n| n.as_ref()), when);
         let fs = Arc::new(fs);
         fs.start_warm_up().unwrap().join().unwrap();
         let st = fs.state();
