@@ -198,7 +198,6 @@ pub fn run(cli: Cli) -> Result<()> {
             || {
                 let fs = open_fs(&stores, cache_mb, true)?;
                 enable_search(&fs);
-                fs.start_warm_up();
                 Ok(fs)
             },
         ),

@@ -258,14 +258,20 @@ struct SessionSlot {
 }
 
 impl SessionSlot {
-    /// Record a check's result.
-    fn set_version(&mut self, version: u64, mtime: SystemTime, at: Instant) {
+    /// Record a version whose `stat`s started at `started`, unless a check that started
+    /// later already stored its own: a slow round of checks (a listing's) must not put back
+    /// a version older than one a reader or the change watcher has seen since, and keep it
+    /// for [`TTL`].
+    fn set_version(&mut self, version: u64, mtime: SystemTime, started: Instant) {
+        if self.checked >= started {
+            return;
+        }
         if std::mem::take(&mut self.unchecked) {
             self.announced = version;
         }
         self.version = version;
         self.mtime = mtime;
-        self.checked = at;
+        self.checked = started;
     }
 }
 
@@ -278,10 +284,6 @@ struct AgentState {
     changed: SystemTime,
     /// Names added or removed since the change watcher last looked.
     pending: Vec<String>,
-    /// Held while the store is listed or its sessions versioned ([`Fs::refresh_agent`],
-    /// [`Fs::check_all`]): a second caller waits and finds the work done instead of doing it
-    /// again (the warm-up and a first `ls` race for it).
-    scan: Arc<Mutex<()>>,
 }
 
 /// The nodes under `search/`: a query can be any string, so unlike the rest of the tree
@@ -392,7 +394,6 @@ impl Fs {
                 listed: None,
                 changed: SystemTime::now(),
                 pending: Vec::new(),
-                scan: Arc::default(),
             });
         }
         let mut state = State {
@@ -1044,12 +1045,13 @@ impl Fs {
             }
             (a.store, s.listed.clone(), s.extra.clone())
         };
+        let started = Instant::now();
         let (version, mtime) = self.version_of(store, &listed, &extra, &mut Stater::default());
         let mut st = self.state_mut();
         let a = st.agents.get_mut(&key.agent).ok_or(FsError::NotFound)?;
         let s = a.sessions.get_mut(&*key.name).ok_or(FsError::NotFound)?;
-        s.set_version(version, mtime, Instant::now());
-        Ok((version, s.render_lock.clone()))
+        s.set_version(version, mtime, started);
+        Ok((s.version, s.render_lock.clone()))
     }
 
     /// Version every session of `agent` whose check is out of date, on every core, and
@@ -1057,10 +1059,6 @@ impl Fs {
     /// real mtime; 10,000 `stat`s of a cold project directory in a row cost 25 ms of disk
     /// reads, split over the cores about 15.
     fn check_all(&self, agent: Agent) {
-        let Some(scan) = self.scan_lock(agent) else {
-            return;
-        };
-        let _scanning = scan.lock().unwrap_or_else(|e| e.into_inner());
         let todo: Vec<(String, usize, Listed, Vec<PathBuf>)> = {
             let st = self.state();
             let Some(a) = st.agents.get(&agent) else {
@@ -1072,6 +1070,7 @@ impl Fs {
                 .map(|(n, s)| (n.clone(), a.store, s.listed.clone(), s.extra.clone()))
                 .collect()
         };
+        let started = Instant::now();
         let version_all = |part: &[(String, usize, Listed, Vec<PathBuf>)]| {
             let mut stater = Stater::default();
             part.iter()
@@ -1099,48 +1098,15 @@ impl Fs {
         if versions.len() != todo.len() {
             return; // a versioning thread panicked: each session is checked on its own
         }
-        let now = Instant::now();
         let mut st = self.state_mut();
         let Some(a) = st.agents.get_mut(&agent) else {
             return;
         };
         for ((name, ..), (version, mtime)) in todo.into_iter().zip(versions) {
             if let Some(s) = a.sessions.get_mut(&name) {
-                s.set_version(version, mtime, now);
+                s.set_version(version, mtime, started);
             }
         }
-    }
-
-    fn scan_lock(&self, agent: Agent) -> Option<Arc<Mutex<()>>> {
-        self.state().agents.get(&agent).map(|a| a.scan.clone())
-    }
-
-    /// List every store and version every session once, on a thread of its own, as the
-    /// mount starts: the first `ls` of a cold machine then finds the native files' inodes
-    /// read and the versions made (10,000 cold `stat`s, ~15 ms), or waits for the rest of
-    /// that work instead of doing it twice. Nothing is rendered.
-    pub fn start_warm_up(self: &Arc<Self>) -> Option<std::thread::JoinHandle<()>> {
-        let fs = Arc::downgrade(self);
-        let spawned = std::thread::Builder::new()
-            .name("sessfs-warm-up".into())
-            .spawn(move || {
-                let Some(fs) = fs.upgrade() else {
-                    return;
-                };
-                let agents: Vec<Agent> = fs.state().agents.keys().copied().collect();
-                for agent in agents {
-                    let one = || {
-                        fs.refresh_agent(agent, false);
-                        fs.check_all(agent);
-                    };
-                    if let Err(p) = catch_unwind(AssertUnwindSafe(one)) {
-                        log::error!("panic while warming up {agent}: {}", panic_message(&p));
-                    }
-                }
-            });
-        spawned
-            .map_err(|e| log::warn!("no warm-up thread: {e}"))
-            .ok()
     }
 
     /// The sessions of an agent directory `dir`, just versioned by [`Fs::check_all`]: their
@@ -1294,10 +1260,6 @@ impl Fs {
 
     /// Re-list an agent's store if the listing is older than [`TTL`] (or `force`).
     pub fn refresh_agent(&self, agent: Agent, force: bool) {
-        let Some(scan) = self.scan_lock(agent) else {
-            return;
-        };
-        let _scanning = scan.lock().unwrap_or_else(|e| e.into_inner());
         let store = {
             let st = self.state();
             let Some(a) = st.agents.get(&agent) else {
@@ -1943,25 +1905,6 @@ mod tests {
                 when(i as u64),
                 "{name}"
             );
-        }
-    }
-
-    /// The warm-up versions every session before any request: the first listing then has
-    /// nothing left to `stat`.
-    #[test]
-    fn the_warm_up_gives_each_session_its_mtime_before_any_request() {
-        let names = ["a", "b", "c"];
-        let (dir, fs) = fs_with(&[("a", "x"), ("b", "y"), ("c", "z")]);
-        let when = |i: u64| SystemTime::UNIX_EPOCH + Duration::from_secs(1_600_000_000 + 7 * i);
-        set_mtimes(dir.path(), names.iter().map(|n| n.as_ref()), when);
-        let fs = Arc::new(fs);
-        fs.start_warm_up().unwrap().join().unwrap();
-        let st = fs.state();
-        let sessions = &st.agents[&Agent::Pi].sessions;
-        assert_eq!(sessions.len(), 3);
-        for (i, n) in names.iter().enumerate() {
-            assert_eq!(sessions[*n].mtime, when(i as u64), "{n}");
-            assert!(sessions[*n].checked.elapsed() < TTL, "{n}");
         }
     }
 
