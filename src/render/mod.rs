@@ -282,10 +282,10 @@ fn pretty_json<T: Serialize + ?Sized>(v: &T) -> String {
 
 /// A tool call's input as a fenced block: a string input (Codex `apply_patch` patch text, a
 /// raw command) is shown as the text it is, anything else as pretty JSON.
-fn input_block(input: &serde_json::Value) -> String {
+fn input_block_into(out: &mut String, input: &serde_json::Value) {
     match input {
-        serde_json::Value::String(s) => text::fence(s, ""),
-        v => text::fence(&pretty_json(v), "json"),
+        serde_json::Value::String(s) => text::fence_into(out, s, ""),
+        v => text::fence_into(out, &pretty_json(v), "json"),
     }
 }
 

@@ -8,12 +8,20 @@ use std::borrow::Cow;
 
 /// `2026-02-03 22:03:08 UTC`: what a human reads in headings and tables.
 pub fn human_time(t: &DateTime<Utc>) -> String {
-    match plain(t) {
+    let mut out = String::with_capacity(23);
+    human_time_into(&mut out, t);
+    out
+}
+
+/// [`human_time`] appended to `out`: one per message heading, so no string of its own.
+pub fn human_time_into(out: &mut String, t: &DateTime<Utc>) {
+    use std::fmt::Write as _;
+    let _ = match plain(t) {
         Some((y, mo, d, h, mi, sec, _)) => {
-            format!("{y:04}-{mo:02}-{d:02} {h:02}:{mi:02}:{sec:02} UTC")
+            write!(out, "{y:04}-{mo:02}-{d:02} {h:02}:{mi:02}:{sec:02} UTC")
         }
-        None => t.format("%Y-%m-%d %H:%M:%S UTC").to_string(),
-    }
+        None => write!(out, "{}", t.format("%Y-%m-%d %H:%M:%S UTC")),
+    };
 }
 
 /// `2026-02-03T22:03:08.123Z`: what programs read in `meta.json` and `messages.jsonl`.
@@ -51,24 +59,48 @@ pub fn iso_opt(t: Option<&DateTime<Utc>>) -> Option<String> {
 }
 
 /// `1234567` -> `1,234,567`.
+#[cfg(test)]
 pub fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
+    let mut out = String::with_capacity(26);
+    thousands_into(&mut out, n);
     out
 }
 
+/// [`thousands`] appended to `out`, the digits spelled on the stack.
+pub fn thousands_into(out: &mut String, mut n: u64) {
+    let mut digits = [0u8; 20];
+    let mut len = 0;
+    loop {
+        digits[len] = b'0' + (n % 10) as u8;
+        len += 1;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    for i in (0..len).rev() {
+        out.push(digits[i] as char);
+        if i > 0 && i % 3 == 0 {
+            out.push(',');
+        }
+    }
+}
+
 /// `$0.0123`. Costs are small per message, so four decimals; non-finite values show as `$?`.
+#[cfg(test)]
 pub fn usd(v: f64) -> String {
+    let mut out = String::new();
+    usd_into(&mut out, v);
+    out
+}
+
+/// [`usd`] appended to `out`.
+pub fn usd_into(out: &mut String, v: f64) {
+    use std::fmt::Write as _;
     if v.is_finite() {
-        format!("${v:.4}")
+        let _ = write!(out, "${v:.4}");
     } else {
-        "$?".to_string()
+        out.push_str("$?");
     }
 }
 
@@ -177,6 +209,7 @@ pub fn strip_terminal(s: &str) -> Cow<'_, str> {
 /// A fenced code block whose backtick fence is longer than any backtick run in `body`
 /// (at least three), so no content can close it early. Ends with a newline. Terminal
 /// control is removed first ([`strip_terminal`]).
+#[cfg(test)]
 pub fn fence(body: &str, lang: &str) -> String {
     let mut out = String::new();
     fence_into(&mut out, body, lang);
@@ -202,26 +235,70 @@ pub fn fence_into(out: &mut String, body: &str, lang: &str) {
 
 /// An inline code span that survives backticks in `s` and `|` in a table cell.
 pub fn code_span(s: &str) -> String {
-    let ticks = "`".repeat(longest_backtick_run(s) + 1);
-    let s = one_line(s).replace('|', "\\|");
-    if s.starts_with('`') || s.ends_with('`') {
-        format!("{ticks} {s} {ticks}")
-    } else {
-        format!("{ticks}{s}{ticks}")
+    let mut out = String::with_capacity(s.len() + 2);
+    code_span_into(&mut out, s);
+    out
+}
+
+/// [`code_span`] appended to `out`.
+pub fn code_span_into(out: &mut String, s: &str) {
+    let ticks = longest_backtick_run(s) + 1;
+    let line = one_line(s);
+    let pad = line.starts_with('`') || line.ends_with('`');
+    out.extend(std::iter::repeat_n('`', ticks));
+    if pad {
+        out.push(' ');
     }
+    push_pipes_escaped(out, &line);
+    if pad {
+        out.push(' ');
+    }
+    out.extend(std::iter::repeat_n('`', ticks));
 }
 
 /// Text for one table cell or heading: one line, HTML escaped, `|` escaped.
 pub fn cell(s: &str) -> String {
-    escape_html(&one_line(s)).replace('|', "\\|")
+    let mut out = String::with_capacity(s.len());
+    cell_into(&mut out, s);
+    out
 }
 
-fn one_line(s: &str) -> String {
-    strip_terminal(s)
-        .split(['\r', '\n'])
-        .filter(|l| !l.is_empty())
-        .collect::<Vec<_>>()
-        .join(" ")
+/// [`cell`] appended to `out`.
+pub fn cell_into(out: &mut String, s: &str) {
+    let line = one_line(s);
+    if !line.contains(['<', '&']) {
+        push_pipes_escaped(out, &line);
+        return;
+    }
+    push_pipes_escaped(out, &escape_html(&line));
+}
+
+/// `s` with every `|` as `\|`.
+fn push_pipes_escaped(out: &mut String, s: &str) {
+    let mut rest = s;
+    while let Some(i) = rest.find('|') {
+        out.push_str(&rest[..i]);
+        out.push_str("\\|");
+        rest = &rest[i + 1..];
+    }
+    out.push_str(rest);
+}
+
+/// `s` on one line: control removed, line breaks (and the empty lines between them) as
+/// one space. Borrowed when `s` is one clean line already, as names and models are.
+fn one_line(s: &str) -> Cow<'_, str> {
+    let s = strip_terminal(s);
+    if !s.contains(['\r', '\n']) {
+        return s;
+    }
+    let mut out = String::with_capacity(s.len());
+    for l in s.split(['\r', '\n']).filter(|l| !l.is_empty()) {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(l);
+    }
+    Cow::Owned(out)
 }
 
 /// `<` and `&` as entities: enough to stop raw HTML, autolinks and entities, since no tag

@@ -14,7 +14,7 @@
 //! old to new text, an `apply_patch` patch is a `diff` block. The other arguments stay JSON.
 //! `messages.jsonl` keeps the input exactly as stored.
 
-use super::text::{code_span, fence_into, human_time};
+use super::text::{code_span_into, fence_into, human_time_into};
 use crate::model::{Message, Session, ToolCall, ToolResult};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
@@ -116,30 +116,28 @@ fn render_one(s: &Session, c: &CallRef<'_>) -> String {
         (Some(_), true) => "error",
         (Some(_), false) => "ok",
     };
-    let time = s
-        .messages
-        .get(c.message)
-        .and_then(|m| m.timestamp.as_ref())
-        .map(human_time)
-        .unwrap_or_else(|| "unknown".to_string());
-
-    let id = if call.tool_call_id.is_empty() {
-        "none".to_string()
+    let mut out = String::with_capacity(256 + output.map_or(0, str::len));
+    out.push_str("# ");
+    super::text::cell_into(&mut out, &call.tool_name);
+    let _ = write!(out, " (call {:04})\n\n| Call id | ", c.number);
+    if call.tool_call_id.is_empty() {
+        out.push_str("none");
     } else {
-        code_span(&call.tool_call_id)
-    };
-    let mut out = format!(
-        "# {} (call {:04})\n\n| Call id | {id} |\n|---|---|\n",
-        super::text::cell(&call.tool_name),
-        c.number
-    );
-    let _ = writeln!(out, "| Time | {time} |");
-    let _ = writeln!(out, "| Status | {status} |");
+        code_span_into(&mut out, &call.tool_call_id);
+    }
+    out.push_str(" |\n|---|---|\n| Time | ");
+    match s.messages.get(c.message).and_then(|m| m.timestamp.as_ref()) {
+        Some(t) => human_time_into(&mut out, t),
+        None => out.push_str("unknown"),
+    }
+    let _ = writeln!(out, " |\n| Status | {status} |");
     if let Some(ms) = call.duration_ms {
-        let _ = writeln!(out, "| Duration | {} ms |", super::text::thousands(ms));
+        out.push_str("| Duration | ");
+        super::text::thousands_into(&mut out, ms);
+        out.push_str(" ms |\n");
     }
     out.push_str("\n## Input\n\n");
-    out.push_str(&input_markdown(call));
+    input_markdown_into(&mut out, call);
     out.push_str("\n## Output\n\n");
     match output {
         Some(o) => fence_into(&mut out, o, ""),
@@ -152,20 +150,26 @@ fn render_one(s: &Session, c: &CallRef<'_>) -> String {
 /// editing tool carries taken out and shown as code (see the module doc). Used by both
 /// `transcript.md` and the tool file, so they show an input the same way.
 pub fn input_markdown(call: &ToolCall) -> String {
-    let Some((rest, blocks)) = file_input(call) else {
-        return super::input_block(&call.input);
-    };
     let mut out = String::new();
+    input_markdown_into(&mut out, call);
+    out
+}
+
+/// [`input_markdown`] appended to `out`.
+pub fn input_markdown_into(out: &mut String, call: &ToolCall) {
+    let Some((rest, blocks)) = file_input(call) else {
+        return super::input_block_into(out, &call.input);
+    };
+    let start = out.len();
     if !rest.is_empty() {
-        fence_into(&mut out, &super::pretty_json(&rest), "json");
+        fence_into(out, &super::pretty_json(&rest), "json");
     }
     for (lang, body) in blocks {
-        if !out.is_empty() {
+        if out.len() > start {
             out.push('\n');
         }
-        fence_into(&mut out, &body, &lang);
+        fence_into(out, &body, &lang);
     }
-    out
 }
 
 /// Keys a path is stored under, across agents.

@@ -16,7 +16,8 @@
 //!   where it starts.
 
 use super::text::{
-    cell, code_span, escape_html, fence_into, human_time, markdown_text_into, thousands, usd,
+    cell, cell_into, code_span, code_span_into, escape_html, fence_into, human_time,
+    human_time_into, markdown_text_into, thousands_into, usd_into,
 };
 use super::tools::{self, ToolIndex};
 use crate::model::{Message, MessageKind, Role, Session, ToolCall, SEALED_THINKING};
@@ -126,22 +127,22 @@ fn header(s: &Session) -> String {
     )
 }
 
-fn heading(m: &Message) -> String {
-    let mut h = String::from("### ");
-    h.push_str(match m.role {
+fn heading(out: &mut String, m: &Message) {
+    out.push_str("### ");
+    out.push_str(match m.role {
         Role::User => "User",
         Role::Assistant => "Assistant",
         Role::System => "System",
         Role::Tool => "Tool",
     });
     if let Some(t) = &m.timestamp {
-        h.push_str(" · ");
-        h.push_str(&human_time(t));
+        out.push_str(" · ");
+        human_time_into(out, t);
     }
     if m.role == Role::Assistant {
         if let Some(model) = &m.model {
-            h.push_str(" · ");
-            h.push_str(&cell(model));
+            out.push_str(" · ");
+            cell_into(out, model);
         }
     }
     let marker = match m.kind {
@@ -153,11 +154,10 @@ fn heading(m: &Message) -> String {
         MessageKind::Context => Some("context"),
     };
     if let Some(marker) = marker {
-        h.push_str(" · ");
-        h.push_str(marker);
+        out.push_str(" · ");
+        out.push_str(marker);
     }
-    h.push('\n');
-    h
+    out.push('\n');
 }
 
 fn render_message(
@@ -168,7 +168,7 @@ fn render_message(
     next_call: &mut usize,
     t: &mut Totals,
 ) {
-    out.push_str(&heading(m));
+    heading(out, m);
     match m.thinking.as_deref() {
         // In italics, so it reads as a note about the message rather than its text.
         Some(th) if th == SEALED_THINKING => {
@@ -226,35 +226,31 @@ fn render_message(
         } else {
             &r.tool_name
         };
+        out.push_str("\n**Result:** ");
+        tool_label(out, name);
+        out.push_str(if r.is_error { " · error" } else { " · ok" });
+        link(out, file);
         out.push('\n');
-        let _ = writeln!(
-            out,
-            "**Result:** {} · {}{}",
-            tool_label(name),
-            if r.is_error { "error" } else { "ok" },
-            link(file)
-        );
         preview(out, &r.output, file);
     }
 
     t.add(m);
     if m.role == Role::Assistant {
-        out.push_str(&t.line(m));
+        t.line(out, m);
     }
 }
 
-fn tool_label(name: &str) -> String {
+fn tool_label(out: &mut String, name: &str) {
     if name.is_empty() {
-        "*unnamed tool*".to_string()
+        out.push_str("*unnamed tool*");
     } else {
-        code_span(name)
+        code_span_into(out, name);
     }
 }
 
-fn link(file: Option<&str>) -> String {
-    match file {
-        Some(f) => format!(" · [tools/{f}](tools/{f})"),
-        None => String::new(),
+fn link(out: &mut String, file: Option<&str>) {
+    if let Some(f) = file {
+        let _ = write!(out, " · [tools/{f}](tools/{f})");
     }
 }
 
@@ -287,28 +283,28 @@ fn subagent_line(out: &mut String, name: &str, description: Option<&str>) {
 fn render_call(out: &mut String, m: &Message, call: &ToolCall, file: Option<&str>) {
     // An execution's command is its content; the call only carries the output.
     if m.kind != MessageKind::Execution {
-        out.push('\n');
-        let _ = write!(
-            out,
-            "**Tool call:** {}{}\n\n",
-            tool_label(&call.tool_name),
-            link(file)
-        );
-        out.push_str(&tools::input_markdown(call));
+        out.push_str("\n**Tool call:** ");
+        tool_label(out, &call.tool_name);
+        link(out, file);
+        out.push_str("\n\n");
+        tools::input_markdown_into(out, call);
     }
     if let Some(output) = &call.output {
         let status = if call.is_error == Some(true) {
-            "error"
+            " error"
         } else {
-            "ok"
+            " ok"
         };
-        let label = if m.kind == MessageKind::Execution {
-            "**Output:**".to_string()
+        if m.kind == MessageKind::Execution {
+            out.push_str("\n**Output:**");
         } else {
-            format!("**Result:** {} ·", tool_label(&call.tool_name))
-        };
+            out.push_str("\n**Result:** ");
+            tool_label(out, &call.tool_name);
+            out.push_str(" ·");
+        }
+        out.push_str(status);
+        link(out, file);
         out.push('\n');
-        let _ = writeln!(out, "{label} {status}{}", link(file));
         preview(out, output, file);
     }
 }
@@ -376,12 +372,11 @@ fn message_cost(m: &Message) -> Option<(f64, bool)> {
     Some((c, true))
 }
 
-fn money((c, estimated): (f64, bool)) -> String {
+fn money(out: &mut String, (c, estimated): (f64, bool)) {
     if estimated {
-        format!("~{}", usd(c))
-    } else {
-        usd(c)
+        out.push('~');
     }
+    usd_into(out, c);
 }
 
 impl Totals {
@@ -402,39 +397,47 @@ impl Totals {
 
     /// `*Tokens: 1,234 in · 56 out · 7,890 cached · $0.0123 — session so far: ...*`, or
     /// nothing for a message that used no tokens and cost nothing (an aborted request).
-    fn line(&self, m: &Message) -> String {
+    /// The message's tokens and cost, then the running total, appended to `out`.
+    fn line(&self, out: &mut String, m: &Message) {
         let usage = m.token_usage.as_ref().filter(|u| !u.is_zero());
         let cost = message_cost(m).filter(|(c, _)| *c != 0.0);
         if usage.is_none() && cost.is_none() {
-            return String::new();
+            return;
         }
-        let mut here = Vec::new();
+        out.push_str(if usage.is_some() {
+            "\n*Tokens: "
+        } else {
+            "\n*Cost: "
+        });
         if let Some(u) = usage {
-            here.push(format!("{} in", thousands(u.input_tokens)));
-            here.push(format!("{} out", thousands(u.output_tokens)));
-            if u.cached_tokens > 0 {
-                here.push(format!("{} cached", thousands(u.cached_tokens)));
-            }
+            counts(out, u.input_tokens, u.output_tokens, u.cached_tokens);
         }
         if let Some(c) = cost {
-            here.push(money(c));
+            if usage.is_some() {
+                out.push_str(" · ");
+            }
+            money(out, c);
         }
-        let mut so_far = vec![
-            format!("{} in", thousands(self.input)),
-            format!("{} out", thousands(self.output)),
-        ];
-        if self.cached > 0 {
-            so_far.push(format!("{} cached", thousands(self.cached)));
-        }
+        out.push_str(" — session so far: ");
+        counts(out, self.input, self.output, self.cached);
         if let Some(c) = self.cost {
-            so_far.push(money((c, self.estimated)));
+            out.push_str(" · ");
+            money(out, (c, self.estimated));
         }
-        format!(
-            "\n*{}: {} — session so far: {}*\n",
-            if usage.is_some() { "Tokens" } else { "Cost" },
-            here.join(" · "),
-            so_far.join(" · ")
-        )
+        out.push_str("*\n");
+    }
+}
+
+/// `1,234 in · 56 out · 7 cached` (no cached part when there are none).
+fn counts(out: &mut String, input: u64, output: u64, cached: u64) {
+    thousands_into(out, input);
+    out.push_str(" in · ");
+    thousands_into(out, output);
+    out.push_str(" out");
+    if cached > 0 {
+        out.push_str(" · ");
+        thousands_into(out, cached);
+        out.push_str(" cached");
     }
 }
 
@@ -477,14 +480,19 @@ mod tests {
             .lines()
             .rfind(|l| l.contains("session so far"))
             .expect("a running total");
-        assert!(last.ends_with(&format!("· ~{}*", usd(total))), "{last}");
+        assert!(
+            last.ends_with(&format!("· ~{}*", super::super::text::usd(total))),
+            "{last}"
+        );
         let aborted = Message {
             role: Role::Assistant,
             cost: Some(0.0),
             token_usage: Some(crate::model::TokenUsage::default()),
             ..Message::default()
         };
-        assert_eq!(Totals::default().line(&aborted), "");
+        let mut line = String::new();
+        Totals::default().line(&mut line, &aborted);
+        assert_eq!(line, "");
     }
 
     /// An output whose second line was huge previewed as its first line alone (`{`).
