@@ -10,7 +10,7 @@
 //! (agent, ids, creation time, cwd, source format). Everything that moves as the session
 //! grows (title, `updatedAt`, cost, counts) lives in `meta.json` instead.
 
-use super::text::iso_opt;
+use super::text::{iso_opt, Iso};
 use crate::model::{Message, MessageKind, Session, TokenUsage, ToolCall};
 use serde::Serialize;
 use serde_json::value::RawValue;
@@ -44,7 +44,7 @@ struct Line<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     label: Option<&'a str>,
     content: Text<'a>,
-    timestamp: Option<String>,
+    timestamp: Option<Iso<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tool_calls: Vec<Call<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -136,7 +136,7 @@ impl<'a> Line<'a> {
             kind: (m.kind != MessageKind::Normal).then_some(m.kind),
             label: m.label.as_deref(),
             content,
-            timestamp: iso_opt(m.timestamp.as_ref()),
+            timestamp: m.timestamp.as_ref().map(Iso),
             tool_calls: m.tool_calls.iter().map(Call::new).collect(),
             tool_result,
             token_usage: m.token_usage.as_ref(),

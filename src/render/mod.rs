@@ -102,9 +102,10 @@ impl Bundle {
         let mut end = 0;
         while let Some(i) = path[end..].find('/') {
             end += i;
-            self.entries
-                .entry(path[..end].to_string())
-                .or_insert(Node::Dir);
+            // Looked up before inserting: every file of `tools/` names the same parent.
+            if !self.entries.contains_key(&path[..end]) {
+                self.entries.insert(path[..end].to_string(), Node::Dir);
+            }
             end += 1;
         }
     }

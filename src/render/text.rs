@@ -26,12 +26,7 @@ pub fn human_time_into(out: &mut String, t: &DateTime<Utc>) {
 
 /// `2026-02-03T22:03:08.123Z`: what programs read in `meta.json` and `messages.jsonl`.
 pub fn iso_time(t: &DateTime<Utc>) -> String {
-    match plain(t) {
-        Some((y, mo, d, h, mi, sec, ms)) => {
-            format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{sec:02}.{ms:03}Z")
-        }
-        None => t.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string(),
-    }
+    Iso(t).to_string()
 }
 
 /// The fields of `t` when `format!` spells them exactly as chrono's `%Y…%.3f` would (a
@@ -56,6 +51,27 @@ fn plain(t: &DateTime<Utc>) -> Option<(i32, u32, u32, u32, u32, u32, u32)> {
 
 pub fn iso_opt(t: Option<&DateTime<Utc>>) -> Option<String> {
     t.map(iso_time)
+}
+
+/// [`iso_time`] as a JSON string written straight into the line being serialised: one per
+/// message in `messages.jsonl`, so no string of its own.
+pub struct Iso<'a>(pub &'a DateTime<Utc>);
+
+impl std::fmt::Display for Iso<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match plain(self.0) {
+            Some((y, mo, d, h, mi, sec, ms)) => {
+                write!(f, "{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{sec:02}.{ms:03}Z")
+            }
+            None => write!(f, "{}", self.0.format("%Y-%m-%dT%H:%M:%S%.3fZ")),
+        }
+    }
+}
+
+impl serde::Serialize for Iso<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
 }
 
 /// `1234567` -> `1,234,567`.

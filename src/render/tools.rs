@@ -186,8 +186,8 @@ type Split = (Map<String, Value>, Vec<(String, String)>);
 
 /// The input split for display when the call carries file contents.
 fn file_input(call: &ToolCall) -> Option<Split> {
-    let name = call.tool_name.to_ascii_lowercase();
-    if name == "apply_patch" {
+    let name = &call.tool_name;
+    if name.eq_ignore_ascii_case("apply_patch") {
         return match &call.input {
             Value::String(p) => Some((Map::new(), vec![("diff".into(), p.clone())])),
             Value::Object(o) => {
@@ -206,17 +206,17 @@ fn file_input(call: &ToolCall) -> Option<Split> {
         .iter()
         .find_map(|k| obj.get(*k).and_then(Value::as_str))
         .unwrap_or("");
-    let mut rest = obj.clone();
-    let is_write = matches!(
-        name.as_str(),
-        "write" | "write_file" | "create_file" | "create"
-    );
+    let is_write = ["write", "write_file", "create_file", "create"]
+        .iter()
+        .any(|w| name.eq_ignore_ascii_case(w));
     if is_write {
         let content = obj.get("content").and_then(Value::as_str)?;
+        let mut rest = obj.clone();
         rest.remove("content");
         return Some((rest, vec![(language(path), content.to_string())]));
     }
     if let Some((o, n)) = edit_pair(obj) {
+        let mut rest = obj.clone();
         for (ko, kn) in EDIT_KEYS {
             rest.remove(ko);
             rest.remove(kn);
@@ -224,6 +224,7 @@ fn file_input(call: &ToolCall) -> Option<Split> {
         return Some((rest, vec![("diff".into(), unified(path, o, n))]));
     }
     let edits = obj.get("edits").and_then(Value::as_array)?;
+    let mut rest = obj.clone();
     let mut diff = String::new();
     let mut extras = Vec::new();
     for e in edits {

@@ -283,21 +283,24 @@ fn injected_label(tag: &str) -> &'static str {
 /// when the text was only injected blocks). A block that never closes runs to the end.
 pub(super) fn split_injected(text: &str) -> (Vec<(&'static str, String)>, String) {
     let mut blocks = Vec::new();
+    // Most prompts hold no tag at all: one scan for `<` settles it.
+    if !text.contains('<') {
+        return (blocks, text.to_string());
+    }
     let mut rest = String::new();
     let mut s = text;
     loop {
-        let found = INJECTED
+        let found = INJECTED_TAGS
             .iter()
-            .filter_map(|tag| s.find(&format!("<{tag}>")).map(|i| (i, *tag)))
+            .filter_map(|t| s.find(t.1).map(|i| (i, *t)))
             .min();
-        let Some((at, tag)) = found else {
+        let Some((at, (tag, _, close))) = found else {
             rest.push_str(s);
             break;
         };
         rest.push_str(&s[..at]);
-        let close = format!("</{tag}>");
         let end = s[at..]
-            .find(&close)
+            .find(close)
             .map_or(s.len(), |e| at + e + close.len());
         blocks.push((injected_label(tag), s[at..end].trim().to_string()));
         s = &s[end..];
@@ -369,6 +372,19 @@ const INJECTED: [&str; 5] = [
     "ide_selection",
     "user-prompt-submit-hook",
     "ide_diagnostics",
+];
+
+/// [`INJECTED`] with their opening and closing tags spelled out: `(tag, open, close)`.
+const INJECTED_TAGS: [(&str, &str, &str); 5] = [
+    ("system-reminder", "<system-reminder>", "</system-reminder>"),
+    ("ide_opened_file", "<ide_opened_file>", "</ide_opened_file>"),
+    ("ide_selection", "<ide_selection>", "</ide_selection>"),
+    (
+        "user-prompt-submit-hook",
+        "<user-prompt-submit-hook>",
+        "</user-prompt-submit-hook>",
+    ),
+    ("ide_diagnostics", "<ide_diagnostics>", "</ide_diagnostics>"),
 ];
 
 /// A title from a user prompt: first non-empty line, injected blocks removed, 100 chars.
@@ -459,6 +475,10 @@ mod tests {
         );
         assert_eq!(rest, "fix it");
         assert_eq!(split_injected("plain").1, "plain");
+        for (tag, open, close) in INJECTED_TAGS {
+            assert!(INJECTED.contains(&tag));
+            assert_eq!((open, close), (&*format!("<{tag}>"), &*format!("</{tag}>")));
+        }
     }
 
     #[test]
