@@ -160,8 +160,16 @@ pub struct Sink<'a> {
 
 impl<'a> Sink<'a> {
     pub fn new(to: Option<&'a mut SpillTo>) -> Sink<'a> {
+        Sink::with_capacity(to, 0)
+    }
+
+    /// A sink with room for about `expected` bytes (no more than the spill threshold), so
+    /// a file of the expected size is written without the buffer being copied as it grows.
+    /// Room that goes unused is given back by [`Sink::finish`].
+    pub fn with_capacity(to: Option<&'a mut SpillTo>, expected: usize) -> Sink<'a> {
+        let room = to.as_ref().map_or(expected, |t| expected.min(t.threshold));
         Sink {
-            buf: Vec::new(),
+            buf: Vec::with_capacity(room),
             to,
             disk: None,
         }

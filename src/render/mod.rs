@@ -71,11 +71,12 @@ impl Bundle {
     pub fn write(
         &mut self,
         path: impl Into<String>,
+        expected: usize,
         render: impl Fn(&mut dyn io::Write) -> io::Result<()>,
     ) {
         let path = path.into();
         self.parents(&path);
-        let mut sink = Sink::new(self.spill.as_mut());
+        let mut sink = Sink::with_capacity(self.spill.as_mut(), expected);
         let body = render(&mut sink).and_then(|()| sink.finish()).or_else(|e| {
             log::warn!("cannot spill {path} to disk ({e}); holding it in memory");
             let mut mem = Sink::new(None);
@@ -139,6 +140,26 @@ pub fn render_session_to(s: &Session, spill: Option<SpillTo>) -> Bundle {
     b
 }
 
+/// About the size of `s`'s transcript or `messages.jsonl`: its text plus some markup per
+/// message. Only a starting size for the buffer they are written into: a guess too large
+/// is given back when the file is finished, one too small costs a copy as the buffer grows.
+fn expected_size(s: &Session) -> usize {
+    s.messages
+        .iter()
+        .map(|m| {
+            let calls: usize = m
+                .tool_calls
+                .iter()
+                .map(|c| 128 + c.output.as_deref().map_or(0, str::len))
+                .sum();
+            256 + calls
+                + m.content.len()
+                + m.thinking.as_deref().map_or(0, str::len)
+                + m.tool_result.as_ref().map_or(0, |r| r.output.len())
+        })
+        .sum()
+}
+
 /// Nested subagents deeper than this are listed in `meta.json` but not rendered, so a
 /// pathological store cannot make one session's bundle unbounded.
 const MAX_NESTING: usize = 8;
@@ -148,8 +169,9 @@ const MAX_NESTING: usize = 8;
 fn render_into(b: &mut Bundle, prefix: &str, s: &Session, depth: usize) {
     // Cut once when branch diffs need the blocks too; otherwise written as rendered, so a
     // long transcript is never whole in memory.
+    let expected = expected_size(s);
     let active = if s.branches.is_empty() {
-        b.write(format!("{prefix}transcript.md"), |w| {
+        b.write(format!("{prefix}transcript.md"), expected, |w| {
             transcript::write(s, w)
         });
         None
@@ -159,7 +181,9 @@ fn render_into(b: &mut Bundle, prefix: &str, s: &Session, depth: usize) {
         Some(blocks)
     };
     b.file(format!("{prefix}meta.json"), meta::render(s));
-    b.write(format!("{prefix}messages.jsonl"), |w| messages::write(s, w));
+    b.write(format!("{prefix}messages.jsonl"), expected, |w| {
+        messages::write(s, w)
+    });
     b.dir(format!("{prefix}tools"));
     for (name, body) in tools::render(s) {
         b.file(format!("{prefix}tools/{name}"), body);
@@ -185,9 +209,11 @@ fn render_into(b: &mut Bundle, prefix: &str, s: &Session, depth: usize) {
                 &format!("b/branches/{name}/transcript.md"),
             ),
         );
-        b.write(format!("{prefix}branches/{name}/messages.jsonl"), |w| {
-            messages::write(&alt, w)
-        });
+        b.write(
+            format!("{prefix}branches/{name}/messages.jsonl"),
+            expected_size(&alt),
+            |w| messages::write(&alt, w),
+        );
         b.file(
             format!("{prefix}branches/{name}/transcript.md"),
             join_blocks(&alt_blocks),
