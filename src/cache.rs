@@ -245,16 +245,22 @@ impl Cache {
             g.disk += on_disk(&bytes);
             g.lru.put(k, bytes);
         }
+        // Evicted files are freed after the lock is let go: giving a big one's memory back
+        // to the system takes a while, and every reader of the cache would wait for it.
+        let mut evicted = Vec::new();
         while g.bytes > self.budget || g.disk > self.budget * DISK_PER_MEMORY {
             match g.lru.pop_lru() {
                 Some((k, b)) => {
                     g.bytes -= cost(&k, &b);
                     g.disk -= on_disk(&b);
                     g.stats.evictions += 1;
+                    evicted.push(b);
                 }
                 None => break,
             }
         }
+        drop(g);
+        drop(evicted);
         shape
     }
 
