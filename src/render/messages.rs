@@ -45,8 +45,8 @@ struct Line<'a> {
     label: Option<&'a str>,
     content: Text<'a>,
     timestamp: Option<Iso<'a>>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    tool_calls: Vec<Call<'a>>,
+    #[serde(skip_serializing_if = "Calls::is_empty")]
+    tool_calls: Calls<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
     tool_result: Option<ResultLine<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -88,6 +88,21 @@ impl<'a> Call<'a> {
 
 /// A string field, or a string escaped once for two fields of a line: a tool message's
 /// `content` is usually its `toolResult.output`, often the biggest text of the session.
+/// A message's calls, serialised as they are read: no list of its own per message.
+struct Calls<'a>(&'a [ToolCall]);
+
+impl Calls<'_> {
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl Serialize for Calls<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.iter().map(Call::new))
+    }
+}
+
 enum Text<'a> {
     Plain(&'a str),
     Escaped(&'a RawValue),
@@ -137,7 +152,7 @@ impl<'a> Line<'a> {
             label: m.label.as_deref(),
             content,
             timestamp: m.timestamp.as_ref().map(Iso),
-            tool_calls: m.tool_calls.iter().map(Call::new).collect(),
+            tool_calls: Calls(&m.tool_calls),
             tool_result,
             token_usage: m.token_usage.as_ref(),
             cost: m.cost,
