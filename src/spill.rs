@@ -194,8 +194,8 @@ impl<'a> Sink<'a> {
     /// The finished file.
     pub fn finish(mut self) -> io::Result<Body> {
         if self.disk.is_none() {
-            self.buf.shrink_to_fit();
-            return Ok(Body::Mem(Arc::new(self.buf)));
+            let buf = std::mem::take(&mut self.buf);
+            return Ok(Body::Mem(Arc::new(crate::render::exact(buf))));
         }
         self.spill()?;
         let (file, offset, len) = self.disk.take().expect("spilled");
