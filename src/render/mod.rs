@@ -341,6 +341,25 @@ mod tests {
     use crate::model::{Agent, Branch, Subagent};
 
     #[test]
+    fn cached_files_hold_no_spare_room() {
+        for len in [0, 10, 70_000] {
+            let mut v = Vec::with_capacity(2 * len + 100);
+            v.resize(len, b'x');
+            let v = exact(v);
+            assert_eq!((v.len(), v.capacity()), (len, len));
+            assert!(v.iter().all(|&b| b == b'x'));
+        }
+        let mut b = Bundle::default();
+        let mut s = String::with_capacity(500);
+        s.push_str("twelve bytes");
+        b.file("tools/a.md", s);
+        let Some(Node::File(Body::Mem(v))) = b.entries.get("tools/a.md") else {
+            panic!("not a file in memory");
+        };
+        assert_eq!((v.len(), v.capacity()), (12, 12));
+    }
+
+    #[test]
     fn same_named_siblings_both_appear() {
         let mut s = Session::new(Agent::Pi, "p");
         s.branches = vec![
