@@ -741,6 +741,18 @@ pub fn serve(
         .is_ok();
 
     let (wake_tx, wake_rx) = std::sync::mpsc::channel();
+    // The watches go in before the mount is visible, and the warm-up starts only once they
+    // are in place: a change made after the first listing the kernel gets is then always
+    // reported, and what was listed or versioned before them is looked at again
+    // ([`Fs::watch`]). Made on the watcher thread, the watches could come after the first
+    // requests, and a session added or appended to in between stayed invisible for
+    // KERNEL_TTL.
+    let watch = fs.watch(wake_tx);
+    match &watch {
+        Ok(w) => log::info!("watching {} directories for changes", w.watched.len()),
+        Err(e) => log::warn!("cannot watch the stores ({e}); polling every {POLL:?}"),
+    }
+    fs.start_warm_up();
     let pusher = Pusher::default();
     let mut session = fuser::Session::new(SessFs::new(fs.clone(), pusher.clone()), dir, &cfg)?;
     let _ = pusher.set(session.notifier());
@@ -776,11 +788,6 @@ pub fn serve(
                         }
                     }
                 };
-                let watch = crate::watch::Watcher::new(&fs.watch_roots(), wake_tx);
-                match &watch {
-                    Ok(w) => log::info!("watching {} directories for changes", w.watched.len()),
-                    Err(e) => log::warn!("cannot watch the stores ({e}); polling every {POLL:?}"),
-                }
                 let mut last_full = std::time::Instant::now();
                 let mut trimmed = (std::time::Instant::now(), 0);
                 while !stop.load(std::sync::atomic::Ordering::Relaxed) {

@@ -284,6 +284,10 @@ struct AgentState {
     changed: SystemTime,
     /// Names added or removed since the change watcher last looked.
     pending: Vec<String>,
+    /// Held while the store is listed or its sessions versioned ([`Fs::refresh_agent`],
+    /// [`Fs::check_all`]): a second caller waits and finds the work done instead of doing it
+    /// again (the warm-up and a first `ls` race for it).
+    scan: Arc<Mutex<()>>,
 }
 
 /// The nodes under `search/`: a query can be any string, so unlike the rest of the tree
@@ -372,6 +376,10 @@ pub struct Fs {
     prefetch: Mutex<Option<Prefetch>>,
     /// What answers `search/<query>/`; without one there is no `search/`.
     searcher: std::sync::OnceLock<Box<dyn Searcher>>,
+    /// When the change watcher's watches were all in place ([`Fs::watch`]). A listing or
+    /// version check that started earlier may predate a change no event will report, so it
+    /// is never trusted as fresh (see [`Fs::fresh`]).
+    watched_from: std::sync::OnceLock<Instant>,
 }
 
 /// Sessions rendered ahead of the one a reader just asked for.
@@ -394,6 +402,7 @@ impl Fs {
                 listed: None,
                 changed: SystemTime::now(),
                 pending: Vec::new(),
+                scan: Arc::default(),
             });
         }
         let mut state = State {
@@ -417,6 +426,7 @@ impl Fs {
             renders: AtomicU64::new(0),
             prefetch: Mutex::new(None),
             searcher: std::sync::OnceLock::new(),
+            watched_from: std::sync::OnceLock::new(),
         }
     }
 
@@ -1040,7 +1050,7 @@ impl Fs {
             let st = self.state();
             let a = st.agents.get(&key.agent).ok_or(FsError::NotFound)?;
             let s = a.sessions.get(&*key.name).ok_or(FsError::NotFound)?;
-            if !force && s.checked.elapsed() < TTL {
+            if !force && self.fresh(s.checked) {
                 return Ok((s.version, s.render_lock.clone()));
             }
             (a.store, s.listed.clone(), s.extra.clone())
@@ -1059,6 +1069,10 @@ impl Fs {
     /// real mtime; 10,000 `stat`s of a cold project directory in a row cost 25 ms of disk
     /// reads, split over the cores about 15.
     fn check_all(&self, agent: Agent) {
+        let Some(scan) = self.scan_lock(agent) else {
+            return;
+        };
+        let _scanning = scan.lock().unwrap_or_else(|e| e.into_inner());
         let todo: Vec<(String, usize, Listed, Vec<PathBuf>)> = {
             let st = self.state();
             let Some(a) = st.agents.get(&agent) else {
@@ -1066,7 +1080,7 @@ impl Fs {
             };
             a.sessions
                 .iter()
-                .filter(|(_, s)| s.checked.elapsed() >= TTL)
+                .filter(|(_, s)| !self.fresh(s.checked))
                 .map(|(n, s)| (n.clone(), a.store, s.listed.clone(), s.extra.clone()))
                 .collect()
         };
@@ -1107,6 +1121,38 @@ impl Fs {
                 s.set_version(version, mtime, started);
             }
         }
+    }
+
+    fn scan_lock(&self, agent: Agent) -> Option<Arc<Mutex<()>>> {
+        self.state().agents.get(&agent).map(|a| a.scan.clone())
+    }
+
+    /// List every store and version every session once, on a thread of its own, as the
+    /// mount starts: the first `ls` of a cold machine then finds the native files' inodes
+    /// read and the versions made (10,000 cold `stat`s, ~15 ms), or waits for the rest of
+    /// that work instead of doing it twice. Nothing is rendered.
+    pub fn start_warm_up(self: &Arc<Self>) -> Option<std::thread::JoinHandle<()>> {
+        let fs = Arc::downgrade(self);
+        let spawned = std::thread::Builder::new()
+            .name("sessfs-warm-up".into())
+            .spawn(move || {
+                let Some(fs) = fs.upgrade() else {
+                    return;
+                };
+                let agents: Vec<Agent> = fs.state().agents.keys().copied().collect();
+                for agent in agents {
+                    let one = || {
+                        fs.refresh_agent(agent, false);
+                        fs.check_all(agent);
+                    };
+                    if let Err(p) = catch_unwind(AssertUnwindSafe(one)) {
+                        log::error!("panic while warming up {agent}: {}", panic_message(&p));
+                    }
+                }
+            });
+        spawned
+            .map_err(|e| log::warn!("no warm-up thread: {e}"))
+            .ok()
     }
 
     /// The sessions of an agent directory `dir`, just versioned by [`Fs::check_all`]: their
@@ -1250,6 +1296,29 @@ impl Fs {
         out
     }
 
+    /// Watch every store root for changes (events go to `tx`; see [`crate::watch`]), and
+    /// from then on trust no listing or version check that started before the watches were
+    /// all in place: a session that appeared or grew before that is reported by no event,
+    /// and the mount lists every store as it opens, before it watches. Whatever was looked
+    /// at earlier is looked at again at its next use. Call it once, before the mount serves
+    /// a request; the warm-up is started after it, or its work would be done twice.
+    pub fn watch(
+        &self,
+        tx: std::sync::mpsc::Sender<crate::watch::Wake>,
+    ) -> notify::Result<crate::watch::Watcher> {
+        let watcher = crate::watch::Watcher::new(&self.watch_roots(), tx);
+        // Also when the watches failed: the mount then polls, which needs no epoch but
+        // loses nothing by one.
+        let _ = self.watched_from.set(Instant::now());
+        watcher
+    }
+
+    /// Whether a listing or check that started at `at` can be trusted without looking
+    /// again: younger than [`TTL`], and not older than the change watcher's watches.
+    fn fresh(&self, at: Instant) -> bool {
+        at.elapsed() < TTL && self.watched_from.get().is_none_or(|&w| at >= w)
+    }
+
     /// Every store root, for the change watcher.
     pub fn watch_roots(&self) -> Vec<PathBuf> {
         self.stores
@@ -1260,16 +1329,22 @@ impl Fs {
 
     /// Re-list an agent's store if the listing is older than [`TTL`] (or `force`).
     pub fn refresh_agent(&self, agent: Agent, force: bool) {
+        let Some(scan) = self.scan_lock(agent) else {
+            return;
+        };
+        let _scanning = scan.lock().unwrap_or_else(|e| e.into_inner());
         let store = {
             let st = self.state();
             let Some(a) = st.agents.get(&agent) else {
                 return;
             };
-            if !force && a.listed.is_some_and(|t| t.elapsed() < TTL) {
+            if !force && a.listed.is_some_and(|t| self.fresh(t)) {
                 return;
             }
             a.store
         };
+        // A listing is as old as the moment it started reading the store.
+        let started = Instant::now();
         let listed = match catch_unwind(AssertUnwindSafe(|| self.stores[store].list())) {
             Ok(l) => l,
             Err(p) => {
@@ -1325,7 +1400,7 @@ impl Fs {
             }
             a.sessions.insert(name, slot);
         }
-        a.listed = Some(Instant::now());
+        a.listed = Some(started);
         if !old.is_empty() || a.sessions.len() != before {
             a.changed = SystemTime::now();
         }
@@ -1906,6 +1981,54 @@ mod tests {
                 "{name}"
             );
         }
+    }
+
+    /// The warm-up versions every session before any request: the first listing then has
+    /// nothing left to `stat`.
+    #[test]
+    fn the_warm_up_gives_each_session_its_mtime_before_any_request() {
+        let names = ["a", "b", "c"];
+        let (dir, fs) = fs_with(&[("a", "x"), ("b", "y"), ("c", "z")]);
+        let when = |i: u64| SystemTime::UNIX_EPOCH + Duration::from_secs(1_600_000_000 + 7 * i);
+        set_mtimes(dir.path(), names.iter().map(|n| n.as_ref()), when);
+        let fs = Arc::new(fs);
+        fs.start_warm_up().unwrap().join().unwrap();
+        let st = fs.state();
+        let sessions = &st.agents[&Agent::Pi].sessions;
+        assert_eq!(sessions.len(), 3);
+        for (i, n) in names.iter().enumerate() {
+            assert_eq!(sessions[*n].mtime, when(i as u64), "{n}");
+            assert!(sessions[*n].checked.elapsed() < TTL, "{n}");
+        }
+    }
+
+    /// The mount lists every store as it opens (and the warm-up may list and version them)
+    /// before its change watcher is in place; a session that appears or grows in between is
+    /// reported by no event. Watching must therefore not trust anything looked at before the
+    /// watches were in place: the first request after it lists and versions again.
+    #[test]
+    fn nothing_looked_at_before_the_watches_are_in_place_is_trusted_after() {
+        let (dir, fs) = fs_with(&[("a", "one")]);
+        let fs = Arc::new(fs);
+        // As the mount opens: every store listed, and (a warm-up started early) versioned.
+        assert_eq!(fs.sessions().len(), 1);
+        fs.start_warm_up().unwrap().join().unwrap();
+        // Before the watches exist: a new session, and an append to the old one.
+        std::fs::write(dir.path().join("b"), "two").unwrap();
+        std::fs::write(dir.path().join("a"), "one, then more").unwrap();
+        let (tx, _rx) = std::sync::mpsc::channel();
+        let _watching = fs.watch(tx);
+        // The mount's first requests, well inside TTL of the listing and the checks above.
+        let pi = fs.lookup(ROOT_INO, "pi").unwrap().ino;
+        let names: Vec<String> = fs
+            .readdir(pi)
+            .unwrap()
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect();
+        assert_eq!(names, ["a", "b"]);
+        let t = String::from_utf8(fs.read_path("pi/a/transcript.md").unwrap()).unwrap();
+        assert!(t.contains("one, then more"), "{t}");
     }
 
     #[test]
