@@ -196,7 +196,7 @@ pub fn run(cli: Cli) -> Result<()> {
                 store_args: stores.to_args(),
             },
             || {
-                let fs = open_fs(&stores, cache_mb, true)?;
+                let fs = open_fs_watched(&stores, cache_mb)?;
                 enable_search(&fs);
                 Ok(fs)
             },
@@ -333,6 +333,21 @@ pub fn sample_home() -> PathBuf {
 
 /// Open the stores, falling back to the bundled samples when nothing was found.
 pub fn open_fs(args: &StoreArgs, cache_mb: usize, announce: bool) -> Result<Arc<Fs>> {
+    open_fs_inner(args, cache_mb, announce, false)
+}
+
+/// [`open_fs`] for a mount: the change watches go in before the stores are first listed,
+/// so that listing is trusted and the mount's warm-up does not list them again.
+fn open_fs_watched(args: &StoreArgs, cache_mb: usize) -> Result<Arc<Fs>> {
+    open_fs_inner(args, cache_mb, true, true)
+}
+
+fn open_fs_inner(
+    args: &StoreArgs,
+    cache_mb: usize,
+    announce: bool,
+    watch: bool,
+) -> Result<Arc<Fs>> {
     let env = Env::from_process();
     let options = Options {
         cache_bytes: cache_mb << 20,
@@ -342,6 +357,9 @@ pub fn open_fs(args: &StoreArgs, cache_mb: usize, announce: bool) -> Result<Arc<
             .and_then(|p| Some(p.parent()?.to_path_buf())),
     };
     let fs = Fs::new(open_stores(args, &env)?, options.clone());
+    if watch {
+        fs.watch_early();
+    }
     // Listed through the Fs, which keeps the listing for the command's first use.
     let nothing =
         args.stores.is_empty() && args.threads_roots.is_empty() && fs.sessions().is_empty();
@@ -359,7 +377,11 @@ pub fn open_fs(args: &StoreArgs, cache_mb: usize, announce: bool) -> Result<Arc<
                 home,
                 vars: Default::default(),
             };
-            Fs::new(stores::open_all(&sample, &[]), options)
+            let fs = Fs::new(stores::open_all(&sample, &[]), options);
+            if watch {
+                fs.watch_early();
+            }
+            fs
         } else {
             fs
         }

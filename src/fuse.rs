@@ -740,14 +740,17 @@ pub fn serve(
         .open("/dev/fuse")
         .is_ok();
 
-    let (wake_tx, wake_rx) = std::sync::mpsc::channel();
-    // The watches go in before the mount is visible, and the warm-up starts only once they
-    // are in place: a change made after the first listing the kernel gets is then always
-    // reported, and what was listed or versioned before them is looked at again
+    // The watches go in before the mount is visible (the mount command makes them before
+    // it first lists the stores, [`Fs::watch_early`]), and the warm-up starts only once
+    // they are in place: a change made after the first listing the kernel gets is then
+    // always reported, and what was listed or versioned before them is looked at again
     // ([`Fs::watch`]). Made on the watcher thread, the watches could come after the first
     // requests, and a session added or appended to in between stayed invisible for
     // KERNEL_TTL.
-    let watch = fs.watch(wake_tx);
+    let crate::tree::Watching {
+        watcher: watch,
+        events: wake_rx,
+    } = fs.take_watch();
     match &watch {
         Ok(w) => log::info!("watching {} directories for changes", w.watched.len()),
         Err(e) => log::warn!("cannot watch the stores ({e}); polling every {POLL:?}"),

@@ -380,6 +380,14 @@ pub struct Fs {
     /// version check that started earlier may predate a change no event will report, so it
     /// is never trusted as fresh (see [`Fs::fresh`]).
     watched_from: std::sync::OnceLock<Instant>,
+    /// Watches made by [`Fs::watch_early`], until the mount's change watcher takes them.
+    early_watch: Mutex<Option<Watching>>,
+}
+
+/// The change watches of a mount and the receiving end of their events.
+pub struct Watching {
+    pub watcher: notify::Result<crate::watch::Watcher>,
+    pub events: std::sync::mpsc::Receiver<crate::watch::Wake>,
 }
 
 /// Sessions rendered ahead of the one a reader just asked for.
@@ -427,6 +435,7 @@ impl Fs {
             prefetch: Mutex::new(None),
             searcher: std::sync::OnceLock::new(),
             watched_from: std::sync::OnceLock::new(),
+            early_watch: Mutex::new(None),
         }
     }
 
@@ -1296,21 +1305,37 @@ impl Fs {
         out
     }
 
-    /// Watch every store root for changes (events go to `tx`; see [`crate::watch`]), and
-    /// from then on trust no listing or version check that started before the watches were
-    /// all in place: a session that appeared or grew before that is reported by no event,
-    /// and the mount lists every store as it opens, before it watches. Whatever was looked
-    /// at earlier is looked at again at its next use. Call it once, before the mount serves
-    /// a request; the warm-up is started after it, or its work would be done twice.
-    pub fn watch(
-        &self,
-        tx: std::sync::mpsc::Sender<crate::watch::Wake>,
-    ) -> notify::Result<crate::watch::Watcher> {
+    /// Watch every store root for changes (see [`crate::watch`]), and from then on trust no
+    /// listing or version check that started before the watches were all in place: a
+    /// session that appeared or grew before that is reported by no event. Whatever was
+    /// looked at earlier is looked at again at its next use. Call it once, before the mount
+    /// serves a request; the warm-up is started after it, or its work would be done twice.
+    pub fn watch(&self) -> Watching {
+        let (tx, events) = std::sync::mpsc::channel();
         let watcher = crate::watch::Watcher::new(&self.watch_roots(), tx);
         // Also when the watches failed: the mount then polls, which needs no epoch but
         // loses nothing by one.
         let _ = self.watched_from.set(Instant::now());
-        watcher
+        Watching { watcher, events }
+    }
+
+    /// [`Fs::watch`] before the stores are first listed, for the mount to take up with
+    /// [`Fs::take_watch`]: the listing made as the mount opens is then trusted, and the
+    /// warm-up goes straight to versioning instead of listing every store again (a listing
+    /// of 10,000 sessions is ~40 ms, most of a cold `ls`).
+    pub fn watch_early(&self) {
+        let w = self.watch();
+        *self.early_watch.lock().unwrap_or_else(|e| e.into_inner()) = Some(w);
+    }
+
+    /// The watches [`Fs::watch_early`] made, or new ones.
+    pub fn take_watch(&self) -> Watching {
+        let early = self
+            .early_watch
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        early.unwrap_or_else(|| self.watch())
     }
 
     /// Whether a listing or check that started at `at` can be trusted without looking
@@ -2016,8 +2041,7 @@ mod tests {
         // Before the watches exist: a new session, and an append to the old one.
         std::fs::write(dir.path().join("b"), "two").unwrap();
         std::fs::write(dir.path().join("a"), "one, then more").unwrap();
-        let (tx, _rx) = std::sync::mpsc::channel();
-        let _watching = fs.watch(tx);
+        let _watching = fs.watch();
         // The mount's first requests, well inside TTL of the listing and the checks above.
         let pi = fs.lookup(ROOT_INO, "pi").unwrap().ino;
         let names: Vec<String> = fs
