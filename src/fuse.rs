@@ -15,7 +15,9 @@
 //! - pushed pages: on a listing's last (empty) READDIRPLUS the kernel already has the
 //!   entries' inodes and the reader waits for the reply, so the directory's small files are
 //!   pushed into the page cache (`notify_store`) right then, and a walk reads them without a
-//!   request each (a cold `grep -r` of 10,000 sessions: 0 READs, 97,940 before);
+//!   request each (a cold `grep -r` of 10,000 sessions: 0 READs, 97,940 before); at most
+//!   half the workers push at once, so some are always left to answer the READs a push
+//!   may wait for ([`PushSlots`]);
 //! - pushed invalidation: a watcher thread sleeps on inotify ([`crate::watch`]), asks the tree
 //!   what a batch of store changes means ([`Fs::changes_for`]) and
 //!   tells the kernel to forget those inodes and names, so attributes and names can be
@@ -47,6 +49,50 @@ const PUSH_MAX: u64 = 1 << 20;
 /// The session's notifier, for request handlers that push pages; set once the session
 /// exists.
 type Pusher = Arc<std::sync::OnceLock<fuser::Notifier>>;
+
+/// The worker threads that serve requests.
+fn workers() -> usize {
+    (crate::tree::cores() * 2).max(4)
+}
+
+/// Pushes in progress, at most half the workers. A push waits for each page's lock, and a
+/// page a reader is reading through a request stays locked until some worker answers that
+/// READ. A multi-threaded walker (`rg`) reads a directory's files while another of its
+/// threads is still listing it, so with every worker pushing, each could wait for a READ
+/// that no worker is left to answer, and the mount would hang. A directory listed while
+/// the others push is read through requests instead.
+struct PushSlots {
+    busy: std::sync::atomic::AtomicUsize,
+    max: usize,
+}
+
+impl PushSlots {
+    fn new(max: usize) -> PushSlots {
+        PushSlots {
+            busy: std::sync::atomic::AtomicUsize::new(0),
+            max,
+        }
+    }
+
+    /// A slot, given back when the returned guard drops; `None` when all are taken.
+    fn take(&self) -> Option<PushSlot<'_>> {
+        use std::sync::atomic::Ordering::{AcqRel, Acquire};
+        let taken = self
+            .busy
+            .fetch_update(AcqRel, Acquire, |n| (n < self.max).then_some(n + 1));
+        taken.ok().map(|_| PushSlot(self))
+    }
+}
+
+struct PushSlot<'a>(&'a PushSlots);
+
+impl Drop for PushSlot<'_> {
+    fn drop(&mut self) {
+        self.0
+            .busy
+            .fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
+    }
+}
 
 /// The single mapping from internal errors to errno values.
 pub fn errno(e: &FsError) -> Errno {
@@ -86,6 +132,7 @@ pub struct SessFs {
     dirs: Mutex<HashMap<u64, DirSnapshot>>,
     /// Pushes a listed directory's files into the page cache.
     pusher: Pusher,
+    push_slots: PushSlots,
 }
 
 impl SessFs {
@@ -98,6 +145,7 @@ impl SessFs {
             gid,
             dirs: Mutex::new(HashMap::new()),
             pusher,
+            push_slots: PushSlots::new(workers() / 2),
         }
     }
 
@@ -193,6 +241,10 @@ impl SessFs {
     /// them (`FUSE_AUTO_INVAL_DATA`), and a new version's mtime or size drops the pages.
     fn push_files(&self, dir: u64) {
         let Some(notifier) = self.pusher.get() else {
+            return;
+        };
+        let Some(_slot) = self.push_slots.take() else {
+            log::debug!("push of {dir} skipped: every push slot is busy");
             return;
         };
         for (ino, bytes) in self.fs.pushable(dir, PUSH_MAX) {
@@ -732,7 +784,7 @@ pub fn serve(
     if allow_other {
         cfg.acl = SessionACL::All;
     }
-    cfg.n_threads = Some((crate::tree::cores() * 2).max(4));
+    cfg.n_threads = Some(workers());
     // Each worker gets its own /dev/fuse fd when the device can be opened directly.
     cfg.clone_fd = std::fs::OpenOptions::new()
         .read(true)
@@ -835,5 +887,29 @@ pub fn serve(
     match worker.join() {
         Ok(r) => r,
         Err(_) => Err(std::io::Error::other("serving thread panicked")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::PushSlots;
+
+    #[test]
+    fn pushes_take_at_most_their_slots_and_give_them_back() {
+        let slots = PushSlots::new(2);
+        let a = slots.take().expect("first slot");
+        let b = slots.take().expect("second slot");
+        assert!(slots.take().is_none(), "a third push while two run");
+        drop(a);
+        let c = slots.take().expect("a slot given back is taken again");
+        assert!(slots.take().is_none());
+        drop((b, c));
+        // A push that panics gives its slot back as it unwinds.
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let _slot = slots.take();
+            panic!("push failed");
+        }));
+        assert!(caught.is_err());
+        assert_eq!(slots.busy.load(std::sync::atomic::Ordering::Acquire), 0);
     }
 }
