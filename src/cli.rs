@@ -356,10 +356,15 @@ fn open_fs_inner(
             .ok()
             .and_then(|p| Some(p.parent()?.to_path_buf())),
     };
-    let fs = Fs::new(open_stores(args, &env)?, options.clone());
-    if watch {
-        fs.watch_early();
-    }
+    // A mount's watches go in before the stores are first listed.
+    let open = |stores| {
+        let fs = Fs::new(stores, options.clone());
+        if watch {
+            fs.watch_early();
+        }
+        fs
+    };
+    let fs = open(open_stores(args, &env)?);
     // Listed through the Fs, which keeps the listing for the command's first use.
     let nothing =
         args.stores.is_empty() && args.threads_roots.is_empty() && fs.sessions().is_empty();
@@ -377,11 +382,7 @@ fn open_fs_inner(
                 home,
                 vars: Default::default(),
             };
-            let fs = Fs::new(stores::open_all(&sample, &[]), options);
-            if watch {
-                fs.watch_early();
-            }
-            fs
+            open(stores::open_all(&sample, &[]))
         } else {
             fs
         }

@@ -34,6 +34,7 @@ use fuser::{
 use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
@@ -62,24 +63,25 @@ fn workers() -> usize {
 /// that no worker is left to answer, and the mount would hang. A directory listed while
 /// the others push is read through requests instead.
 struct PushSlots {
-    busy: std::sync::atomic::AtomicUsize,
+    busy: AtomicUsize,
     max: usize,
 }
 
 impl PushSlots {
     fn new(max: usize) -> PushSlots {
         PushSlots {
-            busy: std::sync::atomic::AtomicUsize::new(0),
+            busy: AtomicUsize::new(0),
             max,
         }
     }
 
     /// A slot, given back when the returned guard drops; `None` when all are taken.
     fn take(&self) -> Option<PushSlot<'_>> {
-        use std::sync::atomic::Ordering::{AcqRel, Acquire};
         let taken = self
             .busy
-            .fetch_update(AcqRel, Acquire, |n| (n < self.max).then_some(n + 1));
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < self.max).then_some(n + 1)
+            });
         taken.ok().map(|_| PushSlot(self))
     }
 }
@@ -88,9 +90,7 @@ struct PushSlot<'a>(&'a PushSlots);
 
 impl Drop for PushSlot<'_> {
     fn drop(&mut self) {
-        self.0
-            .busy
-            .fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
+        self.0.busy.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
@@ -892,7 +892,7 @@ pub fn serve(
 
 #[cfg(test)]
 mod tests {
-    use super::PushSlots;
+    use super::{Ordering, PushSlots};
 
     #[test]
     fn pushes_take_at_most_their_slots_and_give_them_back() {
@@ -910,6 +910,6 @@ mod tests {
             panic!("push failed");
         }));
         assert!(caught.is_err());
-        assert_eq!(slots.busy.load(std::sync::atomic::Ordering::Acquire), 0);
+        assert_eq!(slots.busy.load(Ordering::Acquire), 0);
     }
 }

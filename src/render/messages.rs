@@ -86,8 +86,6 @@ impl<'a> Call<'a> {
     }
 }
 
-/// A string field, or a string escaped once for two fields of a line: a tool message's
-/// `content` is usually its `toolResult.output`, often the biggest text of the session.
 /// A message's calls, serialised as they are read: no list of its own per message.
 struct Calls<'a>(&'a [ToolCall]);
 
@@ -103,6 +101,8 @@ impl Serialize for Calls<'_> {
     }
 }
 
+/// A string field, or a string escaped once for two fields of a line: a tool message's
+/// `content` is usually its `toolResult.output`, often the biggest text of the session.
 enum Text<'a> {
     Plain(&'a str),
     Escaped(&'a RawValue),

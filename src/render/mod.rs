@@ -59,8 +59,7 @@ impl Bundle {
     pub fn file(&mut self, path: impl Into<String>, bytes: impl Into<Vec<u8>>) {
         let path = path.into();
         self.parents(&path);
-        let v: Vec<u8> = bytes.into();
-        let v = exact(v);
+        let v = exact(bytes.into());
         self.entries
             .insert(path, Node::File(Body::Mem(Arc::new(v))));
     }

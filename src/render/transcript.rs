@@ -396,8 +396,8 @@ impl Totals {
     }
 
     /// `*Tokens: 1,234 in · 56 out · 7,890 cached · $0.0123 — session so far: ...*`, or
-    /// nothing for a message that used no tokens and cost nothing (an aborted request).
-    /// The message's tokens and cost, then the running total, appended to `out`.
+    /// nothing for a message that used no tokens and cost nothing (an aborted request),
+    /// appended to `out`.
     fn line(&self, out: &mut String, m: &Message) {
         let usage = m.token_usage.as_ref().filter(|u| !u.is_zero());
         let cost = message_cost(m).filter(|(c, _)| *c != 0.0);

@@ -260,10 +260,7 @@ pub(super) fn context_label(text: &str, after_command: bool) -> &'static str {
         "command caveat"
     } else if after_command {
         "command expansion"
-    } else if let Some(tag) = INJECTED
-        .iter()
-        .find(|tag| t.starts_with(&format!("<{tag}>")))
-    {
+    } else if let Some((tag, _, _)) = INJECTED_TAGS.iter().find(|t1| t.starts_with(t1.1)) {
         injected_label(tag)
     } else {
         "injected context"
@@ -278,7 +275,7 @@ fn injected_label(tag: &str) -> &'static str {
     }
 }
 
-/// A prompt with the injected blocks ([`INJECTED`] tags) Claude Code put inside it split
+/// A prompt with the injected blocks ([`INJECTED_TAGS`]) Claude Code put inside it split
 /// out: `(label, block)` for each block in order, then what the user typed, trimmed (empty
 /// when the text was only injected blocks). A block that never closes runs to the end.
 pub(super) fn split_injected(text: &str) -> (Vec<(&'static str, String)>, String) {
@@ -365,16 +362,8 @@ pub(super) fn strip_ansi(s: &str) -> String {
     out
 }
 
-/// Tags whose whole block is context Claude Code injected, not words the user typed.
-const INJECTED: [&str; 5] = [
-    "system-reminder",
-    "ide_opened_file",
-    "ide_selection",
-    "user-prompt-submit-hook",
-    "ide_diagnostics",
-];
-
-/// [`INJECTED`] with their opening and closing tags spelled out: `(tag, open, close)`.
+/// Tags whose whole block is context Claude Code injected, not words the user typed, with
+/// their opening and closing tags spelled out: `(tag, open, close)`.
 const INJECTED_TAGS: [(&str, &str, &str); 5] = [
     ("system-reminder", "<system-reminder>", "</system-reminder>"),
     ("ide_opened_file", "<ide_opened_file>", "</ide_opened_file>"),
@@ -394,11 +383,9 @@ pub(super) fn title_from_prompt(text: &str) -> Option<String> {
         return None;
     }
     let mut s = text.to_string();
-    for tag in INJECTED {
-        let open = format!("<{tag}>");
-        let close = format!("</{tag}>");
-        while let Some(a) = s.find(&open) {
-            let end = match s[a..].find(&close) {
+    for (_, open, close) in INJECTED_TAGS {
+        while let Some(a) = s.find(open) {
+            let end = match s[a..].find(close) {
                 Some(e) => a + e + close.len(),
                 None => s.len(),
             };
@@ -476,7 +463,6 @@ mod tests {
         assert_eq!(rest, "fix it");
         assert_eq!(split_injected("plain").1, "plain");
         for (tag, open, close) in INJECTED_TAGS {
-            assert!(INJECTED.contains(&tag));
             assert_eq!((open, close), (&*format!("<{tag}>"), &*format!("</{tag}>")));
         }
     }
