@@ -279,6 +279,22 @@ fn message_lines_are_greppable() {
     }
 }
 
+/// A tool message whose text is its result's output is written once, in
+/// `toolResult.output`; its `content` is empty, as in the `SessionMessage` shape.
+#[test]
+fn a_tool_output_is_written_once_in_messages_jsonl() {
+    let m = file("messages.jsonl");
+    assert_eq!(m.matches("line 17 of parser.rs").count(), 1);
+    let tool_lines: Vec<&str> = m
+        .lines()
+        .filter(|l| l.contains(r#""role":"tool""#))
+        .collect();
+    assert_eq!(tool_lines.len(), 2);
+    for l in tool_lines {
+        assert!(l.contains(r#""content":"","#), "{l}");
+    }
+}
+
 /// Tool I/O as a reader wants it: terminal escapes gone from the Markdown (kept in
 /// `messages.jsonl`), file contents a tool writes shown as code with real newlines, edits
 /// as a unified diff.

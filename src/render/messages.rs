@@ -13,7 +13,6 @@
 use super::text::{iso_opt, Iso};
 use crate::model::{Message, MessageKind, Session, TokenUsage, ToolCall};
 use serde::Serialize;
-use serde_json::value::RawValue;
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -43,7 +42,7 @@ struct Line<'a> {
     kind: Option<MessageKind>,
     #[serde(skip_serializing_if = "Option::is_none")]
     label: Option<&'a str>,
-    content: Text<'a>,
+    content: &'a str,
     timestamp: Option<Iso<'a>>,
     #[serde(skip_serializing_if = "Calls::is_empty")]
     tool_calls: Calls<'a>,
@@ -101,51 +100,31 @@ impl Serialize for Calls<'_> {
     }
 }
 
-/// A string field, or a string escaped once for two fields of a line: a tool message's
-/// `content` is usually its `toolResult.output`, often the biggest text of the session.
-enum Text<'a> {
-    Plain(&'a str),
-    Escaped(&'a RawValue),
-}
-
-impl Serialize for Text<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match self {
-            Text::Plain(t) => t.serialize(s),
-            Text::Escaped(r) => r.serialize(s),
-        }
-    }
-}
-
 /// [`ToolResult`](crate::model::ToolResult) as a line shows it.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct ResultLine<'a> {
     tool_call_id: &'a str,
     tool_name: &'a str,
-    output: Text<'a>,
+    output: &'a str,
     is_error: bool,
 }
 
-/// Outputs shorter than this are escaped twice: cheaper than a buffer of their own.
-const ESCAPE_ONCE: usize = 512;
-
 impl<'a> Line<'a> {
-    /// `escaped`: the message's text already escaped, when it is also its result's output.
-    fn new(m: &'a Message, escaped: Option<&'a RawValue>) -> Self {
-        let content = match escaped {
-            Some(r) => Text::Escaped(r),
-            None => Text::Plain(m.text()),
-        };
+    fn new(m: &'a Message) -> Self {
         let tool_result = m.tool_result.as_ref().map(|r| ResultLine {
             tool_call_id: &r.tool_call_id,
             tool_name: &r.tool_name,
-            output: match escaped {
-                Some(e) => Text::Escaped(e),
-                None => Text::Plain(&r.output),
-            },
+            output: &r.output,
             is_error: r.is_error,
         });
+        // A tool message whose text is its result's output is "tool-only": as the
+        // `SessionMessage` shape has it, its `content` is empty and the output is written
+        // once, in `toolResult.output`. Often the biggest text of the session.
+        let content = match &tool_result {
+            Some(r) if r.output == m.text() => "",
+            _ => m.text(),
+        };
         Line {
             role: m.role.as_str(),
             kind: (m.kind != MessageKind::Normal).then_some(m.kind),
@@ -187,14 +166,7 @@ pub fn write(s: &Session, w: &mut dyn std::io::Write) -> std::io::Result<()> {
     json_line(&mut line, &header);
     w.write_all(&line)?;
     for m in &s.messages {
-        let twice = m
-            .tool_result
-            .as_ref()
-            .is_some_and(|r| r.output.len() >= ESCAPE_ONCE && r.output == m.text());
-        let escaped = twice
-            .then(|| serde_json::value::to_raw_value(m.text()).ok())
-            .flatten();
-        json_line(&mut line, &Line::new(m, escaped.as_deref()));
+        json_line(&mut line, &Line::new(m));
         w.write_all(&line)?;
     }
     Ok(())
