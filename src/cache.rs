@@ -260,7 +260,14 @@ impl Cache {
             }
         }
         drop(g);
-        drop(evicted);
+        for b in evicted {
+            // A file no reader holds any more lends its buffer to the next render.
+            if let crate::spill::Body::Mem(v) = b {
+                if let Ok(v) = Arc::try_unwrap(v) {
+                    crate::render::recycle::give(v);
+                }
+            }
+        }
         shape
     }
 

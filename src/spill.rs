@@ -169,7 +169,7 @@ impl<'a> Sink<'a> {
     pub fn with_capacity(to: Option<&'a mut SpillTo>, expected: usize) -> Sink<'a> {
         let room = to.as_ref().map_or(expected, |t| expected.min(t.threshold));
         Sink {
-            buf: Vec::with_capacity(room),
+            buf: crate::render::recycle::take(room),
             to,
             disk: None,
         }

@@ -14,6 +14,7 @@
 pub mod diff;
 pub mod messages;
 pub mod meta;
+pub mod recycle;
 mod text;
 pub mod tools;
 pub mod transcript;
@@ -133,7 +134,9 @@ pub fn exact(mut v: Vec<u8>) -> Vec<u8> {
     if v.capacity() == v.len() {
         v
     } else if v.len() < EXACT_COPY_BELOW {
-        v.as_slice().to_vec()
+        let copy = v.as_slice().to_vec();
+        recycle::give(v);
+        copy
     } else {
         // Big ones have a mapping of their own, which shrinks without a hole.
         v.shrink_to_fit();
