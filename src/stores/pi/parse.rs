@@ -928,19 +928,21 @@ fn one_line(s: &str) -> String {
 
 /// The title fallback: the first user prompt, on one line.
 fn first_prompt(messages: &[Message]) -> Option<String> {
-    let prompts: Vec<String> = messages
+    let mut prompts = messages
         .iter()
         .filter(|m| m.role == Role::User && m.kind == MessageKind::Normal)
         .map(|m| one_line(prompt_text(&m.content)))
-        .filter(|t| !t.is_empty())
-        .collect();
-    // A bare `/mode` typed as a prompt names nothing; the first real prompt does.
-    let bare_command = |t: &&String| t.starts_with('/') && !t.contains(char::is_whitespace);
-    prompts
-        .iter()
-        .find(|t| !bare_command(t))
-        .or(prompts.first())
-        .map(|t| t.chars().take(TITLE_CHARS).collect())
+        .filter(|t| !t.is_empty());
+    // A bare `/mode` typed as a prompt names nothing; the first real prompt does. Prompts
+    // after that one are never looked at.
+    let bare_command = |t: &String| t.starts_with('/') && !t.contains(char::is_whitespace);
+    let first = prompts.next()?;
+    let title = if bare_command(&first) {
+        prompts.find(|t| !bare_command(t)).unwrap_or(first)
+    } else {
+        first
+    };
+    Some(title.chars().take(TITLE_CHARS).collect())
 }
 
 /// A prompt without the envelope OpenClaw wraps around chat input (a "Sender (untrusted
