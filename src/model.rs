@@ -230,6 +230,14 @@ impl Message {
             _ => &self.content,
         }
     }
+
+    /// A tool result whose text is just its output, with nothing of its own: the
+    /// `SessionMessage` shape's "tool-only" message, whose output is written once.
+    pub fn is_tool_only(&self) -> bool {
+        self.tool_result
+            .as_ref()
+            .is_some_and(|r| r.output == self.text())
+    }
 }
 
 /// Shown in place of reasoning the agent stored only in encrypted or signed-away form.

@@ -118,13 +118,10 @@ impl<'a> Line<'a> {
             output: &r.output,
             is_error: r.is_error,
         });
-        // A tool message whose text is its result's output is "tool-only": as the
-        // `SessionMessage` shape has it, its `content` is empty and the output is written
-        // once, in `toolResult.output`. Often the biggest text of the session.
-        let content = match &tool_result {
-            Some(r) if r.output == m.text() => "",
-            _ => m.text(),
-        };
+        // As the `SessionMessage` shape has it, a tool-only message's `content` is empty and
+        // its output is written once, in `toolResult.output`: often the biggest text of the
+        // session.
+        let content = if m.is_tool_only() { "" } else { m.text() };
         Line {
             role: m.role.as_str(),
             kind: (m.kind != MessageKind::Normal).then_some(m.kind),

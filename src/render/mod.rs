@@ -174,12 +174,12 @@ fn expected_size(s: &Session) -> usize {
                 .map(|c| 128 + c.output.as_deref().map_or(0, str::len))
                 .sum();
             // A tool-only message's text is its result's output, written once.
-            let result = m
-                .tool_result
-                .as_ref()
-                .filter(|r| r.output != m.content)
-                .map_or(0, |r| r.output.len());
-            256 + calls + m.content.len() + m.thinking.as_deref().map_or(0, str::len) + result
+            let text = if m.is_tool_only() {
+                m.text().len()
+            } else {
+                m.content.len() + m.tool_result.as_ref().map_or(0, |r| r.output.len())
+            };
+            256 + calls + text + m.thinking.as_deref().map_or(0, str::len)
         })
         .sum()
 }
