@@ -80,17 +80,18 @@ fn scan(r: impl Read, name: &str, f: &mut LineFn<'_>) -> Vec<String> {
         if text.is_empty() {
             continue;
         }
-        // serde_json rejects invalid UTF-8 inside strings; read such a line lossily so one
-        // bad byte costs one replacement character, not the whole record.
+        // serde_json checks the UTF-8 of every string it keeps, so the line is not checked
+        // twice. A line it rejects that has invalid UTF-8 is read again lossily, so one bad
+        // byte costs one replacement character, not the whole record.
         let lossy;
-        let bytes = match std::str::from_utf8(text) {
-            Ok(_) => text,
-            Err(_) => {
-                lossy = String::from_utf8_lossy(text).into_owned();
-                lossy.as_bytes()
-            }
-        };
-        let Err(e) = f(line_no, bytes) else {
+        let mut bytes = text;
+        let mut read = f(line_no, bytes);
+        if read.is_err() && std::str::from_utf8(text).is_err() {
+            lossy = String::from_utf8_lossy(text).into_owned();
+            bytes = lossy.as_bytes();
+            read = f(line_no, bytes);
+        }
+        let Err(e) = read else {
             continue;
         };
         // Not one usable record: the line may hold several values written back to back,
