@@ -10,8 +10,9 @@
 //! (agent, ids, creation time, cwd, source format). Everything that moves as the session
 //! grows (title, `updatedAt`, cost, counts) lives in `meta.json` instead.
 
+use super::json::Object;
 use super::text::{iso_opt, Iso};
-use crate::model::{Message, MessageKind, Session, TokenUsage, ToolCall};
+use crate::model::{Message, MessageKind, Session, ToolCall};
 use serde::Serialize;
 
 #[derive(Serialize)]
@@ -34,108 +35,73 @@ struct HeaderSource<'a> {
     format_version: Option<&'a str>,
 }
 
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Line<'a> {
-    role: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    kind: Option<MessageKind>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    label: Option<&'a str>,
-    content: &'a str,
-    timestamp: Option<Iso<'a>>,
-    #[serde(skip_serializing_if = "Calls::is_empty")]
-    tool_calls: Calls<'a>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    tool_result: Option<ResultLine<'a>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    token_usage: Option<&'a TokenUsage>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    cost: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    thinking: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    model: Option<&'a str>,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Call<'a> {
-    tool_call_id: &'a str,
-    tool_name: &'a str,
-    input: &'a serde_json::Value,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    output: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    is_error: Option<bool>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    duration_ms: Option<u64>,
-}
-
-impl<'a> Call<'a> {
-    fn new(c: &'a ToolCall) -> Self {
-        Call {
-            tool_call_id: &c.tool_call_id,
-            tool_name: &c.tool_name,
-            input: &c.input,
-            output: c.output.as_deref(),
-            is_error: c.is_error,
-            duration_ms: c.duration_ms,
-        }
+/// One message as a line: `buf` is cleared first. Written by hand ([`super::json`]) with
+/// the field names and order of the `SessionMessage` shape; optional fields are left out
+/// when absent, except `timestamp`, which is `null`.
+fn message_line(buf: &mut Vec<u8>, m: &Message) {
+    buf.clear();
+    let mut o = Object::new(buf);
+    o.str("role", m.role.as_str());
+    if m.kind != MessageKind::Normal {
+        o.serde("kind", &m.kind);
     }
-}
-
-/// A message's calls, serialised as they are read: no list of its own per message.
-struct Calls<'a>(&'a [ToolCall]);
-
-impl Calls<'_> {
-    fn is_empty(&self) -> bool {
-        self.0.is_empty()
+    o.opt_str("label", m.label.as_deref());
+    // As the `SessionMessage` shape has it, a tool-only message's `content` is empty and
+    // its output is written once, in `toolResult.output`: often the biggest text of the
+    // session.
+    o.str("content", if m.is_tool_only() { "" } else { m.text() });
+    match &m.timestamp {
+        Some(t) => o.display("timestamp", Iso(t)),
+        None => o.with("timestamp", |out| out.extend_from_slice(b"null")),
     }
-}
-
-impl Serialize for Calls<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(self.0.iter().map(Call::new))
-    }
-}
-
-/// [`ToolResult`](crate::model::ToolResult) as a line shows it.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct ResultLine<'a> {
-    tool_call_id: &'a str,
-    tool_name: &'a str,
-    output: &'a str,
-    is_error: bool,
-}
-
-impl<'a> Line<'a> {
-    fn new(m: &'a Message) -> Self {
-        let tool_result = m.tool_result.as_ref().map(|r| ResultLine {
-            tool_call_id: &r.tool_call_id,
-            tool_name: &r.tool_name,
-            output: &r.output,
-            is_error: r.is_error,
+    if !m.tool_calls.is_empty() {
+        o.with("toolCalls", |out| {
+            out.push(b'[');
+            for (i, c) in m.tool_calls.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                call(out, c);
+            }
+            out.push(b']');
         });
-        // As the `SessionMessage` shape has it, a tool-only message's `content` is empty and
-        // its output is written once, in `toolResult.output`: often the biggest text of the
-        // session.
-        let content = if m.is_tool_only() { "" } else { m.text() };
-        Line {
-            role: m.role.as_str(),
-            kind: (m.kind != MessageKind::Normal).then_some(m.kind),
-            label: m.label.as_deref(),
-            content,
-            timestamp: m.timestamp.as_ref().map(Iso),
-            tool_calls: Calls(&m.tool_calls),
-            tool_result,
-            token_usage: m.token_usage.as_ref(),
-            cost: m.cost,
-            thinking: m.thinking.as_deref(),
-            model: m.model.as_deref(),
-        }
     }
+    if let Some(r) = &m.tool_result {
+        o.with("toolResult", |out| {
+            let mut o = Object::new(out);
+            o.str("toolCallId", &r.tool_call_id);
+            o.str("toolName", &r.tool_name);
+            o.str("output", &r.output);
+            o.bool("isError", r.is_error);
+            o.end();
+        });
+    }
+    if let Some(u) = &m.token_usage {
+        o.serde("tokenUsage", u);
+    }
+    if let Some(c) = m.cost {
+        o.serde("cost", &c);
+    }
+    o.opt_str("thinking", m.thinking.as_deref());
+    o.opt_str("model", m.model.as_deref());
+    o.end();
+    buf.push(b'\n');
+}
+
+/// One entry of a message's `toolCalls`.
+fn call(out: &mut Vec<u8>, c: &ToolCall) {
+    let mut o = Object::new(out);
+    o.str("toolCallId", &c.tool_call_id);
+    o.str("toolName", &c.tool_name);
+    o.serde("input", &c.input);
+    o.opt_str("output", c.output.as_deref());
+    if let Some(e) = c.is_error {
+        o.bool("isError", e);
+    }
+    if let Some(d) = c.duration_ms {
+        o.serde("durationMs", &d);
+    }
+    o.end();
 }
 
 pub fn render(s: &Session) -> String {
@@ -163,7 +129,7 @@ pub fn write(s: &Session, w: &mut dyn std::io::Write) -> std::io::Result<()> {
     json_line(&mut line, &header);
     w.write_all(&line)?;
     for m in &s.messages {
-        json_line(&mut line, &Line::new(m));
+        message_line(&mut line, m);
         w.write_all(&line)?;
     }
     Ok(())

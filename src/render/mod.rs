@@ -12,6 +12,7 @@
 //!   cost summary is a running total rather than a header field.
 
 pub mod diff;
+mod json;
 pub mod messages;
 pub mod meta;
 pub mod recycle;

@@ -1,0 +1,191 @@
+//! Compact JSON objects written by hand, for the lines of `messages.jsonl`.
+//!
+//! The text of a session (message content, tool output) is most of `messages.jsonl`, and
+//! serde_json escapes a string one byte at a time: in a cold walk that loop was the largest
+//! single cost of writing the file. [`string`] copies the runs that need no escape 16 bytes
+//! at a time and escapes exactly as serde_json does, so a line is byte for byte what
+//! `serde_json::to_writer` would give. Numbers and nested values still go through serde
+//! ([`Object::serde`]), which formats floats its own way.
+
+use serde::Serialize;
+use std::io::Write as _;
+
+/// `s` as a JSON string, quotes included, appended to `out`.
+pub fn string(out: &mut Vec<u8>, s: &str) {
+    const LANES: usize = 16;
+    let needs = |b: u8| (b < 0x20) | (b == b'"') | (b == b'\\');
+    let bytes = s.as_bytes();
+    out.reserve(bytes.len() + 2);
+    out.push(b'"');
+    let mut run = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        // Whole chunks with nothing to escape are skipped without a branch per byte (the
+        // compiler turns the fold into vector compares).
+        if let Some(chunk) = bytes.get(i..i + LANES) {
+            if !chunk.iter().fold(false, |acc, &b| acc | needs(b)) {
+                i += LANES;
+                continue;
+            }
+        }
+        let b = bytes[i];
+        if needs(b) {
+            out.extend_from_slice(&bytes[run..i]);
+            escape(out, b);
+            run = i + 1;
+        }
+        i += 1;
+    }
+    out.extend_from_slice(&bytes[run..]);
+    out.push(b'"');
+}
+
+/// One byte as serde_json escapes it.
+fn escape(out: &mut Vec<u8>, b: u8) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let short = match b {
+        b'"' => b'"',
+        b'\\' => b'\\',
+        0x08 => b'b',
+        0x09 => b't',
+        0x0a => b'n',
+        0x0c => b'f',
+        0x0d => b'r',
+        _ => {
+            let u = [
+                b'\\',
+                b'u',
+                b'0',
+                b'0',
+                HEX[(b >> 4) as usize],
+                HEX[(b & 15) as usize],
+            ];
+            out.extend_from_slice(&u);
+            return;
+        }
+    };
+    out.extend_from_slice(&[b'\\', short]);
+}
+
+/// A JSON object being written into a buffer: fields in the order they are added, closed
+/// by [`Object::end`]. Keys are sessfs's own names and are written as they are.
+pub struct Object<'a> {
+    out: &'a mut Vec<u8>,
+    empty: bool,
+}
+
+impl<'a> Object<'a> {
+    pub fn new(out: &'a mut Vec<u8>) -> Object<'a> {
+        out.push(b'{');
+        Object { out, empty: true }
+    }
+
+    fn key(&mut self, k: &str) {
+        if !self.empty {
+            self.out.push(b',');
+        }
+        self.empty = false;
+        self.out.push(b'"');
+        self.out.extend_from_slice(k.as_bytes());
+        self.out.extend_from_slice(b"\":");
+    }
+
+    pub fn str(&mut self, k: &str, v: &str) {
+        self.key(k);
+        string(self.out, v);
+    }
+
+    /// A string field that is left out when `v` is `None`.
+    pub fn opt_str(&mut self, k: &str, v: Option<&str>) {
+        if let Some(v) = v {
+            self.str(k, v);
+        }
+    }
+
+    pub fn bool(&mut self, k: &str, v: bool) {
+        self.key(k);
+        self.out
+            .extend_from_slice(if v { b"true" } else { b"false" });
+    }
+
+    /// A field whose value serde writes. Writing sessfs's values cannot fail (no map has
+    /// keys that are not strings); should it ever, the value is `null`, not a broken line.
+    pub fn serde<T: Serialize + ?Sized>(&mut self, k: &str, v: &T) {
+        self.key(k);
+        let start = self.out.len();
+        if serde_json::to_writer(&mut *self.out, v).is_err() {
+            self.out.truncate(start);
+            self.out.extend_from_slice(b"null");
+        }
+    }
+
+    /// A field whose value `f` writes itself (an array of objects, say).
+    pub fn with(&mut self, k: &str, f: impl FnOnce(&mut Vec<u8>)) {
+        self.key(k);
+        f(self.out);
+    }
+
+    /// A field holding `v`'s `Display` text as a string. `v` must print nothing that JSON
+    /// escapes (a timestamp, a number).
+    pub fn display(&mut self, k: &str, v: impl std::fmt::Display) {
+        self.key(k);
+        // Writing to a Vec cannot fail.
+        let _ = write!(self.out, "\"{v}\"");
+    }
+
+    pub fn end(self) {
+        self.out.push(b'}');
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ours(s: &str) -> String {
+        let mut out = Vec::new();
+        string(&mut out, s);
+        String::from_utf8(out).expect("UTF-8")
+    }
+
+    #[test]
+    fn strings_are_escaped_as_serde_json_escapes_them() {
+        let every_control: String = (0u8..0x20).map(char::from).collect();
+        let long = "plain text that needs nothing, ".repeat(5);
+        let cases = [
+            String::new(),
+            "a".into(),
+            every_control.clone(),
+            format!("{long}\"quoted\" and \\back\\slashed\\{long}"),
+            format!("{long}\n{long}\t{long}\u{7f}\u{80}é€😀"),
+            format!("{}\"", "x".repeat(15)),
+            format!("{}\n", "x".repeat(16)),
+            format!("{}\\", "x".repeat(17)),
+            format!("{every_control}{long}{every_control}"),
+        ];
+        for c in &cases {
+            let want = serde_json::to_string(c).expect("serde_json");
+            assert_eq!(ours(c), want, "{c:?}");
+        }
+        // By hand, for the escapes a reader sees most.
+        assert_eq!(ours("a\"b\\c\nd\te\u{1}f"), r#""a\"b\\c\nd\te\u0001f""#);
+    }
+
+    #[test]
+    fn an_object_is_compact_json_in_field_order() {
+        let mut out = Vec::new();
+        let mut o = Object::new(&mut out);
+        o.str("role", "user");
+        o.opt_str("label", None);
+        o.opt_str("model", Some("m\"1"));
+        o.bool("isError", false);
+        o.serde("cost", &0.000_001f64);
+        o.display("timestamp", 42);
+        o.with("list", |out| out.extend_from_slice(b"[]"));
+        o.end();
+        assert_eq!(
+            String::from_utf8(out).expect("UTF-8"),
+            r#"{"role":"user","model":"m\"1","isError":false,"cost":1e-6,"timestamp":"42","list":[]}"#
+        );
+    }
+}
