@@ -12,6 +12,7 @@
 //! (`us.anthropic.claude-…` on Bedrock).
 
 use serde::Deserialize;
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
@@ -124,7 +125,18 @@ fn table_ref() -> &'static Table {
 
 /// The list price of `model`, if the table has it.
 pub fn price(model: &str) -> Option<Price> {
-    table().price(model)
+    // Asked per message, and a session's messages nearly always name one model: the last
+    // answer is kept per thread rather than normalising the name and scanning the table.
+    thread_local! {
+        static LAST: RefCell<(String, Option<Price>)> = const { RefCell::new((String::new(), None)) };
+    }
+    LAST.with_borrow_mut(|(name, price)| {
+        if name != model || name.is_empty() {
+            *price = table().price(model);
+            model.clone_into(name);
+        }
+        *price
+    })
 }
 
 #[cfg(test)]

@@ -340,7 +340,10 @@ fn preview(out: &mut String, output: &str, file: Option<&str>) {
     fence_into(out, &output[..end], "");
     let rest = &output[end..];
     if !rest.is_empty() {
-        let more = rest.lines().count().max(1);
+        // As `str::lines` counts them (a last line without its newline counts too), with
+        // a byte count the compiler vectorises: outputs can be megabytes.
+        let newlines = rest.bytes().filter(|&b| b == b'\n').count();
+        let more = (newlines + usize::from(!rest.ends_with('\n'))).max(1);
         let _ = writeln!(
             out,
             "… ({more} more line{} in tools/{file})",
@@ -493,6 +496,27 @@ mod tests {
         let mut line = String::new();
         Totals::default().line(&mut line, &aborted);
         assert_eq!(line, "");
+    }
+
+    #[test]
+    fn the_lines_left_out_of_a_preview_are_counted_as_a_reader_counts_them() {
+        let numbered =
+            |n: usize, end: &str| -> String { (1..=n).map(|i| format!("line {i}{end}")).collect() };
+        let cases = [
+            // (output, lines left after the 20 shown)
+            (numbered(25, "\n"), 5),
+            (numbered(25, "\n").trim_end().to_string(), 5),
+            (numbered(22, "\r\n"), 2),
+            (numbered(20, "\n") + "\n", 1),
+            (numbered(20, "\n") + "tail", 1),
+        ];
+        for (output, more) in cases {
+            let mut out = String::new();
+            preview(&mut out, &output, Some("0001-x.md"));
+            let s = if more == 1 { "" } else { "s" };
+            let want = format!("… ({more} more line{s} in tools/0001-x.md)\n");
+            assert!(out.ends_with(&want), "{output:?} -> {out}");
+        }
     }
 
     /// An output whose second line was huge previewed as its first line alone (`{`).
