@@ -743,7 +743,7 @@ pub fn limit_malloc_arenas() {
     }
 }
 
-/// Give freed memory back to the system once a second while the cache evicts: evicted
+/// Give freed memory back to the system every 250 ms while the cache evicts: evicted
 /// files leave holes inside the allocator's arenas that it would otherwise keep resident.
 /// Returns when it last trimmed and the eviction count then.
 fn trim_after_evictions(fs: &Fs, last: (std::time::Instant, u64)) -> (std::time::Instant, u64) {

@@ -401,15 +401,15 @@ pub fn markdown_text_into(out: &mut String, text: &str) {
             }
             None => {
                 if let Some(f) = opens_fence(line) {
-                    flush_paragraph(&mut para, out);
+                    flush_paragraph(&mut para, out, text);
                     out.push_str(line);
                     out.push('\n');
                     open = Some(f);
                 } else if let Some(h) = nested_heading(line) {
-                    flush_paragraph(&mut para, out);
-                    flush_paragraph(&mut vec![h.as_str()], out);
+                    flush_paragraph(&mut para, out, text);
+                    flush_paragraph(&mut vec![h.as_str()], out, text);
                 } else if line.trim().is_empty() || starts_block(line) {
-                    flush_paragraph(&mut para, out);
+                    flush_paragraph(&mut para, out, text);
                     para.push(line);
                 } else {
                     para.push(line);
@@ -417,7 +417,7 @@ pub fn markdown_text_into(out: &mut String, text: &str) {
             }
         }
     }
-    flush_paragraph(&mut para, out);
+    flush_paragraph(&mut para, out, text);
     if let Some((ch, len)) = open {
         out.extend(std::iter::repeat_n(ch, len));
         out.push('\n');
@@ -497,12 +497,19 @@ fn starts_block(line: &str) -> bool {
 
 /// Escape one paragraph, leaving single-line code spans alone (CommonMark pairing: an
 /// opening backtick run closes at the next run of the same length, else it is literal).
-fn flush_paragraph(para: &mut Vec<&str>, out: &mut String) {
-    if para.is_empty() {
+fn flush_paragraph(para: &mut Vec<&str>, out: &mut String, whole: &str) {
+    let text = match para.as_slice() {
+        [] => return,
+        [line] => Cow::Borrowed(*line),
+        lines => joined(whole, lines),
+    };
+    para.clear();
+    // Most paragraphs hold no code span: one `memchr` decides.
+    if !text.contains('`') {
+        escape_html_into(out, &text);
+        out.push('\n');
         return;
     }
-    let text = para.join("\n");
-    para.clear();
     let b = text.as_bytes();
     let mut i = 0;
     let mut plain_from = 0;
@@ -548,6 +555,25 @@ fn flush_paragraph(para: &mut Vec<&str>, out: &mut String) {
     out.push('\n');
 }
 
+/// `lines`, consecutive lines that `str::lines` cut from `whole`, joined by `\n`: the span
+/// of `whole` they cover when `\n` alone separates them (nearly always), else a copy.
+fn joined<'a>(whole: &'a str, lines: &[&str]) -> Cow<'a, str> {
+    let span = || {
+        let base = whole.as_ptr() as usize;
+        let last = lines.last()?;
+        let start = (lines.first()?.as_ptr() as usize).checked_sub(base)?;
+        let end = (last.as_ptr() as usize).checked_sub(base)? + last.len();
+        let span = whole.get(start..end)?;
+        // Between consecutive lines lies `\n` or `\r\n`: one byte each means all `\n`.
+        let joined_len = lines.iter().map(|l| l.len() + 1).sum::<usize>() - 1;
+        (span.len() == joined_len).then_some(span)
+    };
+    match span() {
+        Some(s) => Cow::Borrowed(s),
+        None => Cow::Owned(lines.join("\n")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     /// [`super::markdown_text_into`] into a new string.
@@ -585,6 +611,23 @@ mod tests {
     }
 
     use super::*;
+
+    #[test]
+    fn a_paragraph_is_borrowed_only_when_that_reads_the_same() {
+        let whole = "one\ntwo\nthree\r\nfour";
+        let lines: Vec<&str> = whole.lines().collect();
+        let j = joined(whole, &lines[..3]);
+        assert!(matches!(j, Cow::Borrowed(_)));
+        assert_eq!(j, "one\ntwo\nthree");
+        // Across a CRLF the text differs from its span: the `\r` must not come along.
+        let j = joined(whole, &lines[2..]);
+        assert_eq!(j, "three\nfour");
+        assert!(matches!(j, Cow::Owned(_)));
+        // Lines from elsewhere are joined, never read through `whole`.
+        let other = String::from("x\ny");
+        let theirs: Vec<&str> = other.lines().collect();
+        assert_eq!(joined(whole, &theirs), "x\ny");
+    }
 
     #[test]
     fn thousands_groups_digits() {
