@@ -144,10 +144,20 @@ pub fn usd(v: f64) -> String {
 /// [`usd`] appended to `out`.
 pub fn usd_into(out: &mut String, v: f64) {
     use std::fmt::Write as _;
-    if v.is_finite() {
-        let _ = write!(out, "${v:.4}");
-    } else {
+    if !v.is_finite() {
         out.push_str("$?");
+        return;
+    }
+    // Twice per assistant message in a transcript, and `{:.4}`'s exact rounding is slow.
+    // Where the tenths of a hundredth of a cent are clearly not a tie, rounding `v * 1e4`
+    // gives the same digits; ties and odd values go to `format!`.
+    let scaled = v * 1e4;
+    let frac = scaled - scaled.floor();
+    if (0.0..1e12).contains(&scaled) && (frac - 0.5).abs() > 1e-3 {
+        let n = scaled.round() as u64;
+        let _ = write!(out, "${}.{:04}", n / 10_000, n % 10_000);
+    } else {
+        let _ = write!(out, "${v:.4}");
     }
 }
 
@@ -627,6 +637,31 @@ mod tests {
         let other = String::from("x\ny");
         let theirs: Vec<&str> = other.lines().collect();
         assert_eq!(joined(whole, &theirs), "x\ny");
+    }
+
+    #[test]
+    fn dollars_are_rounded_as_format_rounds_them() {
+        // Ties in decimal that are not ties in binary: `{:.4}` rounds 0.00035 down.
+        let mut values = vec![
+            0.0, 0.00035, 0.00045, 0.00065, 0.12345, 0.99995, 1.0, 12.3456789, 1e9,
+        ];
+        // A spread of magnitudes and fractions, deterministic.
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        for _ in 0..20_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let mantissa = (x >> 11) as f64 / (1u64 << 53) as f64;
+            values.push(mantissa * 10f64.powi((x % 12) as i32 - 6));
+        }
+        for v in values {
+            let mut ours = String::new();
+            usd_into(&mut ours, v);
+            assert_eq!(ours, format!("${v:.4}"), "{v:e}");
+        }
+        let mut odd = String::new();
+        usd_into(&mut odd, f64::NAN);
+        assert_eq!(odd, "$?");
     }
 
     #[test]
