@@ -3,7 +3,7 @@
 //! The text of a session (message content, tool output) is most of `messages.jsonl`, and
 //! serde_json escapes a string one byte at a time: in a cold walk that loop was the largest
 //! single cost of writing the file. [`string`] looks for the bytes to escape eight at a
-//! time and escapes them exactly as serde_json does, so a line is byte for byte what
+//! time ([`super::scan`]) and escapes them exactly as serde_json does, so a line is byte for byte what
 //! `serde_json::to_writer` would give. Numbers and nested values still go through serde
 //! ([`Object::serde`]), which formats floats its own way.
 
@@ -27,30 +27,15 @@ pub fn string(out: &mut Vec<u8>, s: &str) {
     out.push(b'"');
 }
 
-/// The first byte at or after `from` that JSON escapes: a control, `"` or `\`. Eight
-/// bytes at a time, as one `u64` ("SWAR"): for each of the three tests the high bit of a
-/// byte is set where it matches. Borrows can set it in a byte above a match as well, never
-/// below the first one, so the lowest set bit is exact.
+/// The first byte at or after `from` that JSON escapes: a control, `"` or `\`.
 fn next_escape(bytes: &[u8], from: usize) -> Option<usize> {
-    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
-    const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
-    let zero_in = |x: u64| x.wrapping_sub(ONES) & !x & HIGH;
-    let mut i = from;
-    while let Some(chunk) = bytes.get(i..i + 8) {
-        let x = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
-        let below_space = x.wrapping_sub(ONES * 0x20) & !x & HIGH;
-        let hits = below_space
-            | zero_in(x ^ (ONES * u64::from(b'"')))
-            | zero_in(x ^ (ONES * u64::from(b'\\')));
-        if hits != 0 {
-            return Some(i + hits.trailing_zeros() as usize / 8);
-        }
-        i += 8;
-    }
-    bytes[i..]
-        .iter()
-        .position(|&b| b < 0x20 || b == b'"' || b == b'\\')
-        .map(|k| i + k)
+    use super::scan::{below, equal, first};
+    first(
+        bytes,
+        from,
+        |x| below(x, 0x20) | equal(x, b'"') | equal(x, b'\\'),
+        |b| b < 0x20 || b == b'"' || b == b'\\',
+    )
 }
 
 /// One byte as serde_json escapes it.

@@ -16,6 +16,7 @@ mod json;
 pub mod messages;
 pub mod meta;
 pub mod recycle;
+mod scan;
 mod text;
 pub mod tools;
 pub mod transcript;

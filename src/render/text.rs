@@ -369,18 +369,21 @@ pub fn escape_html(s: &str) -> String {
 
 /// [`escape_html`], appended to `out`.
 fn escape_html_into(out: &mut String, s: &str) {
-    let mut rest = s;
-    // Copy the runs between the two characters whole, not one `char` at a time.
-    while let Some(i) = rest.find(['<', '&']) {
-        out.push_str(&rest[..i]);
-        out.push_str(if rest.as_bytes()[i] == b'<' {
-            "&lt;"
-        } else {
-            "&amp;"
-        });
-        rest = &rest[i + 1..];
+    use super::scan::{equal, first};
+    let bytes = s.as_bytes();
+    // Copy the runs between the two characters whole, finding them eight bytes at a time.
+    let mut run = 0;
+    while let Some(i) = first(
+        bytes,
+        run,
+        |x| equal(x, b'<') | equal(x, b'&'),
+        |b| b == b'<' || b == b'&',
+    ) {
+        out.push_str(&s[run..i]);
+        out.push_str(if bytes[i] == b'<' { "&lt;" } else { "&amp;" });
+        run = i + 1;
     }
-    out.push_str(rest);
+    out.push_str(&s[run..]);
 }
 
 /// Message text as Markdown that cannot break the document around it.
