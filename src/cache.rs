@@ -185,6 +185,29 @@ impl Cache {
         }
     }
 
+    /// [`Cache::file`] for several files of one session, under one lock.
+    pub fn files<'a>(
+        &self,
+        key: &SessionKey,
+        version: u64,
+        paths: impl Iterator<Item = &'a str>,
+    ) -> Vec<Option<Bytes>> {
+        let mut g = self.lock();
+        let mut k = (key.clone(), version, String::new());
+        paths
+            .map(|path| {
+                k.2.clear();
+                k.2.push_str(path);
+                let got = g.lru.get(&k).cloned();
+                match got {
+                    Some(_) => g.stats.hits += 1,
+                    None => g.stats.misses += 1,
+                }
+                got
+            })
+            .collect()
+    }
+
     /// Is this file of this version cached? (Does not count as a use.)
     pub fn contains(&self, key: &SessionKey, version: u64, path: &str) -> bool {
         let g = self.lock();

@@ -186,15 +186,15 @@ impl SessFs {
     }
 
     /// Feed `.`, `..` and the directory's entries from `offset` on to `add(next offset,
-    /// name, attributes)` until it says the reply buffer is full. Returns `false` when
-    /// nothing was left from `offset` on: the kernel asks once more after the last entry to
-    /// learn the listing ended, and that call drops the snapshot.
+    /// name, attributes)` until it says the reply buffer is full. Returns the whole listing
+    /// when nothing was left from `offset` on: the kernel asks once more after the last
+    /// entry to learn the listing ended, and that call drops the snapshot.
     fn fill_dir(
         &self,
         ino: u64,
         offset: u64,
         mut add: impl FnMut(u64, &str, &Attr) -> bool,
-    ) -> Result<bool, FsError> {
+    ) -> Result<Option<DirSnapshot>, FsError> {
         let entries = self.dir_snapshot(ino, offset)?;
         let me = self.fs.getattr(ino)?;
         // An empty directory (`diff/`) lists nothing at all, not even `.` and `..` (POSIX
@@ -215,10 +215,11 @@ impl SessFs {
                 break;
             }
         }
-        if !left {
-            self.forget_snapshot(ino);
+        if left {
+            return Ok(None);
         }
-        Ok(left)
+        self.forget_snapshot(ino);
+        Ok(Some(entries))
     }
 
     /// Drop the listing of a directory whose last entries have been sent.
@@ -239,7 +240,7 @@ impl SessFs {
     /// across kernel calls that wait for readers who wait for this reply. The race is
     /// harmless: an invalidation also marks the attributes stale, every read then refreshes
     /// them (`FUSE_AUTO_INVAL_DATA`), and a new version's mtime or size drops the pages.
-    fn push_files(&self, dir: u64) {
+    fn push_files(&self, dir: u64, listed: &[(String, Attr)]) {
         let Some(notifier) = self.pusher.get() else {
             return;
         };
@@ -247,7 +248,7 @@ impl SessFs {
             log::debug!("push of {dir} skipped: every push slot is busy");
             return;
         };
-        for (ino, bytes) in self.fs.pushable(dir, PUSH_MAX) {
+        for (ino, bytes) in self.fs.pushable(dir, listed, PUSH_MAX) {
             if let Err(e) = notifier.store(INodeNo(ino), 0, &bytes) {
                 log::debug!("store {ino}: {e}");
             }
@@ -401,7 +402,7 @@ impl Filesystem for SessFs {
         mut reply: ReplyDirectoryPlus,
     ) {
         match guarded("readdirplus", || {
-            let left = self.fill_dir(ino.0, offset, |next, name, a| {
+            let done = self.fill_dir(ino.0, offset, |next, name, a| {
                 let attr = self.file_attr(a);
                 reply.add(
                     INodeNo(a.ino),
@@ -412,8 +413,9 @@ impl Filesystem for SessFs {
                     Generation(0),
                 )
             })?;
-            if !left && offset > 0 {
-                self.push_files(ino.0);
+            // The last (empty) reply of a listing that sent entries.
+            if let Some(listed) = done.filter(|_| offset > 0) {
+                self.push_files(ino.0, &listed);
             }
             Ok(())
         }) {

@@ -659,44 +659,44 @@ impl Fs {
         Ok(part.into_owned())
     }
 
-    /// The cached files directly inside a session directory (or a directory inside one) at
-    /// the session's current version, with their inode numbers: what the mount pushes into
-    /// the kernel's page cache right after the directory was listed, so a walk's reads of
-    /// them need no request. Never renders and never allocates an inode; files larger than
-    /// `max_file` are left to ordinary reads.
-    pub fn pushable(&self, dir: u64, max_file: u64) -> Vec<(u64, Arc<Vec<u8>>)> {
+    /// The cached files of a session directory (or a directory inside one) that a listing
+    /// just sent (`listed`), at the session's current version, with their inode numbers:
+    /// what the mount pushes into the kernel's page cache right after the directory was
+    /// listed, so a walk's reads of them need no request. Never renders and never
+    /// allocates an inode; files larger than `max_file` are left to ordinary reads.
+    pub fn pushable(
+        &self,
+        dir: u64,
+        listed: &[(String, Attr)],
+        max_file: u64,
+    ) -> Vec<(u64, Arc<Vec<u8>>)> {
         let Ok(kind) = self.kind_of(dir) else {
             return Vec::new();
         };
         let (key, prefix) = match kind {
             NodeKind::Session(k) => (k, String::new()),
-            NodeKind::Inner(k, d) => (k, d),
+            NodeKind::Inner(k, d) => (k, d + "/"),
             _ => return Vec::new(),
         };
         let Ok((version, _)) = self.check_session(&key) else {
             return Vec::new();
         };
-        let Some(shape) = self.cache.shape(&key, version) else {
-            return Vec::new();
-        };
-        let mut out = Vec::new();
-        for (name, kind, size) in shape.children(&prefix) {
-            if kind != EntryKind::File || size == 0 || size > max_file {
-                continue;
-            }
-            let ino = self.state().by_name.get(&(dir, name.to_string())).copied();
-            let path = if prefix.is_empty() {
-                name.to_string()
-            } else {
-                format!("{prefix}/{name}")
-            };
-            if let (Some(ino), Some(Bytes::Mem(bytes))) =
-                (ino, self.cache.file(&key, version, &path))
-            {
-                out.push((ino, bytes));
-            }
-        }
-        out
+        let files: Vec<(u64, String)> = listed
+            .iter()
+            .filter(|(_, a)| a.kind == Kind::File && a.size > 0 && a.size <= max_file)
+            .map(|(name, a)| (a.ino, format!("{prefix}{name}")))
+            .collect();
+        let bytes = self
+            .cache
+            .files(&key, version, files.iter().map(|(_, p)| p.as_str()));
+        files
+            .into_iter()
+            .zip(bytes)
+            .filter_map(|((ino, _), b)| match b {
+                Some(Bytes::Mem(b)) => Some((ino, b)),
+                _ => None,
+            })
+            .collect()
     }
 
     /// A whole file by path relative to the root (for the command line and tests).
@@ -2078,6 +2078,40 @@ mod tests {
                 .find(|(n, _)| n == "meta.json")
                 .map(|(_, a)| a.ino)
         );
+    }
+
+    /// What a listing pushes: the files it just sent, no directory, nothing over the size
+    /// limit, each with the bytes a read of its inode gives.
+    #[test]
+    fn a_listing_pushes_its_small_files_with_their_inodes() {
+        let (_d, fs) = fs_with(&[("a", "hello")]);
+        let dir = fs.resolve("pi/a").unwrap().ino;
+        let listed = fs.readdir(dir).unwrap();
+        let name_of = |ino: u64| {
+            listed
+                .iter()
+                .find(|(_, a)| a.ino == ino)
+                .map(|(n, _)| n.as_str())
+                .unwrap()
+        };
+        let pushed = fs.pushable(dir, &listed, u64::MAX);
+        let mut names: Vec<&str> = pushed.iter().map(|(ino, _)| name_of(*ino)).collect();
+        names.sort();
+        assert_eq!(names, ["messages.jsonl", "meta.json", "transcript.md"]);
+        for (ino, bytes) in &pushed {
+            assert_eq!(**bytes, fs.read_ino(*ino, 0, u32::MAX).unwrap());
+        }
+        for name in names {
+            let size = listed.iter().find(|(n, _)| n == name).unwrap().1.size;
+            let under = fs.pushable(dir, &listed, size - 1);
+            assert!(under
+                .iter()
+                .all(|(ino, b)| name_of(*ino) != name && b.len() < size as usize));
+            let at = fs.pushable(dir, &listed, size);
+            assert!(at.iter().any(|(ino, _)| name_of(*ino) == name));
+        }
+        // A directory listed by its own inode pushes nothing for another's listing.
+        assert!(fs.pushable(ROOT_INO, &listed, u64::MAX).is_empty());
     }
 
     #[test]
