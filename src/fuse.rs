@@ -54,7 +54,7 @@ type Pusher = Arc<std::sync::OnceLock<fuser::Notifier>>;
 /// The worker threads that serve requests: two per core, and at least eight. A walk asks
 /// one thing at a time, but which sleeping worker the kernel wakes, and on which CPU, moves
 /// its cost: on two cores a cold `grep -r` of 2,000 sessions took 1.36-1.45 s with eight
-/// workers against 1.40-1.63 s with four (medians 1.38 and 1.45 s, 15 runs alternating).
+/// workers against 1.39-1.63 s with four (medians 1.38 and 1.45 s, 15 runs alternating).
 fn workers() -> usize {
     (crate::tree::cores() * 2).max(8)
 }
