@@ -116,6 +116,21 @@ struct Inner {
 }
 
 impl Inner {
+    /// A cached file, the oversize one included, counted as a hit or a miss.
+    fn get(&mut self, k: &FileKey) -> Option<Bytes> {
+        let big = self
+            .oversize
+            .as_ref()
+            .filter(|(o, _)| o == k)
+            .map(|(_, b)| b.clone());
+        let got = big.or_else(|| self.lru.get(k).cloned());
+        match got {
+            Some(_) => self.stats.hits += 1,
+            None => self.stats.misses += 1,
+        }
+        got
+    }
+
     fn pop(&mut self, k: &FileKey) {
         if let Some(b) = self.lru.pop(k) {
             self.bytes -= cost(k, &b);
@@ -166,23 +181,7 @@ impl Cache {
     }
 
     pub fn file(&self, key: &SessionKey, version: u64, path: &str) -> Option<Bytes> {
-        let mut g = self.lock();
-        let k = (key.clone(), version, path.to_string());
-        let big = g
-            .oversize
-            .as_ref()
-            .filter(|(o, _)| *o == k)
-            .map(|(_, b)| b.clone());
-        match big.or_else(|| g.lru.get(&k).cloned()) {
-            Some(b) => {
-                g.stats.hits += 1;
-                Some(b)
-            }
-            None => {
-                g.stats.misses += 1;
-                None
-            }
-        }
+        self.lock().get(&(key.clone(), version, path.to_string()))
     }
 
     /// [`Cache::file`] for several files of one session, under one lock.
@@ -198,12 +197,7 @@ impl Cache {
             .map(|path| {
                 k.2.clear();
                 k.2.push_str(path);
-                let got = g.lru.get(&k).cloned();
-                match got {
-                    Some(_) => g.stats.hits += 1,
-                    None => g.stats.misses += 1,
-                }
-                got
+                g.get(&k)
             })
             .collect()
     }

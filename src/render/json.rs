@@ -3,9 +3,9 @@
 //! The text of a session (message content, tool output) is most of `messages.jsonl`, and
 //! serde_json escapes a string one byte at a time: in a cold walk that loop was the largest
 //! single cost of writing the file. [`string`] looks for the bytes to escape eight at a
-//! time ([`super::scan`]) and escapes them exactly as serde_json does, so a line is byte for byte what
-//! `serde_json::to_writer` would give. Numbers and nested values still go through serde
-//! ([`Object::serde`]), which formats floats its own way.
+//! time ([`super::scan`]) and escapes them exactly as serde_json does, so a line is byte
+//! for byte what `serde_json::to_writer` would give. Numbers and nested values still go
+//! through serde ([`Object::serde`]), which formats floats its own way.
 
 use serde::Serialize;
 use std::io::Write as _;
