@@ -731,16 +731,14 @@ pub fn block_stop_signals() -> libc::sigset_t {
 }
 
 /// Rendered files churn through the cache from several threads. glibc gives each thread
-/// its own arena until it reaches `M_ARENA_MAX`, and threads beyond that share one. A
-/// shared arena is a lock taken on every allocation: with four arenas for eight workers and
-/// two render-ahead threads, a cold walk of the 2,000-session corpus made 29,000 futex calls
-/// waiting on them (4,000 with one arena per thread), and a cold walk of the 1 GB corpus
-/// took 5.2-7.9 s against 5.0-6.0 s (six runs each, alternating). So one arena per thread
-/// that allocates: the workers, the render-ahead threads, the main thread and the watcher.
-/// What keeps resident memory near the cache budget is the fixed mmap threshold below and
-/// [`trim_after_evictions`]; the extra arenas cost about 2 MiB of peak RSS.
+/// its own arena and keeps freed memory there, so resident memory would drift well above
+/// the cache budget with its default of eight arenas per core; mapped large buffers and few
+/// arenas keep it near what is held. Few, but not two: one arena per render-ahead thread
+/// (plus the main thread's and one for the rest), or two render threads that draw the same
+/// arena wait on its lock for every allocation (a cold walk of the 2,000-session corpus took
+/// 11.5 s instead of 7.2 s in about two runs of five with two arenas).
 pub fn limit_malloc_arenas() {
-    let arenas = (workers() + crate::tree::cores() + 2) as i32;
+    let arenas = crate::tree::cores() as i32 + 2;
     // SAFETY: mallopt only changes allocator tuning; called before any thread starts.
     unsafe {
         libc::mallopt(libc::M_ARENA_MAX, arenas);
