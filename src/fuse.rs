@@ -736,7 +736,11 @@ pub fn block_stop_signals() -> libc::sigset_t {
 /// arenas keep it near what is held. Few, but not two: one arena per render-ahead thread
 /// (plus the main thread's and one for the rest), or two render threads that draw the same
 /// arena wait on its lock for every allocation (a cold walk of the 2,000-session corpus took
-/// 11.5 s instead of 7.2 s in about two runs of five with two arenas).
+/// 11.5 s instead of 7.2 s in about two runs of five with two arenas). The render-ahead
+/// threads take theirs before the request workers exist ([`Fs::start_prefetch`]). One arena
+/// per thread would spare the workers the locks they share with the render-ahead threads,
+/// but each thread that renders then keeps its own slack: 359-384 MiB peak on the 1 GB
+/// bench corpus against 351-353 MiB.
 pub fn limit_malloc_arenas() {
     let arenas = crate::tree::cores() as i32 + 2;
     // SAFETY: mallopt only changes allocator tuning; called before any thread starts.
