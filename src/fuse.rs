@@ -746,9 +746,13 @@ pub fn limit_malloc_arenas() {
     // SAFETY: mallopt only changes allocator tuning; called before any thread starts.
     unsafe {
         libc::mallopt(libc::M_ARENA_MAX, arenas);
-        // Rendered files above 64 KiB get their own mapping, returned to the system when
-        // evicted; a fixed threshold also stops glibc from raising it as files are freed.
-        libc::mallopt(libc::M_MMAP_THRESHOLD, 64 * 1024);
+        // Rendered files of EXACT_COPY_BELOW (64 KiB) or more get their own mapping,
+        // returned to the system when evicted; a fixed threshold also stops glibc from
+        // raising it as files are freed.
+        libc::mallopt(
+            libc::M_MMAP_THRESHOLD,
+            crate::render::EXACT_COPY_BELOW as i32,
+        );
     }
 }
 
