@@ -17,7 +17,9 @@
 //!   pushed into the page cache (`notify_store`) right then, and a walk reads them without a
 //!   request each (a cold `grep -r` of 10,000 sessions: 0 READs, 97,940 before); at most
 //!   half the workers push at once, so some are always left to answer the READs a push
-//!   may wait for ([`PushSlots`]);
+//!   may wait for ([`PushSlots`]). When the kernel later drops such pages (memory pressure,
+//!   proactive reclaim), the READ of a small file pushes the files beside it before its
+//!   reply (`SessFs::push_beside`): one request per directory instead of one per file;
 //! - pushed invalidation: a watcher thread sleeps on inotify ([`crate::watch`]), asks the tree
 //!   what a batch of store changes means ([`Fs::changes_for`]) and
 //!   tells the kernel to forget those inodes and names, so attributes and names can be
@@ -136,6 +138,9 @@ pub struct SessFs {
     /// Pushes a listed directory's files into the page cache.
     pusher: Pusher,
     push_slots: PushSlots,
+    /// Files whose READ is pushing the files beside them before its reply
+    /// ([`SessFs::push_beside`]); at most one per push slot.
+    reading: Mutex<Vec<u64>>,
 }
 
 impl SessFs {
@@ -149,6 +154,7 @@ impl SessFs {
             dirs: Mutex::new(HashMap::new()),
             pusher,
             push_slots: PushSlots::new(workers() / 2),
+            reading: Mutex::new(Vec::new()),
         }
     }
 
@@ -258,6 +264,40 @@ impl SessFs {
         }
     }
 
+    /// Push the cached files beside file `ino` (see [`Fs::pushable_beside`]) while its
+    /// READ waits for the reply.
+    ///
+    /// The kernel keeps `ino`'s pages locked until that reply, and a push waits for every
+    /// locked page it writes; two READs each pushing the other's file would wait forever.
+    /// So each pusher first registers its own file in `reading`, then skips every file
+    /// registered there: of two such READs the later one sees the earlier, and no chain of
+    /// pushes waiting on each other can close.
+    fn push_beside(&self, ino: u64) {
+        let Some(notifier) = self.pusher.get() else {
+            return;
+        };
+        let Some(_slot) = self.push_slots.take() else {
+            return;
+        };
+        let busy = {
+            let mut reading = self.reading.lock().unwrap_or_else(|e| e.into_inner());
+            reading.push(ino);
+            reading.clone()
+        };
+        for (other, bytes) in self.fs.pushable_beside(ino, PUSH_MAX) {
+            if busy.contains(&other) {
+                continue;
+            }
+            if let Err(e) = notifier.store(INodeNo(other), 0, &bytes) {
+                log::debug!("store {other}: {e}");
+            }
+        }
+        let mut reading = self.reading.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(i) = reading.iter().position(|&i| i == ino) {
+            reading.swap_remove(i);
+        }
+    }
+
     /// The listing of `ino` for a readdir at `offset`: taken afresh at offset 0, reused after.
     fn dir_snapshot(&self, ino: u64, offset: u64) -> Result<DirSnapshot, FsError> {
         let mut dirs = self.dirs.lock().unwrap_or_else(|e| e.into_inner());
@@ -364,6 +404,13 @@ impl Filesystem for SessFs {
         // disk the piece read from it.
         match guarded("read", || self.fs.contents(ino.0)) {
             Ok(bytes) => match bytes.read(offset, size) {
+                Ok(part) if offset == 0 && bytes.len() <= PUSH_MAX as usize => {
+                    // A small file is read only when its pushed pages were lost (the
+                    // walk that listed its directory pushed it); its neighbours were
+                    // lost with it. Before the reply, or the reader asks for them first.
+                    self.push_beside(ino.0);
+                    reply.data(&part)
+                }
                 Ok(part) => reply.data(&part),
                 Err(e) => {
                     log::warn!("read of inode {}: {e}", ino.0);

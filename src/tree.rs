@@ -699,6 +699,67 @@ impl Fs {
             .collect()
     }
 
+    /// The cached files beside file `ino` (same directory, same session, current version)
+    /// that the kernel already has inodes for, up to `max_file` bytes each: what the mount
+    /// pushes when a READ shows that the page cache lost a small file. Pages are lost
+    /// together (proactive reclaim frees physical ranges, which hold what was pushed
+    /// together), so one READ stands for the directory. Never renders.
+    pub fn pushable_beside(&self, ino: u64, max_file: u64) -> Vec<(u64, Arc<Vec<u8>>)> {
+        let Ok(NodeKind::Inner(key, path)) = self.kind_of(ino) else {
+            return Vec::new();
+        };
+        let dir = path.rsplit_once('/').map_or("", |(d, _)| d);
+        let Ok((version, _)) = self.check_session(&key) else {
+            return Vec::new();
+        };
+        let Some(shape) = self.cache.shape(&key, version) else {
+            return Vec::new();
+        };
+        let files: Vec<(u64, String)> = {
+            let st = self.state();
+            // Only at the version the kernel was last told about: a neighbour's size the
+            // kernel holds is then this version's (a change not yet announced could leave
+            // it an older, larger size around newer bytes).
+            let announced = st
+                .agents
+                .get(&key.agent)
+                .and_then(|a| a.sessions.get(&*key.name))
+                .is_some_and(|s| s.version == version && s.announced == version);
+            if !announced {
+                return Vec::new();
+            }
+            st.session_inos
+                .get(&key)
+                .into_iter()
+                .flatten()
+                .filter(|&&i| i != ino && i < DIFF_INO_BASE)
+                .filter_map(|&i| match st.nodes.get(i as usize - 1) {
+                    Some(NodeKind::Inner(_, p))
+                        if p.rsplit_once('/').map_or("", |(d, _)| d) == dir
+                            && matches!(
+                                shape.entries.get(p),
+                                Some((EntryKind::File, size)) if *size > 0 && *size <= max_file
+                            ) =>
+                    {
+                        Some((i, p.clone()))
+                    }
+                    _ => None,
+                })
+                .collect()
+        };
+        let bytes = self
+            .cache
+            .files(&key, version, files.iter().map(|(_, p)| p.as_str()));
+        files
+            .into_iter()
+            .zip(bytes)
+            .filter_map(|((ino, _), b)| match b {
+                Some(Bytes::Mem(b)) => Some((ino, b)),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// A whole file by path relative to the root (for the command line and tests).
     pub fn read_path(&self, path: &str) -> Result<Vec<u8>> {
         let bytes = self.contents(self.resolve(path)?.ino)?;
