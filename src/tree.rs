@@ -2193,6 +2193,42 @@ mod tests {
         assert!(fs.pushable(ROOT_INO, &listed, u64::MAX).is_empty());
     }
 
+    /// What a READ of a lost file pushes: the other files of its directory the kernel has
+    /// inodes for, with the bytes a read of each gives; never the file itself.
+    #[test]
+    fn a_read_pushes_the_files_beside_it() {
+        let (d, fs) = fs_with(&[("a", "hello")]);
+        let dir = fs.resolve("pi/a").unwrap().ino;
+        let listed = fs.readdir(dir).unwrap();
+        let ino_of = |name: &str| listed.iter().find(|(n, _)| n == name).unwrap().1.ino;
+        let transcript = ino_of("transcript.md");
+        let pushed = fs.pushable_beside(transcript, u64::MAX);
+        let mut inos: Vec<u64> = pushed.iter().map(|(ino, _)| *ino).collect();
+        inos.sort();
+        let mut want = vec![ino_of("messages.jsonl"), ino_of("meta.json")];
+        want.sort();
+        assert_eq!(inos, want);
+        for (ino, bytes) in &pushed {
+            assert_eq!(**bytes, fs.read_ino(*ino, 0, u32::MAX).unwrap());
+        }
+        let meta = listed.iter().find(|(n, _)| n == "meta.json").unwrap().1;
+        assert!(fs
+            .pushable_beside(transcript, meta.size - 1)
+            .iter()
+            .all(|(ino, _)| *ino != meta.ino));
+        // Directories and the root push nothing.
+        assert!(fs.pushable_beside(dir, u64::MAX).is_empty());
+        assert!(fs.pushable_beside(ROOT_INO, u64::MAX).is_empty());
+        // A version the kernel has not been told about yet pushes nothing: the sizes it
+        // holds are the old version's.
+        std::fs::write(d.path().join("a"), "hello and a longer reply").unwrap();
+        std::thread::sleep(TTL + Duration::from_millis(50));
+        fs.read_ino(transcript, 0, u32::MAX).unwrap();
+        assert!(fs.pushable_beside(transcript, u64::MAX).is_empty());
+        assert!(fs.poll_changes().inodes.contains(&transcript));
+        assert_eq!(fs.pushable_beside(transcript, u64::MAX).len(), 2);
+    }
+
     #[test]
     fn diff_dir_lists_nothing_and_renders_on_lookup() {
         let (_d, fs) = fs_with(&[("a", "hello"), ("b", "world")]);
