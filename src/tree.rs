@@ -686,17 +686,7 @@ impl Fs {
             .filter(|(_, a)| a.kind == Kind::File && a.size > 0 && a.size <= max_file)
             .map(|(name, a)| (a.ino, format!("{prefix}{name}")))
             .collect();
-        let bytes = self
-            .cache
-            .files(&key, version, files.iter().map(|(_, p)| p.as_str()));
-        files
-            .into_iter()
-            .zip(bytes)
-            .filter_map(|((ino, _), b)| match b {
-                Some(Bytes::Mem(b)) => Some((ino, b)),
-                _ => None,
-            })
-            .collect()
+        self.cached_in_memory(&key, version, files)
     }
 
     /// The cached files beside file `ino` (same directory, same session, current version)
@@ -747,9 +737,20 @@ impl Fs {
                 })
                 .collect()
         };
+        self.cached_in_memory(&key, version, files)
+    }
+
+    /// The bytes of `files` (inode, path in the session) cached in memory at `version`;
+    /// files not cached, or kept on disk, are left out.
+    fn cached_in_memory(
+        &self,
+        key: &SessionKey,
+        version: u64,
+        files: Vec<(u64, String)>,
+    ) -> Vec<(u64, Arc<Vec<u8>>)> {
         let bytes = self
             .cache
-            .files(&key, version, files.iter().map(|(_, p)| p.as_str()));
+            .files(key, version, files.iter().map(|(_, p)| p.as_str()));
         files
             .into_iter()
             .zip(bytes)
