@@ -405,9 +405,9 @@ impl Filesystem for SessFs {
         match guarded("read", || self.fs.contents(ino.0)) {
             Ok(bytes) => match bytes.read(offset, size) {
                 Ok(part) if offset == 0 && bytes.len() <= PUSH_MAX as usize => {
-                    // A small file is read only when its pushed pages were lost (the
-                    // walk that listed its directory pushed it); its neighbours were
-                    // lost with it. Before the reply, or the reader asks for them first.
+                    // A walk that listed this directory pushed this file, so a READ of
+                    // it mostly means the kernel dropped those pages, and its neighbours'
+                    // with them. Before the reply, or the reader asks for them first.
                     self.push_beside(ino.0);
                     reply.data(&part)
                 }

@@ -691,9 +691,9 @@ impl Fs {
 
     /// The cached files beside file `ino` (same directory, same session, current version)
     /// that the kernel already has inodes for, up to `max_file` bytes each: what the mount
-    /// pushes when a READ shows that the page cache lost a small file. Pages are lost
-    /// together (proactive reclaim frees physical ranges, which hold what was pushed
-    /// together), so one READ stands for the directory. Never renders.
+    /// pushes when a READ shows that the page cache lost a small file. Files pushed
+    /// together tend to be dropped together, so one READ stands for its directory. Never
+    /// renders.
     pub fn pushable_beside(&self, ino: u64, max_file: u64) -> Vec<(u64, Arc<Vec<u8>>)> {
         let Ok(NodeKind::Inner(key, path)) = self.kind_of(ino) else {
             return Vec::new();
