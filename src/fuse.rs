@@ -257,11 +257,7 @@ impl SessFs {
             log::debug!("push of {dir} skipped: every push slot is busy");
             return;
         };
-        for (ino, bytes) in self.fs.pushable(dir, listed, PUSH_MAX) {
-            if let Err(e) = notifier.store(INodeNo(ino), 0, &bytes) {
-                log::debug!("store {ino}: {e}");
-            }
-        }
+        store_all(notifier, self.fs.pushable(dir, listed, PUSH_MAX));
     }
 
     /// Push the cached files beside file `ino` (see [`Fs::pushable_beside`]) while its
@@ -284,14 +280,11 @@ impl SessFs {
             reading.push(ino);
             reading.clone()
         };
-        for (other, bytes) in self.fs.pushable_beside(ino, PUSH_MAX) {
-            if busy.contains(&other) {
-                continue;
-            }
-            if let Err(e) = notifier.store(INodeNo(other), 0, &bytes) {
-                log::debug!("store {other}: {e}");
-            }
-        }
+        let files = self.fs.pushable_beside(ino, PUSH_MAX);
+        store_all(
+            notifier,
+            files.into_iter().filter(|(other, _)| !busy.contains(other)),
+        );
         let mut reading = self.reading.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(i) = reading.iter().position(|&i| i == ino) {
             reading.swap_remove(i);
@@ -315,6 +308,15 @@ impl SessFs {
         }
         dirs.insert(ino, snap.clone());
         Ok(snap)
+    }
+}
+
+/// Push whole files into the kernel's page cache; a failure only costs the reader a READ.
+fn store_all(notifier: &fuser::Notifier, files: impl IntoIterator<Item = (u64, Arc<Vec<u8>>)>) {
+    for (ino, bytes) in files {
+        if let Err(e) = notifier.store(INodeNo(ino), 0, &bytes) {
+            log::debug!("store {ino}: {e}");
+        }
     }
 }
 

@@ -698,7 +698,10 @@ impl Fs {
         let Ok(NodeKind::Inner(key, path)) = self.kind_of(ino) else {
             return Vec::new();
         };
-        let dir = path.rsplit_once('/').map_or("", |(d, _)| d);
+        fn parent(p: &str) -> &str {
+            p.rsplit_once('/').map_or("", |(d, _)| d)
+        }
+        let dir = parent(&path);
         let Ok((version, _)) = self.check_session(&key) else {
             return Vec::new();
         };
@@ -725,7 +728,7 @@ impl Fs {
                 .filter(|&&i| i != ino && i < DIFF_INO_BASE)
                 .filter_map(|&i| match st.nodes.get(i as usize - 1) {
                     Some(NodeKind::Inner(_, p))
-                        if p.rsplit_once('/').map_or("", |(d, _)| d) == dir
+                        if parent(p) == dir
                             && matches!(
                                 shape.entries.get(p),
                                 Some((EntryKind::File, size)) if *size > 0 && *size <= max_file
