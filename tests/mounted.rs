@@ -429,6 +429,59 @@ fn appends_show_up_within_a_second_and_keep_the_prefix() {
     );
 }
 
+/// A tool's result that arrives after its call changes `tools/0001-bash.md`, a file the
+/// kernel knows from listing `tools/`: the change reaches it within a second, size and all.
+#[test]
+fn a_tool_result_that_arrives_later_shows_in_its_tool_file() {
+    let home = Home::empty();
+    let dir = home.path().join(".pi/agent/sessions/--tmp-tool--");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("2026-01-01T00-00-00-000Z_44444444-0000-4000-8000-000000000001.jsonl");
+    let head = [
+        r#"{"type":"session","version":3,"id":"44444444-0000-4000-8000-000000000001","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/tmp/tool"}"#,
+        r#"{"type":"message","id":"b0000001","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"list the files","timestamp":1767225601000}}"#,
+        r#"{"type":"message","id":"b0000002","parentId":"b0000001","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"assistant","content":[{"type":"toolCall","id":"call_1","name":"bash","arguments":{"command":"ls"}}],"model":"m","timestamp":1767225602000}}"#,
+    ];
+    std::fs::write(&file, head.join("\n") + "\n").unwrap();
+    let m = Mount::new(&home, &[]);
+    let tools = m
+        .path()
+        .join("pi/44444444-0000-4000-8000-000000000001/tools");
+    let names: Vec<String> = std::fs::read_dir(&tools)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(names, ["0001-bash.md"]);
+    let tool = tools.join("0001-bash.md");
+    let before = std::fs::read_to_string(&tool).unwrap();
+    assert!(!before.contains("resultmarker42"));
+    let result = r#"{"type":"message","id":"b0000003","parentId":"b0000002","timestamp":"2026-01-01T00:00:03.000Z","message":{"role":"toolResult","toolCallId":"call_1","toolName":"bash","content":[{"type":"text","text":"resultmarker42"}],"isError":false,"timestamp":1767225603000}}"#;
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&file)
+        .unwrap();
+    use std::io::Write;
+    f.write_all(format!("{result}\n").as_bytes()).unwrap();
+    drop(f);
+    let start = std::time::Instant::now();
+    let after = loop {
+        let now = std::fs::read_to_string(&tool).unwrap();
+        if now.contains("resultmarker42") {
+            break now;
+        }
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(3),
+            "the tool's result not visible after 3 s: {now}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert_eq!(
+        std::fs::metadata(&tool).unwrap().len() as usize,
+        after.len(),
+        "size follows the content"
+    );
+}
+
 #[test]
 fn new_and_removed_sessions_show_in_listings_within_a_second() {
     let home = Home::spine();
