@@ -45,6 +45,64 @@ use std::time::{Duration, SystemTime};
 /// nothing measurable on an idle mount.
 const SAFETY_POLL: Duration = Duration::from_secs(30);
 
+/// When each inode invalidation is sent again, see [`Retries`].
+const RETRY_AFTER: [Duration; 3] = [
+    Duration::from_millis(2),
+    Duration::from_millis(20),
+    Duration::from_millis(200),
+];
+
+/// Inode invalidations to send again. A listing or lookup that handed an inode out with
+/// the previous version's attributes may still be on its way when the change is found: the
+/// kernel makes a new inode only when the reader it answers wakes up and reads the reply,
+/// and it drops an invalidation for an inode it does not have (fuser reports that as
+/// success). Once made, nothing else would correct those attributes for [`KERNEL_TTL`], so
+/// every invalidation is sent again after each of [`RETRY_AFTER`]. Only changed sessions
+/// are invalidated, so the cost is a few calls per change and, for a file read in
+/// between, one more read.
+#[derive(Default)]
+struct Retries(HashMap<u64, (std::time::Instant, usize)>);
+
+impl Retries {
+    /// `ino` was invalidated for the `sent`th time; schedule the next unless none is left.
+    fn add(&mut self, ino: u64, sent: usize) {
+        match RETRY_AFTER.get(sent.saturating_sub(1)) {
+            Some(after) => {
+                self.0
+                    .insert(ino, (std::time::Instant::now() + *after, sent));
+            }
+            None => {
+                self.0.remove(&ino);
+            }
+        }
+    }
+
+    /// How long to wait for changes before the next retry is due, at most `max`.
+    fn wait(&self, max: Duration) -> Duration {
+        let now = std::time::Instant::now();
+        self.0
+            .values()
+            .map(|&(due, _)| due.saturating_duration_since(now))
+            .min()
+            .map_or(max, |d| d.min(max))
+    }
+
+    /// The inodes due again now, with how many times each was sent.
+    fn due(&mut self) -> Vec<(u64, usize)> {
+        let now = std::time::Instant::now();
+        let due: Vec<(u64, usize)> = self
+            .0
+            .iter()
+            .filter(|(_, &(at, _))| at <= now)
+            .map(|(&ino, &(_, sent))| (ino, sent))
+            .collect();
+        for (ino, _) in &due {
+            self.0.remove(ino);
+        }
+        due
+    }
+}
+
 /// Files up to this size are pushed into the page cache when their directory is listed;
 /// larger ones are read on demand (a walk that stops early should not cost their copy).
 const PUSH_MAX: u64 = 1 << 20;
@@ -892,12 +950,18 @@ pub fn serve(
                 };
                 // Sent from this thread only, holding no lock: invalidating a name waits for
                 // its directory's lock, which a reader holds while it waits for a listing.
-                let push = |what: &str, changes: &dyn Fn() -> crate::tree::Invalidations| {
+                let inval = |ino: u64, sent: usize, again: &mut Retries| {
+                    if let Err(e) = notifier.inval_inode(INodeNo(ino), 0, 0) {
+                        log::debug!("inval_inode {ino}: {e}");
+                    }
+                    again.add(ino, sent + 1);
+                };
+                let push = |what: &str,
+                            changes: &dyn Fn() -> crate::tree::Invalidations,
+                            again: &mut Retries| {
                     let changes = guarded(what, changes);
                     for ino in changes.inodes {
-                        if let Err(e) = notifier.inval_inode(INodeNo(ino), 0, 0) {
-                            log::debug!("inval_inode {ino}: {e}");
-                        }
+                        inval(ino, 0, again);
                     }
                     for (parent, name) in changes.entries {
                         if let Err(e) = notifier.inval_entry(INodeNo(parent), OsStr::new(&name)) {
@@ -907,17 +971,22 @@ pub fn serve(
                 };
                 let mut last_full = std::time::Instant::now();
                 let mut trimmed = (std::time::Instant::now(), 0);
+                let mut again = Retries::default();
                 while !stop.load(std::sync::atomic::Ordering::Relaxed) {
                     trimmed = trim_after_evictions(&fs, trimmed);
-                    // Wakes on a change, else every POLL to look at `stop`.
-                    let batch = crate::watch::next_batch(&wake_rx, POLL);
+                    // Wakes on a change, else every POLL to look at `stop` (sooner when an
+                    // invalidation is due again).
+                    let batch = crate::watch::next_batch(&wake_rx, again.wait(POLL));
                     let full_every = if watch.is_ok() { SAFETY_POLL } else { POLL };
                     if batch.rescan || last_full.elapsed() >= full_every {
                         // Lost events, no watches, or the slow safety net: look at everything.
                         last_full = std::time::Instant::now();
-                        push("poll", &|| fs.poll_changes());
+                        push("poll", &|| fs.poll_changes(), &mut again);
                     } else if !batch.paths.is_empty() {
-                        push("changes", &|| fs.changes_for(&batch.paths));
+                        push("changes", &|| fs.changes_for(&batch.paths), &mut again);
+                    }
+                    for (ino, sent) in again.due() {
+                        inval(ino, sent, &mut again);
                     }
                 }
             })?
@@ -954,7 +1023,32 @@ pub fn serve(
 
 #[cfg(test)]
 mod tests {
-    use super::{Ordering, PushSlots};
+    use super::{Ordering, PushSlots, Retries, RETRY_AFTER};
+    use std::time::Duration;
+
+    /// An invalidation comes back after each delay in turn, then is dropped; sending one
+    /// anew restarts its delays.
+    #[test]
+    fn invalidations_come_back_after_each_delay_then_stop() {
+        let mut again = Retries::default();
+        assert_eq!(again.wait(Duration::from_secs(1)), Duration::from_secs(1));
+        again.add(7, 1);
+        assert!(again.wait(Duration::from_secs(1)) <= RETRY_AFTER[0]);
+        assert!(again.due().is_empty(), "not due before its delay");
+        let mut sent = Vec::new();
+        while !again.0.is_empty() {
+            std::thread::sleep(again.wait(Duration::from_secs(1)));
+            for (ino, n) in again.due() {
+                assert_eq!(ino, 7);
+                sent.push(n);
+                again.add(ino, n + 1);
+            }
+            if sent.len() == 1 {
+                again.add(7, 1);
+            }
+        }
+        assert_eq!(sent, [1, 1, 2, 3]);
+    }
 
     #[test]
     fn pushes_take_at_most_their_slots_and_give_them_back() {
