@@ -182,6 +182,52 @@ impl State {
         ino
     }
 
+    /// The inodes of `names` in `parent`, a session's directory `dir` ("" for the session
+    /// directory itself, where `diff/` is one of them), made where new. As [`State::ino`]
+    /// for each, but each name is hashed once and the session's inode list is looked up
+    /// once for the whole directory: a walk makes a `tools/` of dozens of files per session.
+    fn session_dir_inos<'n>(
+        &mut self,
+        parent: u64,
+        key: &SessionKey,
+        dir: &str,
+        names: impl Iterator<Item = &'n str>,
+    ) -> Vec<u64> {
+        use std::collections::hash_map::Entry;
+        let mut made = Vec::new();
+        let inos = names
+            .map(
+                |name| match self.by_name.entry((parent, name.to_string())) {
+                    Entry::Occupied(e) => *e.get(),
+                    Entry::Vacant(e) => {
+                        let ino = self.nodes.len() as u64 + 1;
+                        self.nodes.push(if dir.is_empty() && name == DIFF_DIR {
+                            NodeKind::DiffRoot(key.clone())
+                        } else if dir.is_empty() {
+                            NodeKind::Inner(key.clone(), name.to_string())
+                        } else {
+                            let mut path = String::with_capacity(dir.len() + 1 + name.len());
+                            path.push_str(dir);
+                            path.push('/');
+                            path.push_str(name);
+                            NodeKind::Inner(key.clone(), path)
+                        });
+                        e.insert(ino);
+                        made.push(ino);
+                        ino
+                    }
+                },
+            )
+            .collect();
+        if !made.is_empty() {
+            self.session_inos
+                .entry(key.clone())
+                .or_default()
+                .extend(made);
+        }
+        inos
+    }
+
     /// The inode of a diff file, made if new; also the diff files forgotten to make room
     /// (the least recently looked up), whose rendered bytes the caller drops.
     fn diff_ino(&mut self, parent: u64, name: &str, kind: NodeKind) -> (u64, Vec<NodeKind>) {
@@ -581,33 +627,8 @@ impl Fs {
                 self.check_all(*agent);
                 return Ok(self.session_entries(ino, *agent));
             }
-            NodeKind::Session(key) => {
-                let shape = self.shape(key)?;
-                let mut v: Vec<(String, NodeKind)> = shape
-                    .children("")
-                    .map(|(n, _, _)| (n.to_string(), NodeKind::Inner(key.clone(), n.to_string())))
-                    .collect();
-                v.push((DIFF_DIR.to_string(), NodeKind::DiffRoot(key.clone())));
-                v.sort_by(|a, b| a.0.cmp(&b.0));
-                v
-            }
-            NodeKind::Inner(key, dir) => {
-                let shape = self.shape(key)?;
-                match shape.entries.get(dir) {
-                    Some((EntryKind::Dir, _)) => {}
-                    Some(_) => return Err(FsError::NotDir),
-                    None => return Err(FsError::NotFound),
-                }
-                shape
-                    .children(dir)
-                    .map(|(n, _, _)| {
-                        (
-                            n.to_string(),
-                            NodeKind::Inner(key.clone(), format!("{dir}/{n}")),
-                        )
-                    })
-                    .collect()
-            }
+            NodeKind::Session(key) => return self.session_dir_entries(ino, key, ""),
+            NodeKind::Inner(key, dir) => return self.session_dir_entries(ino, key, dir),
             // `diff/` lists nothing, so `grep -r` and `find` never enter it.
             NodeKind::DiffRoot(_) | NodeKind::DiffAgent(..) => Vec::new(),
             NodeKind::DiffFile(..) => return Err(FsError::NotDir),
@@ -622,6 +643,69 @@ impl Fs {
             }
         }
         Ok(out)
+    }
+
+    /// The entries of a session directory (`dir` "") or of a directory inside one, from
+    /// one look at the session's shape and its mtime, their inodes made under one write of
+    /// the state: a walk lists every session directory, and asking for each entry's shape
+    /// and mtime apart took the state's lock four times per entry (the cache's and the
+    /// render-ahead queue's once each), against render-ahead threads that take them for
+    /// every session they render.
+    fn session_dir_entries(
+        &self,
+        ino: u64,
+        key: &SessionKey,
+        dir: &str,
+    ) -> Result<Vec<(String, Attr)>> {
+        let shape = self.shape(key)?;
+        if !dir.is_empty() {
+            match shape.entries.get(dir) {
+                Some((EntryKind::Dir, _)) => {}
+                Some(_) => return Err(FsError::NotDir),
+                None => return Err(FsError::NotFound),
+            }
+        }
+        let mut v: Vec<(&str, Kind, u64)> = shape
+            .children(dir)
+            .map(|(n, k, size)| (n, k.into(), size))
+            .collect();
+        if dir.is_empty() {
+            v.push((DIFF_DIR, Kind::Dir, 0));
+            v.sort_by(|a, b| a.0.cmp(b.0));
+        }
+        let inos = self
+            .state_mut()
+            .session_dir_inos(ino, key, dir, v.iter().map(|e| e.0));
+        // Sizes from a look taken after the inodes are registered, as for any attribute: a
+        // change the watcher found before that is in it, and one it finds after invalidates
+        // these inodes. Sizes from before could be older than an invalidation that missed
+        // the new inodes (the watcher holds the state's lock while it collects them, so a
+        // listing that waited for the lock met exactly that).
+        let now = self.shape(key)?;
+        let mtime = self.session_mtime(key)?;
+        let attr = |(name, kind, size): (&str, Kind, u64), ino| {
+            let (kind, size) = if Arc::ptr_eq(&shape, &now) || (dir.is_empty() && name == DIFF_DIR)
+            {
+                (kind, size)
+            } else if dir.is_empty() {
+                let &(k, s) = now.entries.get(name)?;
+                (k.into(), s)
+            } else {
+                let &(k, s) = now.entries.get(&format!("{dir}/{name}"))?;
+                (k.into(), s)
+            };
+            let attr = Attr {
+                ino,
+                kind,
+                size,
+                mtime,
+            };
+            Some((name.to_string(), attr))
+        };
+        Ok(v.into_iter()
+            .zip(inos)
+            .filter_map(|(entry, ino)| attr(entry, ino))
+            .collect())
     }
 
     pub fn readlink(&self, ino: u64) -> Result<String> {
