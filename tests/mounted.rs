@@ -400,18 +400,7 @@ fn appends_show_up_within_a_second_and_keep_the_prefix() {
     f.write_all(msg("a0000003", "\"a0000002\"", "user", "second question").as_bytes())
         .unwrap();
     drop(f);
-    let start = std::time::Instant::now();
-    let after_t = loop {
-        let now = std::fs::read(&t).unwrap();
-        if now != before_t {
-            break now;
-        }
-        assert!(
-            start.elapsed() < std::time::Duration::from_secs(3),
-            "append not visible after 3 s"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    };
+    let after_t = read_until(&t, "the append", |now| now != before_t);
     assert!(
         after_t.starts_with(&before_t),
         "transcript.md is not prefix-stable"
@@ -463,23 +452,32 @@ fn a_tool_result_that_arrives_later_shows_in_its_tool_file() {
     use std::io::Write;
     f.write_all(format!("{result}\n").as_bytes()).unwrap();
     drop(f);
-    let start = std::time::Instant::now();
-    let after = loop {
-        let now = std::fs::read_to_string(&tool).unwrap();
-        if now.contains("resultmarker42") {
-            break now;
-        }
-        assert!(
-            start.elapsed() < std::time::Duration::from_secs(3),
-            "the tool's result not visible after 3 s: {now}"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    };
+    let after = read_until(&tool, "the tool's result", |now| {
+        String::from_utf8_lossy(now).contains("resultmarker42")
+    });
     assert_eq!(
         std::fs::metadata(&tool).unwrap().len() as usize,
         after.len(),
         "size follows the content"
     );
+}
+
+/// Read `path` every 50 ms until `shows` holds for its bytes; `what` is not visible after
+/// 3 s fails the test.
+fn read_until(path: &Path, what: &str, shows: impl Fn(&[u8]) -> bool) -> Vec<u8> {
+    let start = std::time::Instant::now();
+    loop {
+        let now = std::fs::read(path).unwrap();
+        if shows(&now) {
+            return now;
+        }
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(3),
+            "{what} not visible after 3 s: {}",
+            String::from_utf8_lossy(&now)
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
 }
 
 #[test]
