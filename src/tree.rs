@@ -203,14 +203,8 @@ impl State {
                         let ino = self.nodes.len() as u64 + 1;
                         self.nodes.push(if dir.is_empty() && name == DIFF_DIR {
                             NodeKind::DiffRoot(key.clone())
-                        } else if dir.is_empty() {
-                            NodeKind::Inner(key.clone(), name.to_string())
                         } else {
-                            let mut path = String::with_capacity(dir.len() + 1 + name.len());
-                            path.push_str(dir);
-                            path.push('/');
-                            path.push_str(name);
-                            NodeKind::Inner(key.clone(), path)
+                            NodeKind::Inner(key.clone(), join(dir, name))
                         });
                         e.insert(ino);
                         made.push(ino);
@@ -687,11 +681,8 @@ impl Fs {
             let (kind, size) = if Arc::ptr_eq(&shape, &now) || (dir.is_empty() && name == DIFF_DIR)
             {
                 (kind, size)
-            } else if dir.is_empty() {
-                let &(k, s) = now.entries.get(name)?;
-                (k.into(), s)
             } else {
-                let &(k, s) = now.entries.get(&format!("{dir}/{name}"))?;
+                let &(k, s) = now.entries.get(&join(dir, name))?;
                 (k.into(), s)
             };
             let attr = Attr {
@@ -1636,11 +1627,7 @@ impl Fs {
     }
 
     fn inner_child(&self, key: &SessionKey, dir: &str, name: &str) -> Result<NodeKind> {
-        let path = if dir.is_empty() {
-            name.to_string()
-        } else {
-            format!("{dir}/{name}")
-        };
+        let path = join(dir, name);
         let shape = self.shape(key)?;
         match shape.entries.get(dir) {
             Some((EntryKind::Dir, _)) => {}
@@ -1824,6 +1811,19 @@ impl Fs {
             .and_then(|a| a.sessions.get(&*key.name))
             .map(|s| s.mtime)
             .ok_or(FsError::NotFound)
+    }
+}
+
+/// The path of `name` in a session's directory `dir` ("" for the session directory).
+fn join(dir: &str, name: &str) -> String {
+    if dir.is_empty() {
+        name.to_string()
+    } else {
+        let mut path = String::with_capacity(dir.len() + 1 + name.len());
+        path.push_str(dir);
+        path.push('/');
+        path.push_str(name);
+        path
     }
 }
 
