@@ -148,7 +148,7 @@ fn cost(k: &FileKey, b: &Bytes) -> usize {
 
 /// Bytes a cached file keeps in a spill file on disk.
 fn on_disk(b: &Bytes) -> usize {
-    b.len() - b.memory()
+    b.on_disk()
 }
 
 /// Spilled files may take this many times the memory budget on disk.

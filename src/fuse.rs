@@ -837,47 +837,6 @@ pub fn block_stop_signals() -> libc::sigset_t {
     }
 }
 
-/// Rendered files churn through the cache from several threads. glibc gives each thread
-/// its own arena and keeps freed memory there, so resident memory would drift well above
-/// the cache budget with its default of eight arenas per core; mapped large buffers and few
-/// arenas keep it near what is held. Few, but not two: one arena per render-ahead thread
-/// (plus the main thread's and one for the rest), or two render threads that draw the same
-/// arena wait on its lock for every allocation (a cold walk of the 2,000-session corpus took
-/// 11.5 s instead of 7.2 s in about two runs of five with two arenas). The render-ahead
-/// threads take theirs before the request workers exist ([`Fs::start_prefetch`]). One arena
-/// per thread would spare the workers the locks they share with the render-ahead threads,
-/// but each thread that renders then keeps its own slack: 359-384 MiB peak on the 1 GB
-/// bench corpus against 351-353 MiB.
-pub fn limit_malloc_arenas() {
-    let arenas = crate::tree::cores() as i32 + 2;
-    // SAFETY: mallopt only changes allocator tuning; called before any thread starts.
-    unsafe {
-        libc::mallopt(libc::M_ARENA_MAX, arenas);
-        // Rendered files of EXACT_COPY_BELOW (64 KiB) or more get their own mapping,
-        // returned to the system when evicted; a fixed threshold also stops glibc from
-        // raising it as files are freed.
-        libc::mallopt(
-            libc::M_MMAP_THRESHOLD,
-            crate::render::EXACT_COPY_BELOW as i32,
-        );
-    }
-}
-
-/// Give freed memory back to the system every 250 ms while the cache evicts: evicted
-/// files leave holes inside the allocator's arenas that it would otherwise keep resident.
-/// Returns when it last trimmed and the eviction count then.
-fn trim_after_evictions(fs: &Fs, last: (std::time::Instant, u64)) -> (std::time::Instant, u64) {
-    let evictions = fs.cache_stats().evictions;
-    if evictions == last.1 || last.0.elapsed() < std::time::Duration::from_millis(250) {
-        return last;
-    }
-    // SAFETY: malloc_trim only releases free memory; it is thread-safe in glibc.
-    unsafe {
-        libc::malloc_trim(0);
-    }
-    (std::time::Instant::now(), evictions)
-}
-
 /// Mount `fs` on `dir` and serve until SIGINT, SIGTERM or SIGHUP, or until someone else
 /// unmounts it; then unmount cleanly. `ready` runs once the mount is live.
 pub fn serve(
@@ -970,10 +929,8 @@ pub fn serve(
                     }
                 };
                 let mut last_full = std::time::Instant::now();
-                let mut trimmed = (std::time::Instant::now(), 0);
                 let mut again = Retries::default();
                 while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                    trimmed = trim_after_evictions(&fs, trimmed);
                     // Wakes on a change, else every POLL to look at `stop` (sooner when an
                     // invalidation is due again).
                     let batch = crate::watch::next_batch(&wake_rx, again.wait(POLL));

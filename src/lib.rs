@@ -10,6 +10,7 @@
 //! - [`cost`] aggregates usage over sessions (`sessfs cost`);
 //! - [`cli`] is the command line.
 
+pub mod alloc;
 pub mod cache;
 pub mod cli;
 pub mod cost;
@@ -24,3 +25,6 @@ pub mod spill;
 pub mod stores;
 pub mod tree;
 pub mod watch;
+
+#[global_allocator]
+static ALLOC: alloc::Alloc = alloc::Alloc;

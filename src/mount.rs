@@ -31,7 +31,6 @@ pub fn mount(args: MountArgs, open: impl FnOnce() -> Result<Arc<Fs>>) -> Result<
     if args.foreground {
         // Before any thread exists (the render-ahead threads start in `open`).
         crate::fuse::block_stop_signals();
-        crate::fuse::limit_malloc_arenas();
         let fs = open()?;
         let dir = args.dir.clone();
         let ready = || {

@@ -41,11 +41,20 @@ impl Body {
         self.len() == 0
     }
 
-    /// Bytes of memory this body holds (a spilled body holds none).
+    /// Bytes of memory this body holds, as the allocator counts them (a spilled body
+    /// holds none).
     pub fn memory(&self) -> usize {
         match self {
-            Body::Mem(b) => b.len(),
+            Body::Mem(b) => crate::alloc::footprint(b.capacity()),
             Body::Disk(_) => 0,
+        }
+    }
+
+    /// Bytes this body keeps in a spill file on disk.
+    pub fn on_disk(&self) -> usize {
+        match self {
+            Body::Mem(_) => 0,
+            Body::Disk(s) => s.len as usize,
         }
     }
 

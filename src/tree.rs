@@ -936,44 +936,26 @@ impl Fs {
     /// agent are rendered on `threads` background threads while the reader works through
     /// this one. Like kernel readahead it only moves work earlier: a walk still renders each
     /// session once, and the byte budget still holds.
-    ///
-    /// Each thread allocates once before this returns, so that glibc, which gives a thread
-    /// its arena at its first allocation, gives each render-ahead thread an arena of its own
-    /// before the request workers start ([`crate::fuse::limit_malloc_arenas`]). Left to the
-    /// scheduler, both sometimes drew the same arena and waited on each other's allocations
-    /// (10,000 futex waits in one cold walk of 2,000 sessions; a cold walk of the 1 GB bench
-    /// corpus then took 7.9-8.7 s instead of 5.1-6.2 s).
     pub fn start_prefetch(self: &Arc<Self>, threads: usize) {
         let (tx, rx) = std::sync::mpsc::sync_channel::<SessionKey>(4 * PREFETCH_AHEAD);
         let rx = Arc::new(Mutex::new(rx));
-        let (ready_tx, ready) = std::sync::mpsc::channel::<()>();
-        let mut started = 0;
         for i in 0..threads {
             let fs = Arc::downgrade(self);
             let rx = rx.clone();
-            let ready_tx = ready_tx.clone();
             let spawned = std::thread::Builder::new()
                 .name(format!("sessfs-prefetch-{i}"))
-                .spawn(move || {
-                    std::hint::black_box(Vec::<u8>::with_capacity(64));
-                    let _ = ready_tx.send(());
-                    loop {
-                        let next = rx.lock().unwrap_or_else(|e| e.into_inner()).recv();
-                        let (Ok(key), Some(fs)) = (next, fs.upgrade()) else {
-                            return;
-                        };
-                        if let Err(p) = catch_unwind(AssertUnwindSafe(|| fs.prefetch_one(&key))) {
-                            log::error!("panic while prefetching: {}", panic_message(&p));
-                        }
+                .spawn(move || loop {
+                    let next = rx.lock().unwrap_or_else(|e| e.into_inner()).recv();
+                    let (Ok(key), Some(fs)) = (next, fs.upgrade()) else {
+                        return;
+                    };
+                    if let Err(p) = catch_unwind(AssertUnwindSafe(|| fs.prefetch_one(&key))) {
+                        log::error!("panic while prefetching: {}", panic_message(&p));
                     }
                 });
-            match spawned {
-                Ok(_) => started += 1,
-                Err(e) => log::warn!("no prefetch thread: {e}"),
+            if let Err(e) = spawned {
+                log::warn!("no prefetch thread: {e}");
             }
-        }
-        for _ in 0..started {
-            let _ = ready.recv_timeout(Duration::from_secs(1));
         }
         *self.prefetch.lock().unwrap_or_else(|e| e.into_inner()) =
             Some(Prefetch { tx, horizon: None });

@@ -147,8 +147,8 @@ pub fn exact(mut v: Vec<u8>) -> Vec<u8> {
 }
 
 /// Files smaller than this are copied into an exact allocation by [`exact`]; it is the
-/// size above which glibc is told to map a buffer of its own (`crate::fuse`).
-pub const EXACT_COPY_BELOW: usize = 64 * 1024;
+/// size from which a buffer gets a mapping of its own ([`crate::alloc`]).
+pub const EXACT_COPY_BELOW: usize = crate::alloc::MAP_FROM;
 
 /// Render every file of a session directory, in memory.
 pub fn render_session(s: &Session) -> Bundle {

@@ -1,8 +1,7 @@
 //! Big rendered-file buffers, used again.
 //!
 //! A rendered file of [`EXACT_COPY_BELOW`] bytes or more lives in a mapping of its own, so
-//! that evicting it gives the memory back to the system (`crate::fuse` sets glibc's
-//! threshold). Once a walk has filled the cache, that made every big file cost twice: the
+//! that evicting it gives the memory back to the system ([`crate::alloc`]). Once a walk has filled the cache, that made every big file cost twice: the
 //! render mapped a fresh buffer and faulted it in page by page, and the eviction that made
 //! room unmapped one of about the same size. Evicted buffers now wait here, up to
 //! [`KEEP_BYTES`], and the next render writes into their pages.

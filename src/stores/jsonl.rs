@@ -57,8 +57,8 @@ pub fn read_lines_from(r: impl Read, name: &str, f: &mut LineFn<'_>) -> Vec<Stri
 /// What [`scan`] hands each line to: `Err(reason)` skips the line with a warning.
 pub type LineFn<'f> = dyn FnMut(usize, &[u8]) -> Result<(), String> + 'f;
 
-/// Each scan's read buffer: half the size above which the mount maps a buffer of its own
-/// (`crate::fuse`), so reading a session takes heap memory already faulted in rather than
+/// Each scan's read buffer: half the size from which a buffer gets a mapping of its own
+/// ([`crate::alloc`]), so reading a session takes heap memory already faulted in rather than
 /// mapping, faulting and unmapping 64 KiB per file (1,500 unmaps in a cold walk of 2,000
 /// sessions).
 const READ_BUF: usize = crate::render::EXACT_COPY_BELOW / 2;
