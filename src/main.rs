@@ -1,6 +1,7 @@
 use clap::Parser;
 
 fn main() {
+    sessfs::alloc::configure();
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn"))
         .format_timestamp_millis()
         // A mount's stderr is its log file: bounded (see `CappedLog`).
