@@ -8,7 +8,8 @@
 //! - [`fuse`] is the thin adapter from the kernel's requests to [`tree`];
 //! - [`search`] is the full-text index behind `sessfs search` and `search/`;
 //! - [`cost`] aggregates usage over sessions (`sessfs cost`);
-//! - [`cli`] is the command line.
+//! - [`cli`] is the command line;
+//! - [`alloc`] is the process's allocator (rendered files churn through it).
 
 pub mod alloc;
 pub mod cache;
