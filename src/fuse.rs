@@ -956,7 +956,11 @@ pub fn serve(
                             full_every = safety_interval(last_full.elapsed());
                         }
                     } else if !batch.paths.is_empty() {
-                        push("changes", &|| fs.changes_for(&batch.paths), &mut again);
+                        push(
+                            "changes",
+                            &|| fs.changes_for(&batch.paths, batch.relist),
+                            &mut again,
+                        );
                     }
                     for (ino, sent) in again.due() {
                         inval(ino, sent, &mut again);

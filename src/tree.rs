@@ -324,6 +324,9 @@ struct AgentState {
     changed: SystemTime,
     /// Names added or removed since the change watcher last looked.
     pending: Vec<String>,
+    /// The name of each session by its own file ([`Listed::path`]), so a write to that file
+    /// finds its session without a look at the others ([`Fs::changes_for`]).
+    by_path: HashMap<PathBuf, String>,
     /// Held while the store is listed or its sessions versioned ([`Fs::refresh_agent`],
     /// [`Fs::check_all`]): a second caller waits and finds the work done instead of doing it
     /// again (the warm-up and a first `ls` race for it).
@@ -440,6 +443,16 @@ struct Prefetch {
     horizon: Option<SessionKey>,
 }
 
+/// The directory the change watcher watches for `root`: the root itself, or a database
+/// file's directory ([`crate::watch::Watcher::new`]).
+fn watched(root: &crate::stores::Root) -> &std::path::Path {
+    if root.path.is_dir() {
+        &root.path
+    } else {
+        root.path.parent().unwrap_or(&root.path)
+    }
+}
+
 impl Fs {
     pub fn new(stores: Vec<Box<dyn Store>>, opts: Options) -> Fs {
         let mut agents = BTreeMap::new();
@@ -450,6 +463,7 @@ impl Fs {
                 listed: None,
                 changed: SystemTime::now(),
                 pending: Vec::new(),
+                by_path: HashMap::new(),
                 scan: Arc::default(),
             });
         }
@@ -1361,33 +1375,34 @@ impl Fs {
     /// agents whose roots hold a changed path are re-listed, and only the sessions the
     /// kernel has seen whose sources a change touches ([`crate::watch::touches`]) are
     /// checked. An idle store costs nothing.
-    pub fn changes_for(&self, changed: &[PathBuf]) -> Invalidations {
+    pub fn changes_for(&self, changed: &[PathBuf], relist: bool) -> Invalidations {
         let affected: Vec<Agent> = {
             let st = self.state();
             st.agents
                 .iter()
                 .filter(|(_, a)| {
-                    self.stores[a.store].roots().iter().any(|r| {
-                        let base = if r.path.is_dir() {
-                            r.path.as_path()
-                        } else {
-                            r.path.parent().unwrap_or(&r.path)
-                        };
-                        changed.iter().any(|c| c.starts_with(base))
-                    })
+                    self.stores[a.store]
+                        .roots()
+                        .iter()
+                        .any(|r| changed.iter().any(|c| c.starts_with(watched(r))))
                 })
                 .map(|(agent, _)| *agent)
                 .collect()
         };
+        let mut known: Vec<SessionKey> = Vec::new();
         for &agent in &affected {
+            // Writes to sessions' own files in a store that lists by name: those sessions,
+            // found by path, and no look at the others.
+            if let Some(written) = self.written_sessions(agent, changed, relist) {
+                known.extend(written);
+                continue;
+            }
             self.refresh_agent(agent, true);
-        }
-        let known: Vec<SessionKey> =
-            {
-                let st = self.state();
+            let st = self.state();
+            known.extend(
                 st.session_inos
                     .keys()
-                    .filter(|k| affected.contains(&k.agent))
+                    .filter(|k| k.agent == agent)
                     .filter(|k| {
                         st.agents
                             .get(&k.agent)
@@ -1398,10 +1413,43 @@ impl Fs {
                                 })
                             })
                     })
-                    .cloned()
-                    .collect()
-            };
+                    .cloned(),
+            );
+        }
         self.announce(&affected, &known)
+    }
+
+    /// The sessions the kernel has seen whose own files are the changed paths under
+    /// `agent`'s roots, when that is all that changed there: a batch of writes only
+    /// (`relist` false), a store that lists by name ([`Store::lists_by_name`]), and every
+    /// changed path of this agent a listed session's own file. `None` when the store must
+    /// be listed again.
+    fn written_sessions(
+        &self,
+        agent: Agent,
+        changed: &[PathBuf],
+        relist: bool,
+    ) -> Option<Vec<SessionKey>> {
+        let st = self.state();
+        let a = st.agents.get(&agent)?;
+        let store = &self.stores[a.store];
+        if relist || !store.lists_by_name() || a.listed.is_none() {
+            return None;
+        }
+        let mut written = Vec::new();
+        for c in changed {
+            if !store.roots().iter().any(|r| c.starts_with(watched(r))) {
+                continue;
+            }
+            let key = SessionKey {
+                agent,
+                name: a.by_path.get(c)?.as_str().into(),
+            };
+            if st.session_inos.contains_key(&key) {
+                written.push(key);
+            }
+        }
+        Some(written)
     }
 
     /// Re-check `known` sessions now and collect what moved, plus the names that appeared
@@ -1566,6 +1614,11 @@ impl Fs {
             a.sessions.insert(name, slot);
         }
         a.listed = Some(started);
+        a.by_path = a
+            .sessions
+            .iter()
+            .map(|(name, s)| (s.listed.path.clone(), name.clone()))
+            .collect();
         if !old.is_empty() || a.sessions.len() != before {
             a.changed = SystemTime::now();
         }
@@ -2413,6 +2466,81 @@ mod tests {
         let meta = fs.read_path("pi/a/meta.json").unwrap();
         assert!(String::from_utf8_lossy(&meta).contains("internal error"));
         assert!(fs.read_path("pi/b/transcript.md").is_ok());
+    }
+
+    /// [`FakeStore`] with its directory as its root, listing by name, counting listings.
+    struct NamedStore {
+        inner: FakeStore,
+        lists: Arc<std::sync::atomic::AtomicUsize>,
+    }
+
+    impl Store for NamedStore {
+        fn base(&self) -> &crate::stores::Base {
+            &self.inner.base
+        }
+        fn list(&self) -> Vec<Listed> {
+            self.lists.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            self.inner.list()
+        }
+        fn load(&self, l: &Listed) -> Session {
+            self.inner.load(l)
+        }
+        fn lists_by_name(&self) -> bool {
+            true
+        }
+    }
+
+    /// A write to a session's own file re-checks that session and lists nothing; a new
+    /// file, or a write the watcher cannot place, lists the store again.
+    #[test]
+    fn a_write_to_one_session_lists_nothing_again() {
+        let dir = tempfile::tempdir().unwrap();
+        for (n, t) in [("a", "one"), ("b", "two")] {
+            std::fs::write(dir.path().join(n), t).unwrap();
+        }
+        let lists = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let root = crate::stores::Root::new(Agent::Pi, dir.path(), "test");
+        let store = NamedStore {
+            inner: FakeStore {
+                base: crate::stores::Base::new(Agent::Pi, vec![root]),
+                dir: dir.path().to_path_buf(),
+            },
+            lists: lists.clone(),
+        };
+        let fs = Fs::new(vec![Box::new(store)], Options::default());
+        let listed = || lists.load(std::sync::atomic::Ordering::SeqCst);
+        let a = fs.resolve("pi/a/transcript.md").unwrap();
+        fs.resolve("pi/b/transcript.md").unwrap();
+        let before = listed();
+
+        let file_a = dir.path().join("a");
+        std::fs::write(&file_a, "one and more").unwrap();
+        let inv = fs.changes_for(std::slice::from_ref(&file_a), false);
+        assert!(inv.inodes.contains(&a.ino), "{inv:?}");
+        assert_eq!(
+            listed(),
+            before,
+            "a write to a session's own file lists the store"
+        );
+
+        let file_c = dir.path().join("c");
+        std::fs::write(&file_c, "three").unwrap();
+        let inv = fs.changes_for(std::slice::from_ref(&file_c), false);
+        assert_eq!(
+            listed(),
+            before + 1,
+            "a write to an unknown file lists the store"
+        );
+        let pi = fs.resolve("pi").unwrap();
+        assert_eq!(inv.entries, vec![(pi.ino, "c".to_string())]);
+
+        std::fs::write(&file_a, "one, more and more").unwrap();
+        fs.changes_for(std::slice::from_ref(&file_a), true);
+        assert_eq!(
+            listed(),
+            before + 2,
+            "a batch with a create lists the store"
+        );
     }
 
     #[test]

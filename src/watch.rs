@@ -14,6 +14,7 @@
 //! when its queue overflows; such a batch is marked `rescan` and the caller looks at
 //! everything.
 
+use notify::event::ModifyKind;
 use notify::{EventKind, RecursiveMode, Watcher as _};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
@@ -31,6 +32,10 @@ pub const SETTLE: Duration = Duration::from_millis(50);
 pub struct Batch {
     pub paths: Vec<PathBuf>,
     pub rescan: bool,
+    /// Something other than a write to an existing file happened (a file or directory made,
+    /// removed or renamed): the stores must be listed again. A batch of writes alone may
+    /// leave the listing as it was ([`crate::stores::Store::lists_by_name`]).
+    pub relist: bool,
 }
 
 pub struct Watcher {
@@ -111,6 +116,12 @@ fn add(batch: &mut Batch, ev: Wake) {
             // Reads and opens change nothing; the rest (create, write, remove, rename,
             // metadata) may change what a session renders to.
             if !matches!(ev.kind, EventKind::Access(_)) {
+                if !matches!(
+                    ev.kind,
+                    EventKind::Modify(ModifyKind::Data(_) | ModifyKind::Metadata(_))
+                ) {
+                    batch.relist = true;
+                }
                 batch.paths.extend(ev.paths);
             }
         }
@@ -133,6 +144,34 @@ pub fn touches(source: &Path, changed: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Writes alone leave the listing as it was; anything made, removed or renamed asks
+    /// for a new one; reads are not changes at all.
+    #[test]
+    fn only_writes_leave_the_listing_alone() {
+        use notify::event::{AccessKind, CreateKind, DataChange, ModifyKind, RenameMode};
+        let ev = |kind| Ok(notify::Event::new(kind).add_path(PathBuf::from("/s/a.jsonl")));
+        let batch = |kinds: Vec<EventKind>| {
+            let mut b = Batch::default();
+            for k in kinds {
+                add(&mut b, ev(k));
+            }
+            b
+        };
+        let write = EventKind::Modify(ModifyKind::Data(DataChange::Any));
+        let b = batch(vec![
+            write,
+            EventKind::Access(AccessKind::Open(notify::event::AccessMode::Any)),
+        ]);
+        assert!(!b.relist && b.paths.len() == 1, "{b:?}");
+        assert!(batch(vec![write, EventKind::Create(CreateKind::File)]).relist);
+        assert!(batch(vec![EventKind::Modify(ModifyKind::Name(RenameMode::To))]).relist);
+        assert!(batch(vec![EventKind::Remove(notify::event::RemoveKind::Any)]).relist);
+        assert!(batch(vec![EventKind::Any]).relist);
+        assert!(batch(vec![EventKind::Access(AccessKind::Any)])
+            .paths
+            .is_empty());
+    }
 
     #[test]
     fn a_change_touches_its_file_and_the_sessions_side_directory() {

@@ -108,6 +108,12 @@ impl Store for ClaudeStore {
             .collect();
         load(&listed.path, &listed.id, Some(flat))
     }
+
+    /// A session file's id is its name; only `agent-*.jsonl` heads are read, and those are
+    /// never a session's own file.
+    fn lists_by_name(&self) -> bool {
+        true
+    }
 }
 
 /// `agent-<id>.jsonl` -> `<id>`.

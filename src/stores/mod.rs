@@ -184,6 +184,18 @@ pub trait Store: Send + Sync {
     fn version(&self, _listed: &Listed) -> Option<u64> {
         None
     }
+
+    /// Whether a write to a listed session's own file ([`Listed::path`]) leaves [`list`]'s
+    /// answer as it was: true where the listing reads only names, never a file's content.
+    /// The change watcher then checks just that session instead of listing the store
+    /// again, so an agent writing one session costs nothing per session beside it. False
+    /// (the default) where a write can add sessions (a database) or the listing reads a
+    /// header that a new file gets in a later write.
+    ///
+    /// [`list`]: Store::list
+    fn lists_by_name(&self) -> bool {
+        false
+    }
 }
 
 /// One registry line per store: the agent, where it looks, and how it opens.
