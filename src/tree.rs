@@ -1421,9 +1421,10 @@ impl Fs {
 
     /// The sessions the kernel has seen whose own files are the changed paths under
     /// `agent`'s roots, when that is all that changed there: a batch of writes only
-    /// (`relist` false), a store that lists by name ([`Store::lists_by_name`]), and every
-    /// changed path of this agent a listed session's own file. `None` when the store must
-    /// be listed again.
+    /// (`relist` false), every changed path of this agent a listed session's own file, and
+    /// each such session one the store still lists as it was ([`Store::keeps_listing`]).
+    /// With them come the sessions that read those files too (a fork, its parent's).
+    /// `None` when the store must be listed again.
     fn written_sessions(
         &self,
         agent: Agent,
@@ -1433,7 +1434,7 @@ impl Fs {
         let st = self.state();
         let a = st.agents.get(&agent)?;
         let store = &self.stores[a.store];
-        if relist || !store.lists_by_name() || a.listed.is_none() {
+        if relist || a.listed.is_none() {
             return None;
         }
         let mut written = Vec::new();
@@ -1441,11 +1442,30 @@ impl Fs {
             if !store.roots().iter().any(|r| c.starts_with(watched(r))) {
                 continue;
             }
+            let name = a.by_path.get(c)?;
+            if !store.keeps_listing(&a.sessions.get(name)?.listed) {
+                return None;
+            }
             let key = SessionKey {
                 agent,
-                name: a.by_path.get(c)?.as_str().into(),
+                name: name.as_str().into(),
             };
             if st.session_inos.contains_key(&key) {
+                written.push(key);
+            }
+        }
+        // Sessions that read a written file besides their own: a fork's `parent.diff` reads
+        // its parent. Few sessions have such sources, so this look is cheap.
+        for (name, slot) in &a.sessions {
+            let reads = |src: &PathBuf| changed.iter().any(|c| crate::watch::touches(src, c));
+            if slot.extra.is_empty() || !slot.extra.iter().any(reads) {
+                continue;
+            }
+            let key = SessionKey {
+                agent,
+                name: name.as_str().into(),
+            };
+            if st.session_inos.contains_key(&key) && !written.contains(&key) {
                 written.push(key);
             }
         }
@@ -2485,13 +2505,14 @@ mod tests {
         fn load(&self, l: &Listed) -> Session {
             self.inner.load(l)
         }
-        fn lists_by_name(&self) -> bool {
-            true
+        fn keeps_listing(&self, l: &Listed) -> bool {
+            std::fs::read_to_string(&l.path).is_ok_and(|t| t != "rename me")
         }
     }
 
     /// A write to a session's own file re-checks that session and lists nothing; a new
-    /// file, or a write the watcher cannot place, lists the store again.
+    /// file, a write the watcher cannot place, or one after which the store would list
+    /// the session differently, lists the store again.
     #[test]
     fn a_write_to_one_session_lists_nothing_again() {
         let dir = tempfile::tempdir().unwrap();
@@ -2540,6 +2561,14 @@ mod tests {
             listed(),
             before + 2,
             "a batch with a create lists the store"
+        );
+
+        std::fs::write(&file_a, "rename me").unwrap();
+        fs.changes_for(std::slice::from_ref(&file_a), false);
+        assert_eq!(
+            listed(),
+            before + 3,
+            "a write the store lists anew lists it"
         );
     }
 

@@ -34,7 +34,7 @@ pub struct Batch {
     pub rescan: bool,
     /// Something other than a write to an existing file happened (a file or directory made,
     /// removed or renamed): the stores must be listed again. A batch of writes alone may
-    /// leave the listing as it was ([`crate::stores::Store::lists_by_name`]).
+    /// leave the listing as it was ([`crate::stores::Store::keeps_listing`]).
     pub relist: bool,
 }
 

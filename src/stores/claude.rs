@@ -111,7 +111,7 @@ impl Store for ClaudeStore {
 
     /// A session file's id is its name; only `agent-*.jsonl` heads are read, and those are
     /// never a session's own file.
-    fn lists_by_name(&self) -> bool {
+    fn keeps_listing(&self, _listed: &Listed) -> bool {
         true
     }
 }

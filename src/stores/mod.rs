@@ -185,15 +185,15 @@ pub trait Store: Send + Sync {
         None
     }
 
-    /// Whether a write to a listed session's own file ([`Listed::path`]) leaves [`list`]'s
-    /// answer as it was: true where the listing reads only names, never a file's content.
-    /// The change watcher then checks just that session instead of listing the store
-    /// again, so an agent writing one session costs nothing per session beside it. False
-    /// (the default) where a write can add sessions (a database) or the listing reads a
-    /// header that a new file gets in a later write.
+    /// Whether [`list`] would still give `listed` as it is after a write to its own file
+    /// ([`Listed::path`]). The change watcher then checks just that session instead of
+    /// listing the store again, so an agent writing one session costs nothing per session
+    /// beside it. True where the listing reads only names; where it reads a header, true
+    /// once that header gives what the listing took from it. False (the default) where one
+    /// write can add sessions (a database).
     ///
     /// [`list`]: Store::list
-    fn lists_by_name(&self) -> bool {
+    fn keeps_listing(&self, _listed: &Listed) -> bool {
         false
     }
 }

@@ -176,6 +176,12 @@ impl Store for PiStore {
         out
     }
 
+    /// The listing takes a file's id from its header, or from its name while it has none:
+    /// a write keeps the listing while the header still gives the id listed.
+    fn keeps_listing(&self, listed: &Listed) -> bool {
+        peek_id(&listed.path).unwrap_or_else(|| id_from_file_name(&listed.path)) == listed.id
+    }
+
     fn load(&self, listed: &Listed) -> Session {
         let mut s = parse::load(self.dialect, listed);
         for p in artifact_sessions(self.dialect, &listed.path) {

@@ -999,3 +999,40 @@ fn odd_field_types_read_as_before() {
         s.warnings
     );
 }
+
+/// An append keeps a listed session as it was listed; a header written after the listing
+/// (a file listed while still empty) can give another id, and then the store is listed
+/// again.
+#[test]
+fn an_append_keeps_the_listing_until_a_header_names_another_id() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().join("sessions");
+    let header = |id: &str| {
+        format!(
+            r#"{{"type":"session","version":3,"id":"{id}","timestamp":"2026-03-01T10:00:00.000Z","cwd":"/p"}}"#
+        )
+    };
+    let full = write(
+        &root.join("--p--/2026-03-01T10-00-00-000Z_aaaa.jsonl"),
+        &format!("{}\n", header("aaaa")),
+    );
+    let empty = write(&root.join("--p--/2026-03-01T11-00-00-000Z_bbbb.jsonl"), "");
+    let store = PiStore::new(Dialect::Pi, vec![Root::new(Agent::Pi, &root, "test")]);
+    let listed = store.list();
+    let of = |p: &Path| listed.iter().find(|l| l.path == p).expect("listed");
+    let line = r#"{"type":"message","id":"m1","parentId":null,"timestamp":"2026-03-01T10:00:01.000Z","message":{"role":"user","content":"hi"}}"#;
+
+    std::fs::write(&full, format!("{}\n{line}\n", header("aaaa"))).expect("append");
+    assert!(store.keeps_listing(of(&full)));
+
+    std::fs::write(&empty, format!("{}\n", header("bbbb"))).expect("header");
+    assert!(
+        store.keeps_listing(of(&empty)),
+        "the header names the id the name gave"
+    );
+    std::fs::write(&empty, format!("{}\n", header("cccc"))).expect("header");
+    assert!(
+        !store.keeps_listing(of(&empty)),
+        "the header names another id"
+    );
+}
