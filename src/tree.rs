@@ -29,6 +29,7 @@ use crate::names;
 use crate::render::{self, Bundle, Node};
 use crate::spill::SpillTo;
 use crate::stores::{Listed, Store};
+use crate::watch::watched_dir;
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{Hash, Hasher};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -441,16 +442,6 @@ pub const PREFETCH_AHEAD: usize = 8;
 struct Prefetch {
     tx: std::sync::mpsc::SyncSender<SessionKey>,
     horizon: Option<SessionKey>,
-}
-
-/// The directory the change watcher watches for `root`: the root itself, or a database
-/// file's directory ([`crate::watch::Watcher::new`]).
-fn watched(root: &crate::stores::Root) -> &std::path::Path {
-    if root.path.is_dir() {
-        &root.path
-    } else {
-        root.path.parent().unwrap_or(&root.path)
-    }
 }
 
 impl Fs {
@@ -1374,7 +1365,9 @@ impl Fs {
     /// What the kernel must forget after the store files at `changed` changed: only the
     /// agents whose roots hold a changed path are re-listed, and only the sessions the
     /// kernel has seen whose sources a change touches ([`crate::watch::touches`]) are
-    /// checked. An idle store costs nothing.
+    /// checked. An idle store costs nothing. Where `relist` is false (writes only) and
+    /// every write is to a session's own file, nothing is re-listed
+    /// ([`Fs::written_sessions`]).
     pub fn changes_for(&self, changed: &[PathBuf], relist: bool) -> Invalidations {
         let affected: Vec<Agent> = {
             let st = self.state();
@@ -1384,15 +1377,15 @@ impl Fs {
                     self.stores[a.store]
                         .roots()
                         .iter()
-                        .any(|r| changed.iter().any(|c| c.starts_with(watched(r))))
+                        .any(|r| changed.iter().any(|c| c.starts_with(watched_dir(&r.path))))
                 })
                 .map(|(agent, _)| *agent)
                 .collect()
         };
         let mut known: Vec<SessionKey> = Vec::new();
         for &agent in &affected {
-            // Writes to sessions' own files in a store that lists by name: those sessions,
-            // found by path, and no look at the others.
+            // Writes to sessions' own files that the store still lists as they were: those
+            // sessions, found by path, and no look at the others.
             if let Some(written) = self.written_sessions(agent, changed, relist) {
                 known.extend(written);
                 continue;
@@ -1439,7 +1432,11 @@ impl Fs {
         }
         let mut written = Vec::new();
         for c in changed {
-            if !store.roots().iter().any(|r| c.starts_with(watched(r))) {
+            if !store
+                .roots()
+                .iter()
+                .any(|r| c.starts_with(watched_dir(&r.path)))
+            {
                 continue;
             }
             let name = a.by_path.get(c)?;
@@ -2533,43 +2530,28 @@ mod tests {
         let a = fs.resolve("pi/a/transcript.md").unwrap();
         fs.resolve("pi/b/transcript.md").unwrap();
         let before = listed();
+        let lists_since = |n: usize, why: &str| assert_eq!(listed(), before + n, "{why}");
 
         let file_a = dir.path().join("a");
         std::fs::write(&file_a, "one and more").unwrap();
         let inv = fs.changes_for(std::slice::from_ref(&file_a), false);
         assert!(inv.inodes.contains(&a.ino), "{inv:?}");
-        assert_eq!(
-            listed(),
-            before,
-            "a write to a session's own file lists the store"
-        );
+        lists_since(0, "a write to a session's own file lists the store");
 
         let file_c = dir.path().join("c");
         std::fs::write(&file_c, "three").unwrap();
         let inv = fs.changes_for(std::slice::from_ref(&file_c), false);
-        assert_eq!(
-            listed(),
-            before + 1,
-            "a write to an unknown file lists the store"
-        );
+        lists_since(1, "a write to an unknown file lists the store");
         let pi = fs.resolve("pi").unwrap();
         assert_eq!(inv.entries, vec![(pi.ino, "c".to_string())]);
 
         std::fs::write(&file_a, "one, more and more").unwrap();
         fs.changes_for(std::slice::from_ref(&file_a), true);
-        assert_eq!(
-            listed(),
-            before + 2,
-            "a batch with a create lists the store"
-        );
+        lists_since(2, "a batch with a create lists the store");
 
         std::fs::write(&file_a, "rename me").unwrap();
         fs.changes_for(std::slice::from_ref(&file_a), false);
-        assert_eq!(
-            listed(),
-            before + 3,
-            "a write the store lists anew lists it"
-        );
+        lists_since(3, "a write the store lists anew lists it");
     }
 
     #[test]

@@ -61,15 +61,13 @@ impl Watcher {
             let _ = tx.send(ev);
         })?;
         let mut watched: Vec<PathBuf> = Vec::new();
-        for root in roots {
-            let (dir, mode) = if root.is_dir() {
-                (root.clone(), RecursiveMode::Recursive)
+        for root in roots.iter().filter(|r| r.exists()) {
+            let mode = if root.is_dir() {
+                RecursiveMode::Recursive
             } else {
-                match root.parent() {
-                    Some(p) if root.exists() => (p.to_path_buf(), RecursiveMode::NonRecursive),
-                    _ => continue,
-                }
+                RecursiveMode::NonRecursive
             };
+            let dir = watched_dir(root).to_path_buf();
             if watched.iter().any(|w| dir.starts_with(w)) {
                 continue;
             }
@@ -132,6 +130,16 @@ fn add(batch: &mut Batch, ev: Wake) {
     }
 }
 
+/// The directory whose watch reports changes to `root`: a directory root itself, a file
+/// root's (a database's) parent, so its `-wal` and `-journal` files are seen too.
+pub fn watched_dir(root: &Path) -> &Path {
+    if root.is_dir() {
+        root
+    } else {
+        root.parent().unwrap_or(root)
+    }
+}
+
 /// Whether a change at `changed` can affect a session with this `source` file or
 /// directory: the source itself, anything inside it, or anything inside the directory
 /// named like it without its extension (a pi or Claude session's `<id>/` beside
@@ -149,7 +157,7 @@ mod tests {
     /// for a new one; reads are not changes at all.
     #[test]
     fn only_writes_leave_the_listing_alone() {
-        use notify::event::{AccessKind, CreateKind, DataChange, ModifyKind, RenameMode};
+        use notify::event::{AccessKind, CreateKind, DataChange, RenameMode};
         let ev = |kind| Ok(notify::Event::new(kind).add_path(PathBuf::from("/s/a.jsonl")));
         let batch = |kinds: Vec<EventKind>| {
             let mut b = Batch::default();
