@@ -168,11 +168,12 @@ enum NodeKind {
 impl State {
     /// The inode of `parent/name`, made if new.
     fn ino(&mut self, parent: u64, name: &str, kind: NodeKind) -> u64 {
-        if let Some(&ino) = self.by_name.get(&(parent, name.to_string())) {
+        let names = self.by_name.entry(parent).or_default();
+        if let Some(&ino) = names.get(name) {
             return ino;
         }
         let ino = self.nodes.len() as u64 + 1;
-        self.by_name.insert((parent, name.to_string()), ino);
+        names.insert(name.into(), ino);
         for key in kind.sessions() {
             self.session_inos.entry(key.clone()).or_default().push(ino);
         }
@@ -194,25 +195,23 @@ impl State {
         dir: &str,
         names: impl Iterator<Item = &'n str>,
     ) -> Vec<u64> {
-        use std::collections::hash_map::Entry;
         let mut made = Vec::new();
+        let known = self.by_name.entry(parent).or_default();
         let inos = names
-            .map(
-                |name| match self.by_name.entry((parent, name.to_string())) {
-                    Entry::Occupied(e) => *e.get(),
-                    Entry::Vacant(e) => {
-                        let ino = self.nodes.len() as u64 + 1;
-                        self.nodes.push(if dir.is_empty() && name == DIFF_DIR {
-                            NodeKind::DiffRoot(key.clone())
-                        } else {
-                            NodeKind::Inner(key.clone(), join(dir, name))
-                        });
-                        e.insert(ino);
-                        made.push(ino);
-                        ino
-                    }
-                },
-            )
+            .map(|name| match known.get(name) {
+                Some(&ino) => ino,
+                None => {
+                    let ino = self.nodes.len() as u64 + 1;
+                    self.nodes.push(if dir.is_empty() && name == DIFF_DIR {
+                        NodeKind::DiffRoot(key.clone())
+                    } else {
+                        NodeKind::Inner(key.clone(), join(dir, name))
+                    });
+                    known.insert(name.into(), ino);
+                    made.push(ino);
+                    ino
+                }
+            })
             .collect();
         if !made.is_empty() {
             self.session_inos
@@ -380,7 +379,9 @@ struct State {
     search: SearchNodes,
     diffs: DiffNodes,
     nodes: Vec<NodeKind>,
-    by_name: HashMap<(u64, String), u64>,
+    /// Inode by parent inode and name: a map per directory, so a name is looked up as the
+    /// `&str` it arrives as, with nothing allocated for the question.
+    by_name: HashMap<u64, HashMap<Box<str>, u64>>,
     /// Inodes of the agent directories (the one kind of node looked up by what it is).
     agent_inos: HashMap<Agent, u64>,
     agents: BTreeMap<Agent, AgentState>,
@@ -1232,9 +1233,10 @@ impl Fs {
             let Some(a) = st.agents.get(&agent) else {
                 return;
             };
+            let now = Instant::now();
             a.sessions
                 .iter()
-                .filter(|(_, s)| !self.fresh(s.checked))
+                .filter(|(_, s)| !self.fresh_at(s.checked, now))
                 .map(|(n, s)| (n.clone(), a.store, s.listed.clone(), s.extra.clone()))
                 .collect()
         };
@@ -1313,34 +1315,46 @@ impl Fs {
     /// inodes and attributes under one write of the state.
     fn session_entries(&self, dir: u64, agent: Agent) -> Vec<(String, Attr)> {
         let mut st = self.state_mut();
-        let Some(a) = st.agents.get(&agent) else {
+        let State {
+            agents,
+            by_name,
+            nodes,
+            session_inos,
+            ..
+        } = &mut *st;
+        let Some(a) = agents.get(&agent) else {
             return Vec::new();
         };
-        let sessions: Vec<(String, SystemTime)> = a
-            .sessions
-            .iter()
-            .map(|(n, s)| (n.clone(), s.mtime))
-            .collect();
         // Room for every session up front: growing the maps by rehashing as 10,000 new
         // inodes go in was a third of this.
-        st.by_name.reserve(sessions.len());
-        st.session_inos.reserve(sessions.len());
-        st.nodes.reserve(sessions.len());
-        sessions
-            .into_iter()
-            .map(|(name, mtime)| {
-                let key = SessionKey {
-                    agent,
-                    name: name.as_str().into(),
+        let known = by_name.entry(dir).or_default();
+        known.reserve(a.sessions.len());
+        session_inos.reserve(a.sessions.len());
+        nodes.reserve(a.sessions.len());
+        a.sessions
+            .iter()
+            .map(|(name, s)| {
+                let ino = match known.get(name.as_str()) {
+                    Some(&ino) => ino,
+                    None => {
+                        let key = SessionKey {
+                            agent,
+                            name: name.as_str().into(),
+                        };
+                        let ino = nodes.len() as u64 + 1;
+                        known.insert(name.as_str().into(), ino);
+                        session_inos.entry(key.clone()).or_default().push(ino);
+                        nodes.push(NodeKind::Session(key));
+                        ino
+                    }
                 };
-                let ino = st.ino(dir, &name, NodeKind::Session(key));
                 let attr = Attr {
                     ino,
                     kind: Kind::Dir,
                     size: 0,
-                    mtime,
+                    mtime: s.mtime,
                 };
-                (name, attr)
+                (name.clone(), attr)
             })
             .collect()
     }
@@ -1546,7 +1560,12 @@ impl Fs {
     /// Whether a listing or check that started at `at` can be trusted without looking
     /// again: younger than [`TTL`], and not older than the change watcher's watches.
     fn fresh(&self, at: Instant) -> bool {
-        at.elapsed() < TTL && self.watched_from.get().is_none_or(|&w| at >= w)
+        self.fresh_at(at, Instant::now())
+    }
+
+    /// [`Fs::fresh`] against a clock read once for a whole pass over the sessions.
+    fn fresh_at(&self, at: Instant, now: Instant) -> bool {
+        now.saturating_duration_since(at) < TTL && self.watched_from.get().is_none_or(|&w| at >= w)
     }
 
     /// Every store root, for the change watcher.

@@ -711,6 +711,65 @@ fn pi_sessions_holding(m: &Mount, text: &str) -> Vec<String> {
     v
 }
 
+/// A directory too long for one READDIRPLUS reply (about 170 sessions fit in 32 KiB) is
+/// listed whole and each name once, also by a reader whose buffer takes a few entries per
+/// call: each call goes on from the offset where the last one stopped.
+#[test]
+fn a_listing_of_many_replies_names_every_session_once() {
+    let home = Home::empty();
+    let dir = home.path().join(".pi/agent/sessions/--tmp-many--");
+    std::fs::create_dir_all(&dir).unwrap();
+    let ids: Vec<String> = (0..700)
+        .map(|n| format!("0000{n:04}-0000-4000-8000-000000000000"))
+        .collect();
+    for id in &ids {
+        let file = format!("2026-03-01T00-00-00-000Z_{id}.jsonl");
+        pi_session(&dir, file.as_ref(), None, "x");
+    }
+    let m = Mount::new(&home, &[]);
+    // First, while the kernel has cached nothing of it: 1 KiB per getdents64 call.
+    let mut listed = small_getdents(&m.path().join("pi"));
+    listed.retain(|n| n != "." && n != "..");
+    assert_eq!(listed.len(), ids.len(), "each session once");
+    listed.sort_unstable();
+    assert_eq!(listed, ids);
+    let out = stdout(&m.sh("ls -A pi"));
+    let listed: Vec<&str> = out.lines().collect();
+    assert_eq!(listed, ids);
+}
+
+/// The names in `dir`, read with raw `getdents64` calls of 1 KiB each.
+fn small_getdents(dir: &Path) -> Vec<String> {
+    use std::os::unix::io::AsRawFd;
+    let d = std::fs::File::open(dir).expect("open the directory");
+    let mut buf = vec![0u8; 1024];
+    let mut names = Vec::new();
+    loop {
+        // SAFETY: a valid directory descriptor and a buffer of `buf.len()` bytes.
+        let n = unsafe {
+            libc::syscall(
+                libc::SYS_getdents64,
+                d.as_raw_fd(),
+                buf.as_mut_ptr(),
+                buf.len(),
+            )
+        };
+        assert!(n >= 0, "getdents64: {}", std::io::Error::last_os_error());
+        if n == 0 {
+            return names;
+        }
+        let mut at = 0;
+        while at < n as usize {
+            // struct linux_dirent64: ino u64, off i64, reclen u16, type u8, name NUL-ended.
+            let reclen = u16::from_ne_bytes([buf[at + 16], buf[at + 17]]) as usize;
+            let name = &buf[at + 19..at + reclen];
+            let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
+            names.push(String::from_utf8_lossy(&name[..end]).into_owned());
+            at += reclen;
+        }
+    }
+}
+
 #[test]
 fn a_native_id_that_looks_like_a_suffix_never_hides_a_session() {
     let home = Home::empty();
