@@ -113,7 +113,7 @@ impl Root {
 }
 
 /// One session as a cheap listing sees it.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Listed {
     /// The agent's native session id.
     pub id: String,
