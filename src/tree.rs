@@ -334,6 +334,10 @@ struct AgentState {
     /// The name of each session by its own file ([`Listed::path`]), so a write to that file
     /// finds its session without a look at the others ([`Fs::changes_for`]).
     by_path: HashMap<PathBuf, String>,
+    /// The sessions that also read a file besides their own, by that file (a Codex fork
+    /// lists the thread it was forked from): a write to another session's file re-checks
+    /// them too.
+    readers: HashMap<PathBuf, Vec<String>>,
     /// Held while the store is listed or its sessions versioned ([`Fs::refresh_agent`],
     /// [`Fs::check_all`]): a second caller waits and finds the work done instead of doing it
     /// again (the warm-up and a first `ls` race for it).
@@ -464,6 +468,7 @@ impl Fs {
                 changed: SystemTime::now(),
                 pending: Vec::new(),
                 by_path: HashMap::new(),
+                readers: HashMap::new(),
                 scan: Arc::default(),
             });
         }
@@ -1492,12 +1497,15 @@ impl Fs {
             if !store.keeps_listing(&a.sessions.get(name)?.listed) {
                 return None;
             }
-            let key = SessionKey {
-                agent,
-                name: name.as_str().into(),
-            };
-            if st.session_inos.contains_key(&key) {
-                written.push(key);
+            let readers = a.readers.get(c).into_iter().flatten();
+            for name in std::iter::once(name).chain(readers) {
+                let key = SessionKey {
+                    agent,
+                    name: name.as_str().into(),
+                };
+                if st.session_inos.contains_key(&key) && !written.contains(&key) {
+                    written.push(key);
+                }
             }
         }
         // Sessions that read a written file besides their own: a fork's `parent.diff` reads
@@ -1708,6 +1716,12 @@ impl Fs {
             .iter()
             .map(|(name, s)| (s.listed.path.clone(), name.clone()))
             .collect();
+        a.readers.clear();
+        for (name, s) in &a.sessions {
+            for src in s.listed.sources.iter().filter(|&p| *p != s.listed.path) {
+                a.readers.entry(src.clone()).or_default().push(name.clone());
+            }
+        }
         if !old.is_empty() || a.sessions.len() != before {
             a.changed = SystemTime::now();
         }
@@ -2567,9 +2581,14 @@ mod tests {
         fn base(&self) -> &crate::stores::Base {
             &self.inner.base
         }
+        /// As [`FakeStore`]'s, and a session named `fork` also reads `a`.
         fn list(&self) -> Vec<Listed> {
             self.lists.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-            self.inner.list()
+            let mut v = self.inner.list();
+            for l in v.iter_mut().filter(|l| l.id == "fork") {
+                l.sources.push(self.inner.dir.join("a"));
+            }
+            v
         }
         fn load(&self, l: &Listed) -> Session {
             self.inner.load(l)
@@ -2579,13 +2598,14 @@ mod tests {
         }
     }
 
-    /// A write to a session's own file re-checks that session and lists nothing; a new
-    /// file, a write the watcher cannot place, or one after which the store would list
-    /// the session differently, lists the store again.
+    /// A write to a session's own file re-checks that session, and the sessions that read
+    /// that file too, and lists nothing; a new file, a write the watcher cannot place, or
+    /// one after which the store would list the session differently, lists the store
+    /// again.
     #[test]
     fn a_write_to_one_session_lists_nothing_again() {
         let dir = tempfile::tempdir().unwrap();
-        for (n, t) in [("a", "one"), ("b", "two")] {
+        for (n, t) in [("a", "one"), ("b", "two"), ("fork", "four")] {
             std::fs::write(dir.path().join(n), t).unwrap();
         }
         let lists = Arc::new(std::sync::atomic::AtomicUsize::new(0));
@@ -2600,7 +2620,8 @@ mod tests {
         let fs = Fs::new(vec![Box::new(store)], Options::default());
         let listed = || lists.load(std::sync::atomic::Ordering::SeqCst);
         let a = fs.resolve("pi/a/transcript.md").unwrap();
-        fs.resolve("pi/b/transcript.md").unwrap();
+        let b = fs.resolve("pi/b/transcript.md").unwrap();
+        let fork = fs.resolve("pi/fork/transcript.md").unwrap();
         let before = listed();
         let lists_since = |n: usize, why: &str| assert_eq!(listed(), before + n, "{why}");
 
@@ -2608,6 +2629,11 @@ mod tests {
         std::fs::write(&file_a, "one and more").unwrap();
         let inv = fs.changes_for(std::slice::from_ref(&file_a), false);
         assert!(inv.inodes.contains(&a.ino), "{inv:?}");
+        assert!(
+            inv.inodes.contains(&fork.ino),
+            "a session reading a: {inv:?}"
+        );
+        assert!(!inv.inodes.contains(&b.ino), "{inv:?}");
         lists_since(0, "a write to a session's own file lists the store");
 
         let file_c = dir.path().join("c");

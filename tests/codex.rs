@@ -205,3 +205,63 @@ fn tokens_are_the_last_cumulative_total_and_a_fork_counts_its_prefix_once() {
         "parent {pc} vs fork {fc}"
     );
 }
+
+/// An agent appending to a thread: the thread shows the new message, and a fork of it,
+/// which reads the thread for `parent.diff`, follows too; both within the freshness bound.
+#[test]
+fn an_append_to_a_thread_shows_in_it_and_in_its_fork() {
+    let (home, w) = codex_home();
+    let main = w
+        .files
+        .iter()
+        .find(|p| {
+            let n = p.file_name().unwrap_or_default().to_string_lossy();
+            n.contains(codex::MAIN) && n.ends_with(".jsonl")
+        })
+        .expect("the main thread's rollout")
+        .clone();
+    let m = Mount::new(&home, &[]);
+    let transcript = m
+        .path()
+        .join("codex")
+        .join(codex::MAIN)
+        .join("transcript.md");
+    let parent_diff = m.path().join("codex").join(codex::FORK).join("parent.diff");
+    // Both read first, so the kernel holds them and only a pushed invalidation updates them.
+    let marker = "appended while mounted, only in the parent";
+    for file in [&transcript, &parent_diff] {
+        let before = std::fs::read_to_string(file).expect("read before");
+        assert!(!before.contains(marker));
+    }
+    let line = serde_json::json!({"timestamp": "2026-03-02T10:00:00.000Z", "type": "response_item",
+        "payload": {"type": "message", "role": "user",
+                    "content": [{"type": "input_text", "text": marker}]}});
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&main)
+        .expect("open");
+    use std::io::Write;
+    writeln!(f, "{line}").expect("append");
+    drop(f);
+    for (file, what) in [
+        (&transcript, "the thread"),
+        (&parent_diff, "the fork's parent.diff"),
+    ] {
+        let start = std::time::Instant::now();
+        loop {
+            let now = std::fs::read_to_string(file).expect("read");
+            if now.contains(marker) {
+                assert_eq!(
+                    std::fs::metadata(file).expect("stat").len() as usize,
+                    now.len()
+                );
+                break;
+            }
+            assert!(
+                start.elapsed().as_secs() < 3,
+                "{what} did not follow the append: {now}"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    }
+}

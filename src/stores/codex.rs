@@ -52,6 +52,7 @@ use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::io::{BufRead, Read};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 /// Where Codex keeps its threads: `$CODEX_HOME` (default `~/.codex`), then the agent-mux
 /// spec's flat `~/.codex/sessions`.
@@ -75,12 +76,16 @@ const HEAD_BYTES: u64 = 4 * 1024 * 1024;
 
 pub struct CodexStore {
     base: Base,
+    /// The head each rollout had at the last listing, which decided its place in it
+    /// ([`Store::keeps_listing`]).
+    heads: Mutex<HashMap<PathBuf, Head>>,
 }
 
 impl CodexStore {
     pub fn new(roots: Vec<Root>) -> CodexStore {
         CodexStore {
             base: Base::new(Agent::Codex, roots),
+            heads: Mutex::default(),
         }
     }
 }
@@ -102,7 +107,21 @@ impl Store for CodexStore {
                 }
             }
         }
-        list_files(&files)
+        let listed = list_files(&files);
+        let heads = files.into_iter().map(|(p, h, _)| (p, h)).collect();
+        *self.heads.lock().unwrap_or_else(|e| e.into_inner()) = heads;
+        listed
+    }
+
+    /// A rollout's place in the listing (its id, the thread it nests under, the one it was
+    /// forked from) comes from its first line alone, written once when the thread starts:
+    /// a write keeps the listing while that line reads as it did when listed. An agent
+    /// appending to one thread of a thousand then costs no listing (which reads every
+    /// rollout's first line).
+    fn keeps_listing(&self, listed: &Listed) -> bool {
+        let now = peek_head(&listed.path);
+        let heads = self.heads.lock().unwrap_or_else(|e| e.into_inner());
+        heads.get(&listed.path) == Some(&now)
     }
 
     fn load(&self, listed: &Listed) -> Session {

@@ -794,3 +794,47 @@ fn discovery_and_file_names() {
     ids.sort();
     assert_eq!(ids, ["00000000-0000-7000-8000-0000000000f1", "flat"]);
 }
+
+/// A write keeps the listing while the written rollout's first line reads as it did when
+/// listed; a first line written after the listing (a thread just started) does not.
+#[test]
+fn an_append_keeps_the_listing_until_the_first_line_changes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let day = dir.path().join("sessions/2026/03/01");
+    let id = "019c0000-0000-7000-8000-000000000001";
+    let done = write(
+        &day.join(format!("rollout-2026-03-01T10-00-00-{id}.jsonl")),
+        &lines(&[meta(id, json!({})), user("first")]),
+    );
+    let young = write(
+        &day.join("rollout-2026-03-01T10-05-00-019c0000-0000-7000-8000-000000000002.jsonl"),
+        "",
+    );
+    let s = store(dir.path());
+    let listed = s.list();
+    let of = |p: &Path| listed.iter().find(|l| l.path == p).expect("listed");
+    assert_eq!(listed.len(), 2, "{listed:?}");
+
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&done)
+        .expect("open");
+    use std::io::Write;
+    f.write_all(lines(&[assistant("more")]).as_bytes())
+        .expect("append");
+    assert!(
+        s.keeps_listing(of(&done)),
+        "an append to a thread keeps it where it is"
+    );
+
+    let forked = meta(
+        "019c0000-0000-7000-8000-000000000002",
+        json!({"forked_from_id": id}),
+    );
+    std::fs::write(&young, lines(&[forked])).expect("first line");
+    assert!(
+        !s.keeps_listing(of(&young)),
+        "a new first line may move the thread"
+    );
+    assert!(!s.keeps_listing(&Listed::file("x", day.join("unlisted.jsonl"), 0)));
+}
