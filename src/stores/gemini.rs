@@ -87,6 +87,13 @@ impl Store for GeminiStore {
         out
     }
 
+    /// A chat's id comes from its own first line (or the top of a legacy document), else
+    /// its name: a write keeps the listing while that still gives the id listed. An agent
+    /// writing one chat then costs no listing (which reads the top of every chat).
+    fn keeps_listing(&self, listed: &Listed) -> bool {
+        listed_id(&listed.path) == listed.id
+    }
+
     fn load(&self, listed: &Listed) -> Session {
         let mut s = load_file(&listed.path, None, 0);
         set_cwd(&mut s, project_cwd(&listed.path));

@@ -483,3 +483,27 @@ fn a_long_header_line_still_names_the_session() {
     assert_eq!(l[0].id, "long-1");
     assert_eq!(st.load(&l[0]).id, "long-1");
 }
+
+/// A write keeps the listing while the chat still names the id it was listed under.
+#[test]
+fn an_append_keeps_the_listing_until_the_chat_names_another_id() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = chat(
+        tmp.path(),
+        "p",
+        "session-2026-05-01T10-00-s-1.jsonl",
+        &[META],
+    );
+    let st = store(tmp.path());
+    let listed = st.list();
+    assert_eq!(listed.len(), 1);
+    let mut text = fs::read_to_string(&path).unwrap();
+    text.push_str("{\"id\":\"u1\",\"type\":\"user\",\"content\":\"hello\"}\n");
+    fs::write(&path, &text).unwrap();
+    assert!(st.keeps_listing(&listed[0]), "an appended message");
+    fs::write(&path, text.replace("\"s-1\"", "\"s-2\"")).unwrap();
+    assert!(
+        !st.keeps_listing(&listed[0]),
+        "a header that names another id"
+    );
+}
