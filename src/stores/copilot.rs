@@ -103,6 +103,12 @@ impl Store for CopilotStore {
         out
     }
 
+    /// Ids are directory and file names: a write to a listed session's own file never
+    /// changes the listing.
+    fn keeps_listing(&self, _listed: &Listed) -> bool {
+        true
+    }
+
     fn load(&self, listed: &Listed) -> Session {
         if kit::file_name(&listed.path).ends_with(".json") {
             load_history(&listed.path, &listed.id)
