@@ -60,6 +60,24 @@ fn safety_interval(took: Duration) -> Duration {
     (took * SAFETY_SHARE).clamp(SAFETY_POLL, SAFETY_POLL_MAX)
 }
 
+/// Handling store changes may take at most one part in this many of a busy mount's time:
+/// while an agent writes, the next batch waits [`CHANGE_SHARE`] - 1 times as long as the
+/// last one took ([`change_gap`]). Re-checking one written file takes about a millisecond,
+/// so a session's appends still show within tens of milliseconds; a write to a database
+/// re-versions every session of it the kernel has seen (1,000 OpenCode sessions: about
+/// 100 ms), and without the gap an agent writing ten times a second kept more than a core
+/// busy.
+const CHANGE_SHARE: u32 = 10;
+
+/// The longest wait between two batches of changes, within the one-second freshness bound
+/// with the batch's own [`crate::watch::SETTLE`] and handling.
+const CHANGE_GAP_MAX: Duration = Duration::from_millis(700);
+
+/// How long the next batch of changes waits after one that took `took`.
+fn change_gap(took: Duration) -> Duration {
+    (took * (CHANGE_SHARE - 1)).min(CHANGE_GAP_MAX)
+}
+
 /// When each inode invalidation is sent again, see [`Retries`].
 const RETRY_AFTER: [Duration; 3] = [
     Duration::from_millis(2),
@@ -952,12 +970,24 @@ pub fn serve(
                 let mut last_full = std::time::Instant::now();
                 let mut full_every = if watch.is_ok() { SAFETY_POLL } else { POLL };
                 let mut again = Retries::default();
+                // Changes waiting for the gap after the last batch to pass ([`change_gap`]).
+                let mut pending = crate::watch::Batch::default();
+                let mut next_changes = std::time::Instant::now();
                 while !stop.load(std::sync::atomic::Ordering::Relaxed) {
                     // Wakes on a change, else every POLL to look at `stop` (sooner when an
-                    // invalidation is due again).
-                    let batch = crate::watch::next_batch(&wake_rx, again.wait(POLL));
-                    if batch.rescan || last_full.elapsed() >= full_every {
+                    // invalidation or waiting changes are due).
+                    let mut wait = again.wait(POLL);
+                    if !pending.paths.is_empty() {
+                        wait = wait
+                            .min(next_changes.saturating_duration_since(std::time::Instant::now()));
+                    }
+                    let batch = crate::watch::next_batch(&wake_rx, wait);
+                    pending.paths.extend(batch.paths);
+                    pending.relist |= batch.relist;
+                    pending.rescan |= batch.rescan;
+                    if pending.rescan || last_full.elapsed() >= full_every {
                         // Lost events, no watches, or the slow safety net: look at everything.
+                        pending = crate::watch::Batch::default();
                         last_full = std::time::Instant::now();
                         push("poll", &|| fs.poll_changes(), &mut again);
                         let took = last_full.elapsed();
@@ -965,12 +995,18 @@ pub fn serve(
                         if watch.is_ok() {
                             full_every = safety_interval(took);
                         }
-                    } else if !batch.paths.is_empty() {
+                    } else if !pending.paths.is_empty() && std::time::Instant::now() >= next_changes
+                    {
+                        let mut b = std::mem::take(&mut pending);
+                        b.paths.sort();
+                        b.paths.dedup();
+                        let started = std::time::Instant::now();
                         push(
                             "changes",
-                            &|| fs.changes_for(&batch.paths, batch.relist),
+                            &|| fs.changes_for(&b.paths, b.relist),
                             &mut again,
                         );
+                        next_changes = std::time::Instant::now() + change_gap(started.elapsed());
                     }
                     for (ino, sent) in again.due() {
                         inval(ino, sent, &mut again);
@@ -1010,8 +1046,20 @@ pub fn serve(
 
 #[cfg(test)]
 mod tests {
-    use super::{safety_interval, Ordering, PushSlots, Retries, RETRY_AFTER};
+    use super::{change_gap, safety_interval, Ordering, PushSlots, Retries, RETRY_AFTER};
     use std::time::Duration;
+
+    /// Changes take at most a tenth of a busy mount's time, and never wait so long that a
+    /// change shows later than a second.
+    #[test]
+    fn changes_keep_to_a_tenth_and_within_the_freshness_bound() {
+        let ms = Duration::from_millis;
+        assert_eq!(change_gap(ms(0)), ms(0));
+        assert_eq!(change_gap(ms(1)), ms(9));
+        assert_eq!(change_gap(ms(50)), ms(450));
+        assert_eq!(change_gap(ms(100)), ms(700));
+        assert!(change_gap(Duration::from_secs(5)) + crate::watch::SETTLE < ms(1000));
+    }
 
     /// The safety net looks every 30 s while a look is quick, keeps a slow one to a
     /// thousandth of the time, and never waits more than five minutes.

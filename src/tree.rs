@@ -1281,12 +1281,18 @@ impl Fs {
     /// about 15. Call it holding the agent's scan lock.
     fn version_batch(&self, agent: Agent, todo: Vec<ToVersion>) {
         let started = Instant::now();
+        // One call into the store for the whole part: a database store reads all its
+        // sessions' versions in one transaction.
         let version_all = |part: &[ToVersion]| {
             let mut stater = Stater::default();
+            let listed: Vec<&Listed> = part.iter().map(|(_, _, l, _)| l).collect();
+            let own = match part.first() {
+                Some((_, store, ..)) => self.own_versions(*store, &listed),
+                None => Vec::new(),
+            };
             part.iter()
-                .map(|(_, store, listed, extra)| {
-                    self.version_of(*store, listed, extra, &mut stater)
-                })
+                .zip(own)
+                .map(|((_, _, listed, extra), own)| combine(own, listed, extra, &mut stater))
                 .collect::<Vec<_>>()
         };
         // A thread per core for 256 sessions or more; fewer are done right here.
@@ -2062,20 +2068,40 @@ impl Fs {
         extra: &[PathBuf],
         stater: &mut Stater,
     ) -> (u64, SystemTime) {
-        let (by_stat, mtime) = fingerprint(listed.sources.iter().chain(extra), stater);
-        let own = catch_unwind(AssertUnwindSafe(|| self.stores[store].version(listed)))
-            .unwrap_or_else(|p| {
+        let own = self.own_versions(store, &[listed]).pop().flatten();
+        combine(own, listed, extra, stater)
+    }
+
+    /// The store's own versions of `listed` ([`Store::versions`]), `None` for each where it
+    /// has none or it panicked.
+    fn own_versions(&self, store: usize, listed: &[&Listed]) -> Vec<Option<u64>> {
+        match catch_unwind(AssertUnwindSafe(|| self.stores[store].versions(listed))) {
+            Ok(v) if v.len() == listed.len() => v,
+            Ok(_) => vec![None; listed.len()],
+            Err(p) => {
                 log::error!(
-                    "panic while versioning {}: {}",
-                    listed.id,
+                    "panic while versioning {} sessions: {}",
+                    listed.len(),
                     panic_message(&p)
                 );
-                None
-            });
-        match own {
-            Some(v) => (v ^ fingerprint(extra, stater).0.rotate_left(17), mtime),
-            None => (by_stat, mtime),
+                vec![None; listed.len()]
+            }
         }
+    }
+}
+
+/// A session's version from the store's own (`own`) or, where it has none, from the
+/// `stat` of its sources; the newest mtime of its sources either way.
+fn combine(
+    own: Option<u64>,
+    listed: &Listed,
+    extra: &[PathBuf],
+    stater: &mut Stater,
+) -> (u64, SystemTime) {
+    let (by_stat, mtime) = fingerprint(listed.sources.iter().chain(extra), stater);
+    match own {
+        Some(v) => (v ^ fingerprint(extra, stater).0.rotate_left(17), mtime),
+        None => (by_stat, mtime),
     }
 }
 

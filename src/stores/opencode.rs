@@ -179,9 +179,31 @@ impl Store for OpencodeStore {
     }
 
     fn version(&self, listed: &Listed) -> Option<u64> {
-        let id = listed.key.as_deref()?;
-        self.reader
-            .version(&listed.path, id, |c| session_version(c, id))
+        self.versions(&[listed])[0]
+    }
+
+    /// One read of each database for all its sessions, its tables probed once.
+    fn versions(&self, listed: &[&Listed]) -> Vec<Option<u64>> {
+        let mut out = vec![None; listed.len()];
+        let mut by_db: HashMap<&Path, Vec<usize>> = HashMap::new();
+        for (i, l) in listed.iter().enumerate() {
+            if l.key.is_some() {
+                by_db.entry(l.path.as_path()).or_default().push(i);
+            }
+        }
+        for (db, idx) in by_db {
+            let keys: Vec<&str> = idx
+                .iter()
+                .filter_map(|&i| listed[i].key.as_deref())
+                .collect();
+            let got = self
+                .reader
+                .versions(db, &keys, VersionTables::probe, session_version);
+            for (i, v) in idx.into_iter().zip(got) {
+                out[i] = v;
+            }
+        }
+        out
     }
 }
 
@@ -218,10 +240,29 @@ const SESSION_COLUMNS: [&str; 12] = [
 
 /// A session's version: its row and its message and part rows (count, newest
 /// `time_updated`, largest id), then the same for its subagents.
-fn session_version(conn: &Connection, id: &str) -> rusqlite::Result<u64> {
-    let session = Table::probe(conn, "session")?;
-    let message = Table::probe(conn, "message")?;
-    let part = Table::probe(conn, "part")?;
+/// The tables a session's version reads, probed once per read of the database.
+struct VersionTables {
+    session: Table,
+    message: Table,
+    part: Table,
+}
+
+impl VersionTables {
+    fn probe(conn: &Connection) -> rusqlite::Result<VersionTables> {
+        Ok(VersionTables {
+            session: Table::probe(conn, "session")?,
+            message: Table::probe(conn, "message")?,
+            part: Table::probe(conn, "part")?,
+        })
+    }
+}
+
+fn session_version(conn: &Connection, tables: &VersionTables, id: &str) -> rusqlite::Result<u64> {
+    let VersionTables {
+        session,
+        message,
+        part,
+    } = tables;
     let mut seen = HashSet::new();
     let mut todo = vec![id.to_string()];
     let mut all: Vec<Vec<Vec<Cell>>> = Vec::new();
@@ -229,8 +270,8 @@ fn session_version(conn: &Connection, id: &str) -> rusqlite::Result<u64> {
         if !seen.insert(sid.clone()) || seen.len() > 256 {
             continue;
         }
-        all.push(Rows::fetch(conn, &session, &SESSION_COLUMNS, "WHERE id = ?1", [&sid])?.rows);
-        for t in [&message, &part] {
+        all.push(Rows::fetch(conn, session, &SESSION_COLUMNS, "WHERE id = ?1", [&sid])?.rows);
+        for t in [message, part] {
             if t.has("session_id") {
                 let updated = if t.has("time_updated") {
                     "max(time_updated)"

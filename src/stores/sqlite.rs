@@ -211,37 +211,75 @@ impl Reader {
         key: &str,
         mut f: impl FnMut(&Connection) -> rusqlite::Result<u64>,
     ) -> Option<u64> {
+        self.versions(db, &[key], |_| Ok(()), |c, (), _| f(c))[0]
+    }
+
+    /// [`Reader::version`] of many sessions of `db` at once, in `keys` order: those whose
+    /// answer still holds come from memory, the rest from one read transaction on one
+    /// connection, `prepare` run once (what every key's `f` needs, say probed tables) and `f`
+    /// once per key. After a write to the database the change watcher re-versions every
+    /// session the kernel has seen; a connection and a transaction each cost 140 µs a
+    /// session, most of it opening and probing.
+    pub fn versions<P>(
+        &self,
+        db: &Path,
+        keys: &[&str],
+        mut prepare: impl FnMut(&Connection) -> rusqlite::Result<P>,
+        mut f: impl FnMut(&Connection, &P, &str) -> rusqlite::Result<u64>,
+    ) -> Vec<Option<u64>> {
         let now = db_version(db);
-        let slot_key = (db.to_path_buf(), key.to_string());
+        let slot_key = |k: &str| (db.to_path_buf(), k.to_string());
+        let mut out = vec![None; keys.len()];
+        let mut todo = Vec::new();
         {
             let versions = self.versions.lock().unwrap_or_else(PoisonError::into_inner);
-            if let Some(s) = versions.get(&slot_key) {
-                if s.at == now && !s.stale {
-                    return Some(s.value());
+            for (i, k) in keys.iter().enumerate() {
+                match versions.get(&slot_key(k)) {
+                    Some(s) if s.at == now && !s.stale => out[i] = Some(s.value()),
+                    _ => todo.push(i),
                 }
             }
         }
-        let computed = self.read(db, Access::InPlace, |c| snapshot(c, &mut f));
+        if todo.is_empty() {
+            return out;
+        }
+        let computed = self.read(db, Access::InPlace, |c| {
+            snapshot(c, |c| {
+                let p = prepare(c)?;
+                Ok(todo.iter().map(|&i| f(c, &p, keys[i])).collect::<Vec<_>>())
+            })
+        });
         let mut versions = self.versions.lock().unwrap_or_else(PoisonError::into_inner);
         match computed {
-            Ok((version, _)) => {
-                let slot = versions.entry(slot_key).or_insert(VersionSlot {
-                    at: now,
-                    version,
-                    nonce: 0,
-                    stale: false,
-                });
-                slot.at = now;
-                slot.version = version;
-                slot.stale = false;
-                Some(slot.value())
+            Ok((results, _)) => {
+                for (&i, r) in todo.iter().zip(results) {
+                    match r {
+                        Ok(version) => {
+                            let slot = versions.entry(slot_key(keys[i])).or_insert(VersionSlot {
+                                at: now,
+                                version,
+                                nonce: 0,
+                                stale: false,
+                            });
+                            slot.at = now;
+                            slot.version = version;
+                            slot.stale = false;
+                            out[i] = Some(slot.value());
+                        }
+                        Err(e) => {
+                            log::debug!("{}: no row version for {}: {e}", db.display(), keys[i]);
+                        }
+                    }
+                }
             }
-            Err(Error::Busy) => versions.get(&slot_key).map(VersionSlot::value),
-            Err(e) => {
-                log::debug!("{}: no row version for {key}: {e}", db.display());
-                None
+            Err(Error::Busy) => {
+                for &i in &todo {
+                    out[i] = versions.get(&slot_key(keys[i])).map(VersionSlot::value);
+                }
             }
+            Err(e) => log::debug!("{}: no row versions: {e}", db.display()),
         }
+        out
     }
 
     /// Forget the version of `key` and make the next one differ from every earlier one: a
@@ -665,7 +703,7 @@ impl Rows {
         names: Vec<String>,
         params: impl Params,
     ) -> rusqlite::Result<Rows> {
-        let mut stmt = conn.prepare(sql)?;
+        let mut stmt = conn.prepare_cached(sql)?;
         let n = stmt.column_count();
         let mut rows = stmt.query(params)?;
         let mut out = Vec::new();
