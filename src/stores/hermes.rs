@@ -159,17 +159,26 @@ impl Store for HermesStore {
     }
 
     fn version(&self, listed: &Listed) -> Option<u64> {
-        let id = listed.key.as_deref()?;
-        self.reader.version(&listed.path, id, |c| {
-            let t = Tables::probe(c)?;
-            let fam = family(c, &t, id, 0, &mut HashSet::new(), &mut |c, sid| {
-                message_stats(c, &t, sid)
-            })?;
-            let mut parts = Vec::new();
-            fam.each(&mut |f| parts.push((f.row.rows.clone(), f.data.rows.clone())));
-            let ancestry = fork_origin(c, &t, id)?;
-            Ok(sqlite::hash_version((parts, ancestry)))
-        })
+        self.versions(&[listed])[0]
+    }
+
+    /// One read of each database for all its sessions, its tables probed once.
+    fn versions(&self, listed: &[&Listed]) -> Vec<Option<u64>> {
+        sqlite::versions_by_db(
+            &self.reader,
+            listed,
+            |l| l.key.as_deref(),
+            Tables::probe,
+            |c, t, id| {
+                let fam = family(c, t, id, 0, &mut HashSet::new(), &mut |c, sid| {
+                    message_stats(c, t, sid)
+                })?;
+                let mut parts = Vec::new();
+                fam.each(&mut |f| parts.push((f.row.rows.clone(), f.data.rows.clone())));
+                let ancestry = fork_origin(c, t, id)?;
+                Ok(sqlite::hash_version((parts, ancestry)))
+            },
+        )
     }
 }
 

@@ -184,26 +184,13 @@ impl Store for OpencodeStore {
 
     /// One read of each database for all its sessions, its tables probed once.
     fn versions(&self, listed: &[&Listed]) -> Vec<Option<u64>> {
-        let mut out = vec![None; listed.len()];
-        let mut by_db: HashMap<&Path, Vec<usize>> = HashMap::new();
-        for (i, l) in listed.iter().enumerate() {
-            if l.key.is_some() {
-                by_db.entry(l.path.as_path()).or_default().push(i);
-            }
-        }
-        for (db, idx) in by_db {
-            let keys: Vec<&str> = idx
-                .iter()
-                .filter_map(|&i| listed[i].key.as_deref())
-                .collect();
-            let got = self
-                .reader
-                .versions(db, &keys, VersionTables::probe, session_version);
-            for (i, v) in idx.into_iter().zip(got) {
-                out[i] = v;
-            }
-        }
-        out
+        sqlite::versions_by_db(
+            &self.reader,
+            listed,
+            |l| l.key.as_deref(),
+            VersionTables::probe,
+            session_version,
+        )
     }
 }
 

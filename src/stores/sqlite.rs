@@ -246,7 +246,16 @@ impl Reader {
         let computed = self.read(db, Access::InPlace, |c| {
             snapshot(c, |c| {
                 let p = prepare(c)?;
-                Ok(todo.iter().map(|&i| f(c, &p, keys[i])).collect::<Vec<_>>())
+                let mut results = Vec::with_capacity(todo.len());
+                for &i in &todo {
+                    match f(c, &p, keys[i]) {
+                        // The whole read is busy, or has to be made on a private copy: as
+                        // for one session alone.
+                        Err(e) if needs_private_copy(&e) || is_busy(&e) => return Err(e),
+                        r => results.push(r),
+                    }
+                }
+                Ok(results)
             })
         });
         let mut versions = self.versions.lock().unwrap_or_else(PoisonError::into_inner);
@@ -312,6 +321,33 @@ impl Reader {
         copies.insert(db.to_path_buf(), Arc::clone(&copy));
         Ok(copy)
     }
+}
+
+/// [`super::Store::versions`] for a store whose sessions are rows of databases: `listed`
+/// grouped by database ([`super::Listed::path`]), each database read once for all its
+/// sessions ([`Reader::versions`]). `key` names a session's rows (`None`: no version).
+pub fn versions_by_db<P>(
+    reader: &Reader,
+    listed: &[&super::Listed],
+    key: impl Fn(&super::Listed) -> Option<&str>,
+    mut prepare: impl FnMut(&Connection) -> rusqlite::Result<P>,
+    mut f: impl FnMut(&Connection, &P, &str) -> rusqlite::Result<u64>,
+) -> Vec<Option<u64>> {
+    let mut out = vec![None; listed.len()];
+    let mut by_db: HashMap<&Path, Vec<(usize, &str)>> = HashMap::new();
+    for (i, l) in listed.iter().enumerate() {
+        if let Some(k) = key(l) {
+            by_db.entry(l.path.as_path()).or_default().push((i, k));
+        }
+    }
+    for (db, keyed) in by_db {
+        let keys: Vec<&str> = keyed.iter().map(|&(_, k)| k).collect();
+        let got = reader.versions(db, &keys, &mut prepare, &mut f);
+        for ((i, _), v) in keyed.into_iter().zip(got) {
+            out[i] = v;
+        }
+    }
+    out
 }
 
 /// Run `f` inside one read transaction: every `SELECT` in it sees one committed state. `f`
@@ -390,6 +426,12 @@ pub fn sqlite_uri(path: &Path) -> String {
 }
 
 /// Errors a read-only reader meets when it cannot create or write the WAL index.
+/// Another connection holds the lock this read needs ([`Error::Busy`]).
+fn is_busy(e: &rusqlite::Error) -> bool {
+    matches!(e, rusqlite::Error::SqliteFailure(f, _)
+        if matches!(f.code, ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked))
+}
+
 fn needs_private_copy(e: &rusqlite::Error) -> bool {
     matches!(e, rusqlite::Error::SqliteFailure(f, _)
         if matches!(f.code, ErrorCode::CannotOpen | ErrorCode::ReadOnly))
@@ -771,6 +813,53 @@ pub fn hash_version(parts: impl Hash) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Many sessions' versions in one read are each what the session's own read gives; an
+    /// unchanged database answers from memory; a write changes only its session's version;
+    /// a key whose query fails has none and costs the others nothing.
+    #[test]
+    fn versions_in_one_read_match_one_by_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("s.db");
+        let w = Connection::open(&db).unwrap();
+        w.execute_batch(
+            "PRAGMA journal_mode=WAL;
+             CREATE TABLE m (sid TEXT, body TEXT);
+             INSERT INTO m VALUES ('a', 'one'), ('b', 'two'), ('b', 'three');",
+        )
+        .unwrap();
+        let calls = std::cell::Cell::new(0);
+        let f = |c: &Connection, (): &(), k: &str| {
+            calls.set(calls.get() + 1);
+            if k == "bad" {
+                return c.query_row("SELECT nope FROM m", [], |_| Ok(0));
+            }
+            c.query_row(
+                "SELECT count(*), group_concat(body) FROM m WHERE sid = ?1",
+                [k],
+                |r| {
+                    Ok(hash_version((
+                        r.get::<_, i64>(0)?,
+                        r.get::<_, Option<String>>(1)?,
+                    )))
+                },
+            )
+        };
+        let reader = Reader::new();
+        let many = reader.versions(&db, &["a", "b", "bad"], |_| Ok(()), f);
+        assert_eq!(calls.get(), 3);
+        let fresh = Reader::new();
+        let one = |k: &str| fresh.versions(&db, &[k], |_| Ok(()), f)[0];
+        assert_eq!(many, vec![one("a"), one("b"), None]);
+        assert!(many[0].is_some() && many[0] != many[1]);
+        calls.set(0);
+        assert_eq!(reader.versions(&db, &["a", "b"], |_| Ok(()), f), many[..2]);
+        assert_eq!(calls.get(), 0, "an unchanged database is not read again");
+        w.execute("INSERT INTO m VALUES ('b', 'four')", []).unwrap();
+        let after = reader.versions(&db, &["a", "b"], |_| Ok(()), f);
+        assert_eq!(after[0], many[0]);
+        assert_ne!(after[1], many[1]);
+    }
 
     #[test]
     fn select_lists_name_present_columns_and_null_the_rest() {
