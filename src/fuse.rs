@@ -23,7 +23,9 @@
 //! - pushed invalidation: a watcher thread sleeps on inotify ([`crate::watch`]), asks the tree
 //!   what a batch of store changes means ([`Fs::changes_for`]) and
 //!   tells the kernel to forget those inodes and names, so attributes and names can be
-//!   trusted for [`KERNEL_TTL`] and a warm walk of a large tree makes no requests;
+//!   trusted for [`KERNEL_TTL`] and a warm walk of a large tree makes no requests; while an
+//!   agent keeps writing, batches are spaced so they take at most a tenth of the mount's
+//!   time ([`change_gap`]);
 //! - negative lookups are cached for [`TTL`] (ripgrep probes `.gitignore` & co. everywhere);
 //! - a panic inside a request becomes EIO and a log line; the mount lives on.
 
