@@ -1235,28 +1235,33 @@ impl Fs {
     /// Version every session of `agent` whose check is out of date (see
     /// [`Fs::version_batch`]).
     fn check_all(&self, agent: Agent) {
-        let Some(scan) = self.scan_lock(agent) else {
-            return;
-        };
-        let _scanning = scan.lock().unwrap_or_else(|e| e.into_inner());
-        let todo: Vec<ToVersion> = {
-            let st = self.state();
-            let Some(a) = st.agents.get(&agent) else {
-                return;
-            };
-            let now = Instant::now();
+        let now = Instant::now();
+        self.check_picked(agent, |a| {
             a.sessions
                 .iter()
                 .filter(|(_, s)| !self.fresh_at(s.checked, now))
-                .map(|(n, s)| (n.clone(), a.store, s.listed.clone(), s.extra.clone()))
                 .collect()
-        };
-        self.version_batch(agent, todo);
+        });
     }
 
     /// Version the sessions of `agent` called `names` now, however recently they were
     /// checked (the change watcher's re-checks, [`Fs::announce`]).
     fn check_named(&self, agent: Agent, names: &[&str]) {
+        self.check_picked(agent, |a| {
+            names
+                .iter()
+                .filter_map(|&n| a.sessions.get_key_value(n))
+                .collect()
+        });
+    }
+
+    /// Version the sessions `pick` chooses from `agent`'s, holding its scan lock, the
+    /// `stat`s and queries made without the state lock ([`Fs::version_batch`]).
+    fn check_picked(
+        &self,
+        agent: Agent,
+        pick: impl for<'a> FnOnce(&'a AgentState) -> Vec<(&'a String, &'a SessionSlot)>,
+    ) {
         let Some(scan) = self.scan_lock(agent) else {
             return;
         };
@@ -1266,9 +1271,8 @@ impl Fs {
             let Some(a) = st.agents.get(&agent) else {
                 return;
             };
-            names
-                .iter()
-                .filter_map(|&n| a.sessions.get_key_value(n))
+            pick(a)
+                .into_iter()
                 .map(|(n, s)| (n.clone(), a.store, s.listed.clone(), s.extra.clone()))
                 .collect()
         };

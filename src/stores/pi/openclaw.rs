@@ -156,9 +156,18 @@ impl Store for OpenclawStore {
     }
 
     fn version(&self, listed: &Listed) -> Option<u64> {
-        let id = listed.key.as_deref()?;
-        self.reader
-            .version(&listed.path, id, |c| session_version(c, id))
+        self.versions(&[listed])[0]
+    }
+
+    /// One read of each database for all its sessions.
+    fn versions(&self, listed: &[&Listed]) -> Vec<Option<u64>> {
+        sqlite::versions_by_db(
+            &self.reader,
+            listed,
+            |l| l.key.as_deref(),
+            |_| Ok(()),
+            |c, (), id| session_version(c, id),
+        )
     }
 
     fn problems(&self) -> Vec<String> {
