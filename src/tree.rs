@@ -1495,6 +1495,16 @@ impl Fs {
             return None;
         }
         let mut written = Vec::new();
+        // A session the kernel has seen, once.
+        let mut add = |name: &str| {
+            let key = SessionKey {
+                agent,
+                name: name.into(),
+            };
+            if st.session_inos.contains_key(&key) && !written.contains(&key) {
+                written.push(key);
+            }
+        };
         for c in changed {
             if !store
                 .roots()
@@ -1508,29 +1518,14 @@ impl Fs {
                 return None;
             }
             let readers = a.readers.get(c).into_iter().flatten();
-            for name in std::iter::once(name).chain(readers) {
-                let key = SessionKey {
-                    agent,
-                    name: name.as_str().into(),
-                };
-                if st.session_inos.contains_key(&key) && !written.contains(&key) {
-                    written.push(key);
-                }
-            }
+            std::iter::once(name).chain(readers).for_each(|n| add(n));
         }
         // Sessions that read a written file besides their own: a fork's `parent.diff` reads
         // its parent. Few sessions have such sources, so this look is cheap.
         for (name, slot) in &a.sessions {
             let reads = |src: &PathBuf| changed.iter().any(|c| crate::watch::touches(src, c));
-            if slot.extra.is_empty() || !slot.extra.iter().any(reads) {
-                continue;
-            }
-            let key = SessionKey {
-                agent,
-                name: name.as_str().into(),
-            };
-            if st.session_inos.contains_key(&key) && !written.contains(&key) {
-                written.push(key);
+            if slot.extra.iter().any(reads) {
+                add(name);
             }
         }
         Some(written)

@@ -188,7 +188,7 @@ impl Store for OpencodeStore {
             &self.reader,
             listed,
             |l| l.key.as_deref(),
-            VersionTables::probe,
+            Tables::probe,
             session_version,
         )
     }
@@ -226,26 +226,10 @@ const SESSION_COLUMNS: [&str; 12] = [
 ];
 
 /// A session's version: its row and its message and part rows (count, newest
-/// `time_updated`, largest id), then the same for its subagents.
-/// The tables a session's version reads, probed once per read of the database.
-struct VersionTables {
-    session: Table,
-    message: Table,
-    part: Table,
-}
-
-impl VersionTables {
-    fn probe(conn: &Connection) -> rusqlite::Result<VersionTables> {
-        Ok(VersionTables {
-            session: Table::probe(conn, "session")?,
-            message: Table::probe(conn, "message")?,
-            part: Table::probe(conn, "part")?,
-        })
-    }
-}
-
-fn session_version(conn: &Connection, tables: &VersionTables, id: &str) -> rusqlite::Result<u64> {
-    let VersionTables {
+/// `time_updated`, largest id), then the same for its subagents. `tables` are probed once
+/// per read of the database.
+fn session_version(conn: &Connection, tables: &Tables, id: &str) -> rusqlite::Result<u64> {
+    let Tables {
         session,
         message,
         part,
