@@ -204,15 +204,9 @@ impl Store for CursorStore {
     }
 
     fn problems(&self) -> Vec<String> {
-        self.ide_dbs()
-            .iter()
-            .filter_map(|(_, db)| {
-                self.reader
-                    .read(db, sqlite::Access::InPlace, list_composers)
-                    .err()
-                    .map(|e| format!("{}: {e}", db.display()))
-            })
-            .collect()
+        let dbs = self.ide_dbs();
+        self.reader
+            .problems(dbs.iter().map(|(_, db)| db.as_path()), list_composers)
     }
 }
 

@@ -171,15 +171,9 @@ impl Store for OpenclawStore {
     }
 
     fn problems(&self) -> Vec<String> {
-        self.dbs()
-            .iter()
-            .filter_map(|(_, db)| {
-                self.reader
-                    .read(db, sqlite::Access::InPlace, list_db)
-                    .err()
-                    .map(|e| format!("{}: {e}", db.display()))
-            })
-            .collect()
+        let dbs = self.dbs();
+        self.reader
+            .problems(dbs.iter().map(|(_, db)| db.as_path()), list_db)
     }
 }
 
