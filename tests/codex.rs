@@ -14,30 +14,6 @@ fn codex_home() -> (Home, Written) {
     (home, w)
 }
 
-/// The `codex/<session>` directories in which `grep -rlF` finds `text` (diff files quote
-/// the other side of a comparison by design and are left out).
-fn sessions_holding(m: &Mount, text: &str) -> BTreeSet<String> {
-    let pats = tempfile::NamedTempFile::new().expect("tmp");
-    std::fs::write(pats.path(), format!("{text}\n")).expect("write pattern");
-    let out = m.sh(&format!(
-        "grep -rlF --exclude='*.diff' -f {} .",
-        pats.path().display()
-    ));
-    stdout(&out)
-        .lines()
-        .filter_map(|p| {
-            let mut parts = p.trim_start_matches("./").split('/');
-            Some(format!("{}/{}", parts.next()?, parts.next()?))
-        })
-        .collect()
-}
-
-fn meta(m: &Mount, id: &str) -> serde_json::Value {
-    let p = m.path().join("codex").join(id).join("meta.json");
-    serde_json::from_slice(&std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display())))
-        .expect("meta.json parses")
-}
-
 #[test]
 fn codex_sessions_mount_with_their_files() {
     let (home, w) = codex_home();
@@ -61,12 +37,15 @@ fn codex_sessions_mount_with_their_files() {
             assert!(md.len() > 0, "{id}/{f} is empty");
         }
         assert!(dir.join("tools").is_dir(), "{id}/tools");
-        assert_eq!(meta(&m, id)["agent"], "codex");
+        assert_eq!(m.meta(&format!("codex/{id}"))["agent"], "codex");
     }
     // Titles: the newest index line, else the first real prompt.
-    assert_eq!(meta(&m, codex::MAIN)["title"], "Widget forge rename");
     assert_eq!(
-        meta(&m, codex::ZST)["title"],
+        m.meta(&format!("codex/{}", codex::MAIN))["title"],
+        "Widget forge rename"
+    );
+    assert_eq!(
+        m.meta(&format!("codex/{}", codex::ZST))["title"],
         "Why is the zstd rollout still readable after compression"
     );
     // The subagent sits under its parent.
@@ -91,7 +70,7 @@ fn every_written_text_is_in_exactly_its_session() {
                     want.insert(format!("codex/{}", other.id));
                 }
             }
-            assert_eq!(sessions_holding(&m, text), want, "'{text}' of {}", t.id);
+            assert_eq!(m.sessions_holding(text, &[]), want, "'{text}' of {}", t.id);
         }
         for out in &t.outputs {
             let found = m.sh(&format!(
@@ -118,7 +97,7 @@ fn every_written_text_is_in_exactly_its_session() {
     let prompt = &w.thread(codex::MAIN).texts[0];
     assert_eq!(transcript.matches(prompt.as_str()).count(), 1, "{prompt}");
     // Codex's prompt history is not a transcript.
-    assert!(sessions_holding(&m, "history only").is_empty());
+    assert!(m.sessions_holding("history only", &[]).is_empty());
 }
 
 #[test]
@@ -162,7 +141,7 @@ fn tokens_are_the_last_cumulative_total_and_a_fork_counts_its_prefix_once() {
     let m = Mount::new(&home, &[]);
     for t in w.threads.iter().filter(|t| t.subagent_of.is_none()) {
         let (input, cached, output, thinking) = t.tokens.expect("tokens written");
-        let c = &meta(&m, &t.id)["cost"];
+        let c = &m.meta(&format!("codex/{}", t.id))["cost"];
         assert_eq!(
             (
                 c["inputTokens"].as_u64(),

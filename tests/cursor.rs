@@ -16,29 +16,6 @@ fn home() -> (Home, Record) {
     (h, r)
 }
 
-/// The `<agent>/<session>` directories in which `grep -rlF` finds `text` (diffs excluded).
-fn sessions_holding(m: &Mount, text: &str) -> BTreeSet<String> {
-    let pats = tempfile::NamedTempFile::new().unwrap();
-    std::fs::write(pats.path(), format!("{text}\n")).unwrap();
-    let out = m.sh(&format!(
-        "grep -rlF --exclude='*.diff' -f {} cursor openclaw",
-        pats.path().display()
-    ));
-    stdout(&out)
-        .lines()
-        .filter_map(|p| {
-            let mut parts = p.split('/');
-            Some(format!("{}/{}", parts.next()?, parts.next()?))
-        })
-        .collect()
-}
-
-fn meta(m: &Mount, dir: &str) -> serde_json::Value {
-    let p = m.path().join(dir).join("meta.json");
-    serde_json::from_slice(&std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display())))
-        .expect("meta.json parses")
-}
-
 #[test]
 fn every_message_and_tool_output_is_in_exactly_its_session() {
     let (home, rec) = home();
@@ -72,13 +49,17 @@ fn every_message_and_tool_output_is_in_exactly_its_session() {
     }
     for (dir, text) in &rec.texts {
         assert_eq!(
-            sessions_holding(&m, text),
+            m.sessions_holding(text, &["cursor", "openclaw"]),
             BTreeSet::from([dir.clone()]),
             "'{text}'"
         );
     }
     for text in &rec.hidden {
-        assert_eq!(sessions_holding(&m, text), BTreeSet::new(), "'{text}'");
+        assert_eq!(
+            m.sessions_holding(text, &["cursor", "openclaw"]),
+            BTreeSet::new(),
+            "'{text}'"
+        );
     }
     for (dir, out) in &rec.tool_outputs {
         let o = m.sh(&format!(
@@ -100,19 +81,19 @@ fn every_message_and_tool_output_is_in_exactly_its_session() {
         );
     }
     for (dir, title) in &rec.titles {
-        assert_eq!(meta(&m, dir)["title"], title.as_str(), "{dir}");
+        assert_eq!(m.meta(dir)["title"], title.as_str(), "{dir}");
     }
     for dir in &rec.warned {
-        let w = &meta(&m, dir)["warnings"];
+        let w = &m.meta(dir)["warnings"];
         assert!(
             w.as_array().is_some_and(|a| !a.is_empty()),
             "{dir}: no warning: {w}"
         );
     }
     // What each source gives beyond text.
-    let cli = meta(&m, &format!("cursor/{}", cursor::CLI_ID));
+    let cli = m.meta(&format!("cursor/{}", cursor::CLI_ID));
     assert_eq!(cli["cwd"], "/home/dev/cursor proj", "{cli}");
-    let ide = meta(&m, &format!("cursor/{}", cursor::COMPOSER));
+    let ide = m.meta(&format!("cursor/{}", cursor::COMPOSER));
     assert_eq!(ide["cwd"], "/home/dev/cursor proj", "{ide}");
     assert!(m
         .path()
@@ -120,7 +101,7 @@ fn every_message_and_tool_output_is_in_exactly_its_session() {
         .join(cursor::NESTED_ID)
         .join("subagents/helper-1/transcript.md")
         .is_file());
-    let oc = meta(&m, &format!("openclaw/{}", cursor::OC_V1));
+    let oc = m.meta(&format!("openclaw/{}", cursor::OC_V1));
     assert!(oc["cost"]["totalUsd"].as_f64().unwrap() > 0.0, "{oc}");
 
     sizes_agree(&m);
@@ -182,9 +163,9 @@ fn broken_cursor_and_openclaw_stores_warn_and_never_take_the_mount() {
         "ls cursor openclaw && cat cursor/*/transcript.md openclaw/*/transcript.md > /dev/null",
     );
     assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
-    let w = meta(&m, &format!("cursor/{}", cursor::CLI_BAD_ROOT))["warnings"].to_string();
+    let w = m.meta(&format!("cursor/{}", cursor::CLI_BAD_ROOT))["warnings"].to_string();
     assert!(w.contains("root blob"), "{w}");
-    let w = meta(&m, &format!("cursor/{}", cursor::CLI_TRUNCATED))["warnings"].to_string();
+    let w = m.meta(&format!("cursor/{}", cursor::CLI_TRUNCATED))["warnings"].to_string();
     assert!(w.contains("cannot read") || w.contains("malformed"), "{w}");
     drop(m);
     let doctor = home.sessfs(&["doctor"]);

@@ -16,30 +16,6 @@ fn home(mode: Journal) -> (Home, Record) {
     (h, r)
 }
 
-/// The `<agent>/<session>` directories in which `grep -rlF` finds `line`, diff files left
-/// out (they quote the other side by design).
-fn sessions_holding(m: &Mount, line: &str) -> BTreeSet<String> {
-    let pats = tempfile::NamedTempFile::new().unwrap();
-    std::fs::write(pats.path(), format!("{line}\n")).unwrap();
-    let out = m.sh(&format!(
-        "grep -rlF --exclude='*.diff' -f {} opencode hermes",
-        pats.path().display()
-    ));
-    stdout(&out)
-        .lines()
-        .filter_map(|p| {
-            let mut parts = p.split('/');
-            Some(format!("{}/{}", parts.next()?, parts.next()?))
-        })
-        .collect()
-}
-
-fn meta(m: &Mount, dir: &str) -> serde_json::Value {
-    let p = m.path().join(dir).join("meta.json");
-    serde_json::from_slice(&std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display())))
-        .expect("meta.json parses")
-}
-
 #[test]
 fn every_message_and_tool_output_is_in_exactly_its_session() {
     let (home, rec) = home(Journal::Wal);
@@ -78,7 +54,7 @@ fn every_message_and_tool_output_is_in_exactly_its_session() {
     }
     for (dir, text) in &rec.texts {
         assert_eq!(
-            sessions_holding(&m, text),
+            m.sessions_holding(text, &["opencode", "hermes"]),
             BTreeSet::from([dir.clone()]),
             "'{text}'"
         );
@@ -106,7 +82,7 @@ fn every_message_and_tool_output_is_in_exactly_its_session() {
         .join("opencode/ses_oc2000000000000000000002/branches/reverted/transcript.md")
         .is_file());
     assert_eq!(
-        meta(&m, "opencode/ses_oc3000000000000000000003")["forkedFrom"],
+        m.meta("opencode/ses_oc3000000000000000000003")["forkedFrom"],
         "opencode:ses_oc1000000000000000000001"
     );
     let h1 = "hermes/20260101_080000_aaaa0001";
@@ -125,10 +101,10 @@ fn every_message_and_tool_output_is_in_exactly_its_session() {
         "{branches:?}"
     );
     assert_eq!(
-        meta(&m, "hermes/20260101_083000_aaaa0004")["forkedFrom"],
+        m.meta("hermes/20260101_083000_aaaa0004")["forkedFrom"],
         "hermes:20260101_080000_aaaa0001"
     );
-    let cost = &meta(&m, h1)["cost"];
+    let cost = &m.meta(h1)["cost"];
     assert_eq!(cost["estimated"], false, "{cost}");
     assert!(cost["totalUsd"].as_f64().unwrap() > 0.0, "{cost}");
 
@@ -385,9 +361,9 @@ fn broken_and_future_databases_warn_and_never_take_the_mount() {
         found.contains("hermes/20990101_000000_future01/"),
         "{found}"
     );
-    let w = meta(&m, "opencode/ses_future0000000000000001")["warnings"].to_string();
+    let w = m.meta("opencode/ses_future0000000000000001")["warnings"].to_string();
     assert!(w.contains("hologram"), "{w}");
-    let w = meta(&m, "hermes/20990101_000000_future01")["warnings"].to_string();
+    let w = m.meta("hermes/20990101_000000_future01")["warnings"].to_string();
     assert!(w.contains("oracle"), "{w}");
     // Whatever the truncated database still lists renders, with a warning or not at all.
     let out = m.sh("cat hermes/*/transcript.md > /dev/null && grep -r -c . . > /dev/null; echo $?");

@@ -74,7 +74,7 @@ fn grep_finds_every_message_in_exactly_its_session() {
     let m = Mount::new(&home, &[]);
     for (dirs, line) in expected::SPINE_LINES {
         let want: BTreeSet<String> = dirs.split('|').map(str::to_string).collect();
-        assert_eq!(sessions_holding(&m, line), want, "'{line}'");
+        assert_eq!(m.sessions_holding(line, &[]), want, "'{line}'");
     }
     for agent in SPINE_AGENTS {
         assert!(
@@ -92,7 +92,7 @@ fn grep_finds_every_seed_store_message_in_exactly_its_session() {
     let m = Mount::new(&home, &[]);
     let mut seen: BTreeSet<String> = BTreeSet::new();
     for (agent, lines) in expected::SEED_GROUPS {
-        let first = sessions_holding(&m, lines[0]);
+        let first = m.sessions_holding(lines[0], &[]);
         assert_eq!(first.len(), 1, "'{}' is in {first:?}", lines[0]);
         let dir = first.into_iter().next().expect("one session");
         assert!(
@@ -102,7 +102,7 @@ fn grep_finds_every_seed_store_message_in_exactly_its_session() {
         );
         for line in &lines[1..] {
             assert_eq!(
-                sessions_holding(&m, line),
+                m.sessions_holding(line, &[]),
                 BTreeSet::from([dir.clone()]),
                 "'{line}'"
             );
@@ -112,25 +112,6 @@ fn grep_finds_every_seed_store_message_in_exactly_its_session() {
     for agent in SEED_AGENTS {
         assert!(seen.iter().any(|d| d.starts_with(&format!("{agent}/"))));
     }
-}
-
-/// The `<agent>/<session>` directories in which `grep -rlF` finds `line`. Diff files
-/// (`parent.diff`, `branches/*.diff`) quote the other side of a comparison by design, so
-/// they are left out; `grep -r` does not follow the `subagents/` links.
-fn sessions_holding(m: &Mount, line: &str) -> BTreeSet<String> {
-    let pats = tempfile::NamedTempFile::new().unwrap();
-    std::fs::write(pats.path(), format!("{line}\n")).unwrap();
-    let out = m.sh(&format!(
-        "grep -rlF --exclude='*.diff' -f {} .",
-        pats.path().display()
-    ));
-    stdout(&out)
-        .lines()
-        .filter_map(|p| {
-            let mut parts = p.trim_start_matches("./").split('/');
-            Some(format!("{}/{}", parts.next()?, parts.next()?))
-        })
-        .collect()
 }
 
 #[test]

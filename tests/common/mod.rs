@@ -12,7 +12,7 @@ pub mod gemcop;
 pub mod pi;
 pub mod seeds_json;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -203,6 +203,48 @@ impl Mount {
             .current_dir(self.path())
             .output()
             .expect("run bash")
+    }
+
+    /// What `grep -rlF` finds of `text` under `dirs` (the whole mount when empty): the
+    /// `<agent>/<session>` directories, and the files. Diff files (`parent.diff`,
+    /// `branches/*.diff`) quote the other side of a comparison by design, so they are left
+    /// out; `grep -r` does not follow the `subagents/` links.
+    pub fn grep(&self, text: &str, dirs: &[&str]) -> (BTreeSet<String>, Vec<String>) {
+        let pats = tempfile::NamedTempFile::new().expect("pattern file");
+        std::fs::write(pats.path(), format!("{text}\n")).expect("write pattern");
+        let under = if dirs.is_empty() {
+            ".".to_string()
+        } else {
+            dirs.join(" ")
+        };
+        let out = self.sh(&format!(
+            "grep -rlF --exclude='*.diff' -f {} {under}",
+            pats.path().display()
+        ));
+        let files: Vec<String> = stdout(&out)
+            .lines()
+            .map(|p| p.trim_start_matches("./").to_string())
+            .collect();
+        let sessions = files
+            .iter()
+            .filter_map(|p| {
+                let mut parts = p.split('/');
+                Some(format!("{}/{}", parts.next()?, parts.next()?))
+            })
+            .collect();
+        (sessions, files)
+    }
+
+    /// The `<agent>/<session>` directories in which [`Mount::grep`] finds `text`.
+    pub fn sessions_holding(&self, text: &str, dirs: &[&str]) -> BTreeSet<String> {
+        self.grep(text, dirs).0
+    }
+
+    /// The parsed `meta.json` of `<agent>/<session>`.
+    pub fn meta(&self, session: &str) -> serde_json::Value {
+        let p = self.path().join(session).join("meta.json");
+        let bytes = std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+        serde_json::from_slice(&bytes).expect("meta.json parses")
     }
 }
 
