@@ -12,7 +12,7 @@
 //!
 //! Freshness: a session's *version* is a fingerprint of `(path, size, mtime)` of its native
 //! sources, or, for stores that keep many sessions in one file (SQLite), the store's own
-//! version of the session ([`Store::version`]: a hash of that session's rows), so a write to
+//! version of the session ([`Store::versions`]: a hash of that session's rows), so a write to
 //! one session does not re-render the others. A request re-checks it (a few `stat` calls,
 //! or one small query) when the last check is older than
 //! [`TTL`]; [`Fs::poll_changes`], run by the mount's watcher every [`POLL`], re-checks every
@@ -2057,7 +2057,7 @@ impl Fs {
     }
 
     /// A session's version and mtime: the store's own version of the session when it has one
-    /// ([`Store::version`]), else the fingerprint of its sources; sources of other sessions
+    /// ([`Store::versions`]), else the fingerprint of its sources; sources of other sessions
     /// it depends on (`extra`, a fork's parent) are fingerprinted either way. The mtime is
     /// always the newest mtime of all those files.
     fn version_of(
@@ -2739,8 +2739,11 @@ mod tests {
             });
             s
         }
-        fn version(&self, l: &Listed) -> Option<u64> {
-            self.line(&l.id).map(|t| t.len() as u64)
+        fn versions(&self, listed: &[&Listed]) -> Vec<Option<u64>> {
+            listed
+                .iter()
+                .map(|l| self.line(&l.id).map(|t| t.len() as u64))
+                .collect()
         }
     }
 

@@ -201,10 +201,6 @@ impl Store for AgshStore {
         self.load_with(listed, Access::InPlace)
     }
 
-    fn version(&self, listed: &Listed) -> Option<u64> {
-        self.versions(&[listed])[0]
-    }
-
     /// One read of each database for all its sessions.
     fn versions(&self, listed: &[&Listed]) -> Vec<Option<u64>> {
         sqlite::versions_by_db(

@@ -158,10 +158,6 @@ impl Store for HermesStore {
         }
     }
 
-    fn version(&self, listed: &Listed) -> Option<u64> {
-        self.versions(&[listed])[0]
-    }
-
     /// One read of each database for all its sessions, its tables probed once.
     fn versions(&self, listed: &[&Listed]) -> Vec<Option<u64>> {
         sqlite::versions_by_db(
@@ -1029,15 +1025,15 @@ mod tests {
         let sub = a.subagents[0].session.as_ref().unwrap();
         assert_eq!((sub.cost().total_usd, sub.cost().estimated), (0.1, true));
         // A row flipped inactive changes the version; a write to another session does not.
-        let v = st.version(&la).unwrap();
+        let v = st.versions(&[&la])[0].unwrap();
         c.execute("INSERT INTO messages (session_id, role, content, timestamp) VALUES ('b', 'user', 'x', 8)", []).unwrap();
-        assert_eq!(st.version(&la), Some(v));
+        assert_eq!(st.versions(&[&la])[0], Some(v));
         c.execute(
             "UPDATE messages SET active = 0 WHERE content = 'kept answer'",
             [],
         )
         .unwrap();
-        assert_ne!(st.version(&la), Some(v));
+        assert_ne!(st.versions(&[&la])[0], Some(v));
     }
 
     #[test]

@@ -175,21 +175,15 @@ pub trait Store: Send + Sync {
         Vec::new()
     }
 
-    /// The session's version, for stores where one file holds many sessions (SQLite): a
-    /// hash of that session's own rows, so a write to one session changes only its version.
-    /// `None` (the default, and when the store cannot tell) versions the session by the
-    /// size and mtime of [`Listed::sources`]. Called on every freshness check (at most once
-    /// a second per session, plus the change watcher's polls), so it must be cheap when
-    /// nothing changed.
-    fn version(&self, _listed: &Listed) -> Option<u64> {
-        None
-    }
-
-    /// [`Store::version`] of many sessions, in `listed` order. After a write to a database
-    /// the change watcher re-versions every session of it the kernel has seen; a store that
-    /// reads them all in one go answers in a fraction of the time.
+    /// The versions of `listed`, in order, for stores where one file holds many sessions
+    /// (SQLite): a hash of each session's own rows, so a write to one session changes only
+    /// its version. `None` (the default, and where the store cannot tell) versions a session
+    /// by the size and mtime of [`Listed::sources`]. Called on freshness checks (at most once
+    /// a second per session) and, after a write to a database, for every session of it the
+    /// kernel has seen: a store reads each database once for all of them, and must be cheap
+    /// when nothing changed.
     fn versions(&self, listed: &[&Listed]) -> Vec<Option<u64>> {
-        listed.iter().map(|l| self.version(l)).collect()
+        vec![None; listed.len()]
     }
 
     /// Whether [`list`] would still give `listed` as it is after a write to its own file

@@ -178,10 +178,6 @@ impl Store for OpencodeStore {
         }
     }
 
-    fn version(&self, listed: &Listed) -> Option<u64> {
-        self.versions(&[listed])[0]
-    }
-
     /// One read of each database for all its sessions, its tables probed once.
     fn versions(&self, listed: &[&Listed]) -> Vec<Option<u64>> {
         sqlite::versions_by_db(

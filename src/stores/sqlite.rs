@@ -35,7 +35,7 @@
 //!   cannot say which session changed. [`Reader::version`] runs a store's small per-session
 //!   query (counts, largest row ids, update times of that session's rows) and caches the
 //!   answer until the database or its WAL changes on disk; one write re-renders only the
-//!   session it touched (see `Store::version`).
+//!   session it touched (see `Store::versions`).
 
 use super::stat_version;
 use crate::model;
@@ -448,7 +448,7 @@ pub fn is_sqlite_file(path: &Path) -> bool {
 }
 
 /// A session kept as rows of `db`, keyed by `id`: its files are the database and its WAL
-/// (the store's [`super::Store::version`] then tells its own rows apart).
+/// (the store's [`super::Store::versions`] then tells its own rows apart).
 pub fn row_session(id: &str, db: &Path, root: usize) -> super::Listed {
     super::Listed {
         id: id.to_string(),
