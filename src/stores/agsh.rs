@@ -218,31 +218,23 @@ impl AgshStore {
     pub fn load_with(&self, listed: &Listed, access: Access) -> Session {
         let db = &listed.path;
         let id = listed.key.as_deref().unwrap_or(&listed.id);
-        match self.read(db, access, |c| {
-            sqlite::snapshot(c, |c| fetch_session(c, id))
-        }) {
-            Ok((raw, note)) => {
-                let mut s = build_session(raw, db, id);
-                if let Some(n) = note {
-                    s.warnings.insert(0, n);
-                }
-                s
-            }
-            Err(e) => {
-                if matches!(e, sqlite::Error::Busy) {
-                    self.reader.invalidate(db, id);
-                }
+        sqlite::load_session(
+            &self.reader,
+            db,
+            id,
+            access,
+            |c| fetch_session(c, id),
+            |raw| build_session(raw, db, id),
+            || {
                 let mut s = Session::new(Agent::Agsh, id);
                 s.source = Source {
                     paths: vec![db.clone()],
                     format: format_name(db, false).to_string(),
                     format_version: None,
                 };
-                s.warnings
-                    .push(format!("cannot read {}: {e}", db.display()));
                 s
-            }
-        }
+            },
+        )
     }
 }
 

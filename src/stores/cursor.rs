@@ -864,30 +864,28 @@ impl CursorStore {
     fn load_ide(&self, listed: &Listed) -> Session {
         let db = &listed.path;
         let id = listed.key.as_deref().unwrap_or(&listed.id);
-        let mut b = SessionBuilder::new(Agent::Cursor, listed.id.clone());
-        b.s.source = Source {
+        let source = || Source {
             paths: vec![db.clone()],
             format: "cursor-state-vscdb".into(),
             format_version: None,
         };
-        let raw = match self.reader.read(db, sqlite::Access::InPlace, |c| {
-            sqlite::snapshot(c, |c| read_ide(c, id))
-        }) {
-            Ok((raw, note)) => {
-                if let Some(n) = note {
-                    b.warn(n);
-                }
-                raw
-            }
-            Err(e) => {
-                if matches!(e, sqlite::Error::Busy) {
-                    self.reader.invalidate(db, id);
-                }
-                b.warn(format!("cannot read {}: {e}", db.display()));
-                return b.finish();
-            }
-        };
-        build_ide(b, &raw)
+        sqlite::load_session(
+            &self.reader,
+            db,
+            id,
+            sqlite::Access::InPlace,
+            |c| read_ide(c, id),
+            |raw| {
+                let mut b = SessionBuilder::new(Agent::Cursor, listed.id.clone());
+                b.s.source = source();
+                build_ide(b, &raw)
+            },
+            || {
+                let mut s = Session::new(Agent::Cursor, &listed.id);
+                s.source = source();
+                s
+            },
+        )
     }
 }
 

@@ -472,8 +472,17 @@ fn message_stats(c: &Connection, t: &Tables, id: &str) -> rusqlite::Result<Rows>
 
 impl HermesStore {
     fn load_db(&self, db: &Path, id: &str) -> Session {
-        let read = self.reader.read(db, sqlite::Access::InPlace, |c| {
-            sqlite::snapshot(c, |c| {
+        let source = |version: Option<String>| Source {
+            paths: vec![db.to_path_buf()],
+            format: "hermes-sqlite".into(),
+            format_version: version,
+        };
+        sqlite::load_session(
+            &self.reader,
+            db,
+            id,
+            sqlite::Access::InPlace,
+            |c| {
                 let t = Tables::probe(c)?;
                 let fam = family(c, &t, id, 0, &mut HashSet::new(), &mut |c, sid| {
                     messages(c, &t, sid)
@@ -487,41 +496,22 @@ impl HermesStore {
                     None
                 };
                 Ok((fam, origin, version, t.sessions.exists()))
-            })
-        });
-        match read {
-            Ok(((fam, origin, version, has_sessions), note)) => {
-                let source = Source {
-                    paths: vec![db.to_path_buf()],
-                    format: "hermes-sqlite".into(),
-                    format_version: version,
-                };
-                let mut s = build(&fam, id, &source);
+            },
+            |(fam, origin, version, has_sessions)| {
+                let mut s = build(&fam, id, &source(version));
                 s.forked_from = origin.map(|o| model::unified_id(Agent::Hermes, &o));
                 if !has_sessions {
                     s.warnings
                         .push("the database has no `sessions` table".into());
                 }
-                if let Some(n) = note {
-                    s.warnings.insert(0, n);
-                }
                 s
-            }
-            Err(e) => {
-                if matches!(e, sqlite::Error::Busy) {
-                    self.reader.invalidate(db, id);
-                }
+            },
+            || {
                 let mut s = Session::new(Agent::Hermes, id);
-                s.source = Source {
-                    paths: vec![db.to_path_buf()],
-                    format: "hermes-sqlite".into(),
-                    format_version: None,
-                };
-                s.warnings
-                    .push(format!("cannot read {}: {e}", db.display()));
+                s.source = source(None);
                 s
-            }
-        }
+            },
+        )
     }
 }
 

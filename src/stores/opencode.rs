@@ -291,36 +291,27 @@ struct Raw {
 
 impl OpencodeStore {
     fn load_db(&self, db: &Path, id: &str) -> Session {
-        let read = self.reader.read(db, sqlite::Access::InPlace, |c| {
-            sqlite::snapshot(c, |c| {
-                let t = Tables::probe(c)?;
-                fetch(c, &t, id, 0, &mut HashSet::new())
-            })
-        });
         let source = |version: Option<String>| Source {
             paths: vec![db.to_path_buf()],
             format: "opencode-sqlite".into(),
             format_version: version,
         };
-        match read {
-            Ok((raw, note)) => {
-                let mut s = build(&raw, &source);
-                if let Some(n) = note {
-                    s.warnings.insert(0, n);
-                }
-                s
-            }
-            Err(e) => {
-                if matches!(e, sqlite::Error::Busy) {
-                    self.reader.invalidate(db, id);
-                }
+        sqlite::load_session(
+            &self.reader,
+            db,
+            id,
+            sqlite::Access::InPlace,
+            |c| {
+                let t = Tables::probe(c)?;
+                fetch(c, &t, id, 0, &mut HashSet::new())
+            },
+            |raw| build(&raw, &source),
+            || {
                 let mut s = Session::new(Agent::Opencode, id);
                 s.source = source(None);
-                s.warnings
-                    .push(format!("cannot read {}: {e}", db.display()));
                 s
-            }
-        }
+            },
+        )
     }
 }
 

@@ -350,6 +350,40 @@ pub fn versions_by_db<P>(
     out
 }
 
+/// [`super::Store::load`] of one session of `db`: `build` of what `read` copied out in one
+/// snapshot, with the reader's note (a private copy was read, say) first among its
+/// warnings. A database that cannot be read gives `empty` with one warning that says why;
+/// when it was busy, the session's version is dropped so the next check reads it again
+/// instead of serving the empty session until the next write.
+pub fn load_session<T>(
+    reader: &Reader,
+    db: &Path,
+    key: &str,
+    access: Access,
+    mut read: impl FnMut(&Connection) -> rusqlite::Result<T>,
+    build: impl FnOnce(T) -> model::Session,
+    empty: impl FnOnce() -> model::Session,
+) -> model::Session {
+    match reader.read(db, access, |c| snapshot(c, &mut read)) {
+        Ok((raw, note)) => {
+            let mut s = build(raw);
+            if let Some(n) = note {
+                s.warnings.insert(0, n);
+            }
+            s
+        }
+        Err(e) => {
+            if matches!(e, Error::Busy) {
+                reader.invalidate(db, key);
+            }
+            let mut s = empty();
+            s.warnings
+                .push(format!("cannot read {}: {e}", db.display()));
+            s
+        }
+    }
+}
+
 /// Run `f` inside one read transaction: every `SELECT` in it sees one committed state. `f`
 /// should only copy rows out; the transaction (and in rollback-journal mode the shared lock
 /// a writer's commit waits for) ends when `f` returns.
@@ -946,6 +980,46 @@ mod tests {
         let junk = tmp.path().join("junk.db");
         std::fs::write(&junk, b"not sqlite").unwrap();
         assert_eq!(reader.version(&junk, "a", q), None);
+    }
+
+    /// A session whose database is locked comes back empty with a warning that says why,
+    /// and its version moves, so the next check loads it again instead of keeping the
+    /// warning until the agent's next write.
+    #[test]
+    fn a_busy_load_warns_and_is_loaded_again_at_the_next_check() {
+        let tmp = tempfile::tempdir().unwrap();
+        let db = tmp.path().join("l.db");
+        let w = Connection::open(&db).unwrap();
+        w.execute_batch("CREATE TABLE m (s TEXT); INSERT INTO m VALUES ('a');")
+            .unwrap();
+        let reader = Reader::new();
+        // A version that the rows cannot move: only `invalidate` can.
+        let version = || reader.version(&db, "a", |c| c.query_row("SELECT 7", [], |r| r.get(0)));
+        let v = version().unwrap();
+        let count = |c: &Connection| c.query_row("SELECT count(*) FROM m", [], |r| r.get(0));
+        let titled = |n: i64| {
+            let mut s = model::Session::new(model::Agent::Agsh, "a");
+            s.title = Some(n.to_string());
+            s
+        };
+        let empty = || model::Session::new(model::Agent::Agsh, "a");
+
+        w.execute_batch("BEGIN EXCLUSIVE; INSERT INTO m VALUES ('b');")
+            .unwrap();
+        let s = load_session(&reader, &db, "a", Access::InPlace, count, titled, empty);
+        assert_eq!(s.title, None);
+        assert_eq!(s.warnings.len(), 1, "{:?}", s.warnings);
+        assert!(
+            s.warnings[0].starts_with(&format!("cannot read {}: ", db.display())),
+            "{:?}",
+            s.warnings
+        );
+        w.execute_batch("ROLLBACK").unwrap();
+
+        assert_ne!(version(), Some(v), "the busy session keeps its old version");
+        let s = load_session(&reader, &db, "a", Access::InPlace, count, titled, empty);
+        assert_eq!(s.title.as_deref(), Some("1"));
+        assert!(s.warnings.is_empty(), "{:?}", s.warnings);
     }
 
     #[test]

@@ -76,11 +76,13 @@ impl OpenclawStore {
     }
 
     fn load_db(&self, db: &Path, id: &str) -> Session {
-        let read = self.reader.read(db, sqlite::Access::InPlace, |c| {
-            sqlite::snapshot(c, |c| read_session(c, id))
-        });
-        match read {
-            Ok((raw, note)) => {
+        sqlite::load_session(
+            &self.reader,
+            db,
+            id,
+            sqlite::Access::InPlace,
+            |c| read_session(c, id),
+            |raw| {
                 let mut s = parse::load_lines(Dialect::Openclaw, &raw.events, db, id);
                 s.source.format = "openclaw-sqlite".into();
                 if raw.events.is_empty() {
@@ -93,23 +95,15 @@ impl OpenclawStore {
                 if let Some(prev) = raw.forked_from.filter(|p| p != id) {
                     s.forked_from = Some(model::unified_id(Agent::Openclaw, &prev));
                 }
-                if let Some(n) = note {
-                    s.warnings.insert(0, n);
-                }
                 s
-            }
-            Err(e) => {
-                if matches!(e, sqlite::Error::Busy) {
-                    self.reader.invalidate(db, id);
-                }
+            },
+            || {
                 let mut s = Session::new(Agent::Openclaw, id);
                 s.source.paths = vec![db.to_path_buf()];
                 s.source.format = "openclaw-sqlite".into();
-                s.warnings
-                    .push(format!("cannot read {}: {e}", db.display()));
                 s
-            }
-        }
+            },
+        )
     }
 }
 
