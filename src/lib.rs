@@ -10,6 +10,10 @@
 //! - [`cost`] aggregates usage over sessions (`sessfs cost`);
 //! - [`cli`] is the command line;
 //! - [`alloc`] is the process's allocator (rendered files churn through it).
+//!
+//! These docs are for the people who work on sessfs (`cargo doc --document-private-items`),
+//! so they link to private items freely.
+#![allow(rustdoc::private_intra_doc_links)]
 
 pub mod alloc;
 pub mod cache;

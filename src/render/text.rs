@@ -105,7 +105,7 @@ impl serde::Serialize for Iso<'_> {
     }
 }
 
-/// `1234567` -> `1,234,567`.
+/// [`thousands_into`] as a string of its own.
 #[cfg(test)]
 pub fn thousands(n: u64) -> String {
     let mut out = String::with_capacity(26);
@@ -113,7 +113,7 @@ pub fn thousands(n: u64) -> String {
     out
 }
 
-/// [`thousands`] appended to `out`, the digits spelled on the stack.
+/// `1234567` -> `1,234,567`, appended to `out`, the digits spelled on the stack.
 pub fn thousands_into(out: &mut String, mut n: u64) {
     let mut digits = [0u8; 20];
     let mut len = 0;
@@ -133,7 +133,7 @@ pub fn thousands_into(out: &mut String, mut n: u64) {
     }
 }
 
-/// `$0.0123`. Costs are small per message, so four decimals; non-finite values show as `$?`.
+/// [`usd_into`] as a string of its own.
 #[cfg(test)]
 pub fn usd(v: f64) -> String {
     let mut out = String::new();
@@ -141,7 +141,8 @@ pub fn usd(v: f64) -> String {
     out
 }
 
-/// [`usd`] appended to `out`.
+/// `$0.0123`, appended to `out`. Costs are small per message, so four decimals;
+/// non-finite values show as `$?`.
 pub fn usd_into(out: &mut String, v: f64) {
     use std::fmt::Write as _;
     if !v.is_finite() {
@@ -263,9 +264,7 @@ pub fn strip_terminal(s: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-/// A fenced code block whose backtick fence is longer than any backtick run in `body`
-/// (at least three), so no content can close it early. Ends with a newline. Terminal
-/// control is removed first ([`strip_terminal`]).
+/// [`fence_into`] as a string of its own.
 #[cfg(test)]
 pub fn fence(body: &str, lang: &str) -> String {
     let mut out = String::new();
@@ -273,7 +272,9 @@ pub fn fence(body: &str, lang: &str) -> String {
     out
 }
 
-/// [`fence`] appended to `out`, without a string of its own.
+/// A fenced code block whose backtick fence is longer than any backtick run in `body`
+/// (at least three), so no content can close it early, appended to `out`. Ends with a
+/// newline. Terminal control is removed first ([`strip_terminal`]).
 pub fn fence_into(out: &mut String, body: &str, lang: &str) {
     let body = strip_terminal(body);
     let body = body.as_ref();
