@@ -21,6 +21,9 @@ mod text;
 pub mod tools;
 pub mod transcript;
 
+/// Terminal control out of text; the Claude parser cleans local commands' output with it too.
+pub(crate) use text::strip_terminal;
+
 #[cfg(test)]
 mod golden;
 

@@ -312,7 +312,8 @@ fn outputs(t: &str, out_tag: &str, err_tag: &str) -> String {
     let mut parts = Vec::new();
     for tag in [out_tag, err_tag] {
         if let Some(x) = inner(t, tag) {
-            let x = strip_ansi(x);
+            // Local commands' output is terminal output: colours and titles go.
+            let x = crate::render::strip_terminal(x);
             let x = x.trim();
             if !x.is_empty() {
                 parts.push(x.to_string());
@@ -320,46 +321,6 @@ fn outputs(t: &str, out_tag: &str, err_tag: &str) -> String {
         }
     }
     parts.join("\n")
-}
-
-/// Remove terminal escape sequences (colours, OSC titles) from command output.
-pub(super) fn strip_ansi(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut chars = s.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c != '\u{1b}' {
-            out.push(c);
-            continue;
-        }
-        match chars.peek() {
-            Some('[') => {
-                chars.next();
-                // CSI: parameters then one final byte in '@'..='~'.
-                for d in chars.by_ref() {
-                    if ('@'..='~').contains(&d) {
-                        break;
-                    }
-                }
-            }
-            Some(']') => {
-                chars.next();
-                // OSC: until BEL or ESC \.
-                while let Some(d) = chars.next() {
-                    if d == '\u{7}' {
-                        break;
-                    }
-                    if d == '\u{1b}' {
-                        if chars.peek() == Some(&'\\') {
-                            chars.next();
-                        }
-                        break;
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
-    out
 }
 
 /// Tags whose whole block is context Claude Code injected, not words the user typed, with
