@@ -40,9 +40,11 @@ pub struct Batch {
 
 pub struct Watcher {
     // Held for its watches; dropping it stops them.
-    _inner: notify::RecommendedWatcher,
+    inner: notify::RecommendedWatcher,
     /// Directories watched (for `doctor` and the log).
     pub watched: Vec<PathBuf>,
+    /// Of `watched`, those watched with everything below them.
+    recursive: Vec<PathBuf>,
 }
 
 impl Watcher {
@@ -50,7 +52,7 @@ impl Watcher {
     /// Roots that do not exist are skipped. Fails when a watch cannot be added. Events go
     /// to `tx`.
     pub fn new(roots: &[PathBuf], tx: Sender<Wake>) -> notify::Result<Watcher> {
-        let mut inner = notify::recommended_watcher(move |ev: Wake| {
+        let inner = notify::recommended_watcher(move |ev: Wake| {
             // Reads and opens change nothing, and sessfs's own reads of the store cause
             // most of them: they are dropped here rather than waking the change thread.
             if let Ok(e) = &ev {
@@ -60,24 +62,45 @@ impl Watcher {
             }
             let _ = tx.send(ev);
         })?;
-        let mut watched: Vec<PathBuf> = Vec::new();
-        for root in roots.iter().filter(|r| r.exists()) {
-            let mode = if root.is_dir() {
-                RecursiveMode::Recursive
-            } else {
-                RecursiveMode::NonRecursive
-            };
-            let dir = watched_dir(root).to_path_buf();
-            if watched.iter().any(|w| dir.starts_with(w)) {
+        let mut w = Watcher {
+            inner,
+            watched: Vec::new(),
+            recursive: Vec::new(),
+        };
+        // Directory roots first: a database beside one of them is then already covered,
+        // and its parent's flat watch never stands in for a tree that needs a deep one.
+        let (dirs, files): (Vec<&PathBuf>, Vec<&PathBuf>) = roots
+            .iter()
+            .filter(|r| r.exists())
+            .partition(|r| r.is_dir());
+        for dir in dirs {
+            if w.covers(dir) {
                 continue;
             }
-            inner.watch(&dir, mode)?;
-            watched.push(dir);
+            w.inner.watch(dir, RecursiveMode::Recursive)?;
+            w.watched.push(dir.clone());
+            w.recursive.push(dir.clone());
         }
-        Ok(Watcher {
-            _inner: inner,
-            watched,
-        })
+        for file in files {
+            if w.covers(file) {
+                continue;
+            }
+            let dir = watched_dir(file).to_path_buf();
+            w.inner.watch(&dir, RecursiveMode::NonRecursive)?;
+            w.watched.push(dir);
+        }
+        Ok(w)
+    }
+
+    /// Whether a change anywhere in `root` is reported: a directory inside a tree watched
+    /// whole, or a file in a watched directory.
+    pub fn covers(&self, root: &Path) -> bool {
+        self.recursive.iter().any(|r| root.starts_with(r))
+            || (!root.is_dir()
+                && self
+                    .watched
+                    .iter()
+                    .any(|d| Some(d.as_path()) == root.parent()))
     }
 }
 
@@ -218,6 +241,31 @@ mod tests {
         }
         assert!(seen.contains(&f), "{seen:?}");
         assert!(seen.contains(&db.with_extension("db-wal")), "{seen:?}");
+    }
+
+    /// A database and a session tree side by side in one home (`home/state.db`,
+    /// `home/sessions/`): the tree is watched whole whatever the order of the roots, so a
+    /// session written two levels down is reported, and [`Watcher::covers`] says so.
+    #[test]
+    fn a_tree_beside_a_database_is_watched_whole() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let db = dir.path().join("state.db");
+        std::fs::write(&db, b"x").expect("db");
+        let tree = dir.path().join("sessions");
+        std::fs::create_dir_all(tree.join("2026")).expect("mkdir");
+        let (tx, rx) = std::sync::mpsc::channel();
+        let w = Watcher::new(&[db.clone(), tree.clone()], tx).expect("watcher");
+        assert!(w.covers(&db) && w.covers(&tree), "{:?}", w.watched);
+        assert!(!w.covers(dir.path()), "{:?}", w.watched);
+        let f = tree.join("2026/s.json");
+        std::fs::write(&f, b"{}").expect("write");
+        let mut seen = Vec::new();
+        // Events can take a moment; this waits for them, it does not time them.
+        let start = Instant::now();
+        while !seen.contains(&f) && start.elapsed() < Duration::from_secs(10) {
+            seen.extend(next_batch(&rx, Duration::from_millis(200)).paths);
+        }
+        assert!(seen.contains(&f), "{seen:?}");
     }
 
     /// sessfs reads every store file it renders; those reads must not wake the change
