@@ -14,11 +14,14 @@
 //! sources, or, for stores that keep many sessions in one file (SQLite), the store's own
 //! version of the session ([`Store::versions`]: a hash of that session's rows), so a write to
 //! one session does not re-render the others. A request re-checks it (a few `stat` calls,
-//! or one small query) when the last check is older than
-//! [`TTL`]; [`Fs::poll_changes`], run by the mount's watcher every [`POLL`], re-checks every
-//! session the kernel has seen and says which inodes and names the kernel must forget, so
-//! the kernel can trust what it caches for [`KERNEL_TTL`]. Agent directories re-list their
-//! store at most once per [`TTL`].
+//! or one small query) when the last check is older than [`TTL`], and an agent directory
+//! re-lists its store when the listing is; but where the change watcher's watches reach
+//! every root of a store, its listing and checks stand until an event (or the slow safety
+//! poll) says they may have moved ([`Fs::session_fresh`], [`Fs::changes_for`]).
+//! [`Fs::poll_changes`] re-checks every session the kernel has seen and says which inodes
+//! and names the kernel must forget, so the kernel can trust what it caches for
+//! [`KERNEL_TTL`]; the mount runs it every [`POLL`] where it cannot watch, and as the
+//! safety net where it can.
 //!
 //! Inodes are allocated from `(parent inode, name)` and never reused while mounted, so an
 //! inode number names the same path for the life of the mount.
