@@ -948,13 +948,20 @@ mod tests {
         );
     }
 
-    #[test]
-    fn versions_are_cached_until_the_file_changes_and_invalidate_moves_them() {
+    /// A database in rollback-journal mode with one table `m` of one row, and a writable
+    /// connection to it (the agent's).
+    fn one_row_db() -> (tempfile::TempDir, PathBuf, Connection) {
         let tmp = tempfile::tempdir().unwrap();
-        let db = tmp.path().join("v.db");
+        let db = tmp.path().join("m.db");
         let w = Connection::open(&db).unwrap();
         w.execute_batch("CREATE TABLE m (s TEXT); INSERT INTO m VALUES ('a');")
             .unwrap();
+        (tmp, db, w)
+    }
+
+    #[test]
+    fn versions_are_cached_until_the_file_changes_and_invalidate_moves_them() {
+        let (tmp, db, w) = one_row_db();
         let reader = Reader::new();
         let calls = std::cell::Cell::new(0);
         let q = |c: &Connection| {
@@ -987,11 +994,7 @@ mod tests {
     /// warning until the agent's next write.
     #[test]
     fn a_busy_load_warns_and_is_loaded_again_at_the_next_check() {
-        let tmp = tempfile::tempdir().unwrap();
-        let db = tmp.path().join("l.db");
-        let w = Connection::open(&db).unwrap();
-        w.execute_batch("CREATE TABLE m (s TEXT); INSERT INTO m VALUES ('a');")
-            .unwrap();
+        let (_tmp, db, w) = one_row_db();
         let reader = Reader::new();
         // A version that the rows cannot move: only `invalidate` can.
         let version = || reader.version(&db, "a", |c| c.query_row("SELECT 7", [], |r| r.get(0)));
@@ -1024,11 +1027,7 @@ mod tests {
 
     #[test]
     fn a_locked_database_is_busy_after_the_timeout_not_an_error_or_a_hang() {
-        let tmp = tempfile::tempdir().unwrap();
-        let db = tmp.path().join("l.db");
-        let w = Connection::open(&db).unwrap();
-        w.execute_batch("CREATE TABLE m (s TEXT); INSERT INTO m VALUES ('a');")
-            .unwrap();
+        let (_tmp, db, w) = one_row_db();
         let reader = Reader::new();
         let v = reader
             .version(&db, "a", |c| {
