@@ -1434,12 +1434,14 @@ impl Fs {
     /// the stores, and as a slow safety net (see [`Fs::changes_for`]).
     pub fn poll_changes(&self) -> Invalidations {
         let agents: Vec<Agent> = self.state().agents.keys().copied().collect();
+        // With watches this is the slow safety net, and forced: a watched store's listing
+        // is otherwise trusted, and this is what catches a change its events missed.
+        // Without, it runs every POLL and a listing keeps its TTL.
+        let watching = self.watched_stores.get().is_some();
         for &agent in &agents {
-            // Forced: a watched store's listing is otherwise trusted, and this poll is what
-            // catches a change its events missed.
-            self.refresh_agent(agent, true);
+            self.refresh_agent(agent, watching);
         }
-        if self.watched_stores.get().is_some() {
+        if watching {
             // The same for versions: every session is checked again at its next use.
             let now = Instant::now();
             let mut st = self.state_mut();
@@ -2522,6 +2524,32 @@ mod tests {
         assert_eq!(names(&fs), ["a", "b"]);
         fs.poll_changes();
         assert_eq!(lists.load(Ordering::SeqCst), listed + 2);
+    }
+
+    /// Without watches the mount polls every [`POLL`], and a listing keeps its [`TTL`]
+    /// there: a poll inside it lists nothing again.
+    #[test]
+    fn an_unwatched_store_is_listed_again_by_age_not_by_every_poll() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a"), "one").unwrap();
+        let lists = Arc::new(AtomicU64::new(0));
+        let root = crate::stores::Root::new(Agent::Pi, dir.path(), "test");
+        let store = RootedStore {
+            inner: FakeStore {
+                base: crate::stores::Base::new(Agent::Pi, vec![root]),
+                dir: dir.path().to_path_buf(),
+            },
+            lists: lists.clone(),
+        };
+        let fs = Fs::new(vec![Box::new(store)], Options::default());
+        let pi = fs.lookup(ROOT_INO, "pi").unwrap().ino;
+        fs.readdir(pi).unwrap();
+        let listed = lists.load(Ordering::SeqCst);
+        fs.poll_changes();
+        assert_eq!(lists.load(Ordering::SeqCst), listed);
+        std::thread::sleep(TTL + Duration::from_millis(50));
+        fs.poll_changes();
+        assert_eq!(lists.load(Ordering::SeqCst), listed + 1);
     }
 
     /// With its store watched, a session's check stands past [`TTL`] (an idle mount's cold
