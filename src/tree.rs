@@ -1493,7 +1493,8 @@ impl Fs {
                 }
             };
             // Every session the change may have moved is checked again at its next use,
-            // also those the kernel has not seen; those it has are checked now.
+            // also those the kernel has not seen; those it has are checked now. Names come
+            // once each, and keys of different agents differ: `known` needs no look-up.
             let mut st = self.state_mut();
             let st = &mut *st;
             let now = Instant::now();
@@ -1509,7 +1510,7 @@ impl Fs {
                 {
                     s.stale_at = Some(now);
                 }
-                if st.session_inos.contains_key(&key) && !known.contains(&key) {
+                if st.session_inos.contains_key(&key) {
                     known.push(key);
                 }
             }
