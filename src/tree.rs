@@ -1679,10 +1679,10 @@ impl Fs {
     }
 
     /// Whether `s`'s last check can stand at `now`: younger than [`TTL`], or, where the
-    /// watches reach every root of `store` and every source of the session lies under one,
-    /// not older than the watches, with no change reported since ([`SessionSlot::stale_at`]).
-    /// An idle mount's cold `ls` then costs no `stat` per session (10,000 sessions: 40-60
-    /// ms with the store's directory cold).
+    /// watches reach every root of `store` and every source of the session lies under one
+    /// (or is a database root's journal), not older than the watches, with no change
+    /// reported since ([`SessionSlot::stale_at`]). An idle mount's cold `ls` then costs no
+    /// `stat` per session (10,000 sessions: 40-60 ms with the store's directory cold).
     fn session_fresh(&self, store: usize, s: &SessionSlot, now: Instant) -> bool {
         if s.stale_at.is_some() {
             return false;
@@ -1691,7 +1691,11 @@ impl Fs {
             return true;
         }
         let roots = self.stores[store].roots();
-        let watched = |p: &PathBuf| roots.iter().any(|r| p.starts_with(&r.path));
+        let watched = |p: &PathBuf| {
+            roots
+                .iter()
+                .any(|r| p.starts_with(&r.path) || is_journal_of(p, &r.path))
+        };
         self.listing_watched(store, s.checked)
             && s.extra.is_empty()
             && s.listed.sources.iter().all(watched)
@@ -2307,6 +2311,19 @@ pub fn slice(bytes: &[u8], offset: u64, size: u32) -> &[u8] {
     &bytes[start..end]
 }
 
+/// Whether `p` is the `-wal` or `-journal` file of the database `db`: beside it, so watched
+/// with it (a database root is watched through its directory).
+fn is_journal_of(p: &std::path::Path, db: &std::path::Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let (Some(name), Some(db_name)) = (p.file_name(), db.file_name()) else {
+        return false;
+    };
+    p.parent() == db.parent()
+        && name
+            .as_bytes()
+            .strip_prefix(db_name.as_bytes())
+            .is_some_and(|rest| rest == b"-wal" || rest == b"-journal")
+}
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -2598,6 +2615,67 @@ mod tests {
         fs.poll_changes();
         assert_eq!(mtimes(), [("a".to_string(), t1), ("b".to_string(), t1)]);
         assert!(text("b").contains("uno dos"), "{}", text("b"));
+    }
+
+    /// A database given as a root itself (agsh's, `OPENCODE_DB`): its sessions' sources are
+    /// the database and its `-wal`, both watched through their directory.
+    struct DbRootStore {
+        base: crate::stores::Base,
+        db: PathBuf,
+    }
+
+    impl Store for DbRootStore {
+        fn base(&self) -> &crate::stores::Base {
+            &self.base
+        }
+        fn list(&self) -> Vec<Listed> {
+            let mut l = Listed::file("a", self.db.clone(), 0);
+            l.sources
+                .push(crate::stores::sqlite::companion(&self.db, "-wal"));
+            vec![l]
+        }
+        fn load(&self, l: &Listed) -> Session {
+            let mut s = Session::new(Agent::Agsh, l.id.clone());
+            s.messages.push(Message {
+                role: Role::User,
+                content: std::fs::read_to_string(&self.db).unwrap_or_default(),
+                ..Default::default()
+            });
+            s
+        }
+    }
+
+    /// A session whose sources are a database root and its `-wal` is trusted like one under
+    /// a watched directory: a write nobody reported leaves its check standing, and the
+    /// event for the `-wal` moves it.
+    #[test]
+    fn a_database_root_and_its_wal_are_watched_sources() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("sessions.db");
+        let wal = crate::stores::sqlite::companion(&db, "-wal");
+        let t0 = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+        let put = |p: &PathBuf, text: &str, when: SystemTime| {
+            std::fs::write(p, text).unwrap();
+            let f = std::fs::File::options().write(true).open(p).unwrap();
+            f.set_modified(when).unwrap();
+        };
+        put(&db, "one", t0);
+        put(&wal, "", t0);
+        let root = crate::stores::Root::new(Agent::Agsh, &db, "test");
+        let store = DbRootStore {
+            base: crate::stores::Base::new(Agent::Agsh, vec![root]),
+            db: db.clone(),
+        };
+        let fs = Arc::new(Fs::new(vec![Box::new(store)], Options::default()));
+        let _watching = fs.watch();
+        fs.start_warm_up().unwrap().join().unwrap();
+        std::thread::sleep(TTL + Duration::from_millis(50));
+        put(&wal, "frames", t0 + Duration::from_secs(60));
+        let agsh = fs.lookup(ROOT_INO, "agsh").unwrap().ino;
+        let mtime = || fs.readdir(agsh).unwrap()[0].1.mtime;
+        assert_eq!(mtime(), t0);
+        fs.changes_for(std::slice::from_ref(&wal), false);
+        assert_eq!(mtime(), t0 + Duration::from_secs(60));
     }
 
     #[test]
