@@ -1694,7 +1694,7 @@ impl Fs {
         let watched = |p: &PathBuf| {
             roots
                 .iter()
-                .any(|r| p.starts_with(&r.path) || is_journal_of(p, &r.path))
+                .any(|r| p.starts_with(&r.path) || crate::stores::sqlite::is_journal_of(p, &r.path))
         };
         self.listing_watched(store, s.checked)
             && s.extra.is_empty()
@@ -2310,20 +2310,6 @@ pub fn slice(bytes: &[u8], offset: u64, size: u32) -> &[u8] {
     let end = offset.saturating_add(size as u64).min(len) as usize;
     &bytes[start..end]
 }
-
-/// Whether `p` is the `-wal` or `-journal` file of the database `db`: beside it, so watched
-/// with it (a database root is watched through its directory).
-fn is_journal_of(p: &std::path::Path, db: &std::path::Path) -> bool {
-    use std::os::unix::ffi::OsStrExt;
-    let (Some(name), Some(db_name)) = (p.file_name(), db.file_name()) else {
-        return false;
-    };
-    p.parent() == db.parent()
-        && name
-            .as_bytes()
-            .strip_prefix(db_name.as_bytes())
-            .is_some_and(|rest| rest == b"-wal" || rest == b"-journal")
-}
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -2480,6 +2466,33 @@ mod tests {
         assert!(t.contains("one, then more"), "{t}");
     }
 
+    /// Write `text` to `p` and give it the mtime `when`.
+    fn put(p: &std::path::Path, text: &str, when: SystemTime) {
+        std::fs::write(p, text).unwrap();
+        let f = std::fs::File::options().write(true).open(p).unwrap();
+        f.set_modified(when).unwrap();
+    }
+
+    /// [`fs_with`], the store's directory also its root (so the watches reach it), and a
+    /// count of its listings.
+    fn rooted_fs_with(files: &[(&str, &str)]) -> (tempfile::TempDir, Arc<Fs>, Arc<AtomicU64>) {
+        let dir = tempfile::tempdir().unwrap();
+        for (n, t) in files {
+            std::fs::write(dir.path().join(n), t).unwrap();
+        }
+        let lists = Arc::new(AtomicU64::new(0));
+        let root = crate::stores::Root::new(Agent::Pi, dir.path(), "test");
+        let store = RootedStore {
+            inner: FakeStore {
+                base: crate::stores::Base::new(Agent::Pi, vec![root]),
+                dir: dir.path().to_path_buf(),
+            },
+            lists: lists.clone(),
+        };
+        let fs = Arc::new(Fs::new(vec![Box::new(store)], Options::default()));
+        (dir, fs, lists)
+    }
+
     /// [`FakeStore`] under a root the watches can reach, counting its listings.
     struct RootedStore {
         inner: FakeStore,
@@ -2504,21 +2517,10 @@ mod tests {
     /// change the listing, and the slow poll, do.
     #[test]
     fn a_watched_store_is_listed_again_on_events_not_on_age() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("a"), "one").unwrap();
-        let lists = Arc::new(AtomicU64::new(0));
-        let root = crate::stores::Root::new(Agent::Pi, dir.path(), "test");
-        let store = RootedStore {
-            inner: FakeStore {
-                base: crate::stores::Base::new(Agent::Pi, vec![root]),
-                dir: dir.path().to_path_buf(),
-            },
-            lists: lists.clone(),
-        };
-        let fs = Fs::new(vec![Box::new(store)], Options::default());
+        let (dir, fs, lists) = rooted_fs_with(&[("a", "one")]);
         let _watching = fs.watch();
         let pi = fs.lookup(ROOT_INO, "pi").unwrap().ino;
-        let names = |fs: &Fs| -> Vec<String> {
+        let names = |fs: &Arc<Fs>| -> Vec<String> {
             fs.readdir(pi)
                 .unwrap()
                 .into_iter()
@@ -2548,18 +2550,7 @@ mod tests {
     /// there: a poll inside it lists nothing again.
     #[test]
     fn an_unwatched_store_is_listed_again_by_age_not_by_every_poll() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("a"), "one").unwrap();
-        let lists = Arc::new(AtomicU64::new(0));
-        let root = crate::stores::Root::new(Agent::Pi, dir.path(), "test");
-        let store = RootedStore {
-            inner: FakeStore {
-                base: crate::stores::Base::new(Agent::Pi, vec![root]),
-                dir: dir.path().to_path_buf(),
-            },
-            lists: lists.clone(),
-        };
-        let fs = Fs::new(vec![Box::new(store)], Options::default());
+        let (_dir, fs, lists) = rooted_fs_with(&[("a", "one")]);
         let pi = fs.lookup(ROOT_INO, "pi").unwrap().ino;
         fs.readdir(pi).unwrap();
         let listed = lists.load(Ordering::SeqCst);
@@ -2576,23 +2567,12 @@ mod tests {
     /// (versioned by the warm-up only), and after the slow poll.
     #[test]
     fn a_watched_session_is_checked_again_on_events_not_on_age() {
-        let dir = tempfile::tempdir().unwrap();
+        let (dir, fs, _) = rooted_fs_with(&[]);
         let (a, b) = (dir.path().join("a"), dir.path().join("b"));
         let t0 = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
         let t1 = t0 + Duration::from_secs(60);
-        let put = |p: &PathBuf, text: &str, when: SystemTime| {
-            std::fs::write(p, text).unwrap();
-            let f = std::fs::File::options().write(true).open(p).unwrap();
-            f.set_modified(when).unwrap();
-        };
         put(&a, "one", t0);
         put(&b, "uno", t0);
-        let root = crate::stores::Root::new(Agent::Pi, dir.path(), "test");
-        let store = FakeStore {
-            base: crate::stores::Base::new(Agent::Pi, vec![root]),
-            dir: dir.path().to_path_buf(),
-        };
-        let fs = Arc::new(Fs::new(vec![Box::new(store)], Options::default()));
         let _watching = fs.watch();
         fs.start_warm_up().unwrap().join().unwrap();
         let text = |s: &str| {
@@ -2654,11 +2634,6 @@ mod tests {
         let db = dir.path().join("sessions.db");
         let wal = crate::stores::sqlite::companion(&db, "-wal");
         let t0 = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
-        let put = |p: &PathBuf, text: &str, when: SystemTime| {
-            std::fs::write(p, text).unwrap();
-            let f = std::fs::File::options().write(true).open(p).unwrap();
-            f.set_modified(when).unwrap();
-        };
         put(&db, "one", t0);
         put(&wal, "", t0);
         let root = crate::stores::Root::new(Agent::Agsh, &db, "test");

@@ -500,6 +500,13 @@ pub fn companion(db: &Path, suffix: &str) -> PathBuf {
     PathBuf::from(s)
 }
 
+/// Whether `p` is the `-wal` or `-journal` of the database `db` ([`companion`]).
+pub fn is_journal_of(p: &Path, db: &Path) -> bool {
+    ["-wal", "-journal"]
+        .iter()
+        .any(|suffix| companion(db, suffix) == p)
+}
+
 /// The database's on-disk state: `(size, mtime)` of the file and of its `-wal`.
 pub type DbVersion = (Option<(u64, SystemTime)>, Option<(u64, SystemTime)>);
 
