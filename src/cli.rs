@@ -47,6 +47,9 @@ pub enum Command {
         /// Let other users read the mount (needs `user_allow_other` in /etc/fuse.conf).
         #[arg(long)]
         allow_other: bool,
+        /// Take requests through /dev/fuse even where the kernel offers io_uring queues.
+        #[arg(long)]
+        no_io_uring: bool,
         #[command(flatten)]
         stores: StoreArgs,
     },
@@ -186,6 +189,7 @@ pub fn run(cli: Cli) -> Result<()> {
             foreground,
             cache_mb,
             allow_other,
+            no_io_uring,
             stores,
         } => crate::mount::mount(
             crate::mount::MountArgs {
@@ -193,6 +197,7 @@ pub fn run(cli: Cli) -> Result<()> {
                 foreground,
                 cache_mb,
                 allow_other,
+                io_uring: !no_io_uring,
                 store_args: stores.to_args(),
             },
             || {
@@ -854,6 +859,7 @@ fn doctor(args: &StoreArgs) -> Result<()> {
         fm.map(|p| p.display().to_string())
             .unwrap_or_else(|| "missing: apt-get install fuse3".into())
     );
+    println!("  requests        {}", crate::fuse::transport());
     // What a mount of these stores would use to notice changes.
     let roots: Vec<PathBuf> = opened
         .iter()

@@ -18,6 +18,8 @@ pub struct MountArgs {
     pub foreground: bool,
     pub cache_mb: usize,
     pub allow_other: bool,
+    /// Take requests through io_uring where the kernel offers it (`fuse::ring`).
+    pub io_uring: bool,
     /// The store options as given (`--store`, `--threads-root`), passed on unchanged to the
     /// serving process in background mode.
     pub store_args: Vec<OsString>,
@@ -40,7 +42,7 @@ pub fn mount(args: MountArgs, open: impl FnOnce() -> Result<Arc<Fs>>) -> Result<
                 eprintln!("sessfs: mounted on {} (Ctrl-C to unmount)", dir.display());
             }
         };
-        crate::fuse::serve(fs, &args.dir, args.allow_other, ready)
+        crate::fuse::serve(fs, &args.dir, args.allow_other, args.io_uring, ready)
             .map_err(|e| anyhow!("cannot mount {}: {e}", args.dir.display()))?;
         return Ok(());
     }
@@ -62,6 +64,9 @@ fn daemonize(args: &MountArgs) -> Result<()> {
         .arg(args.cache_mb.to_string());
     if args.allow_other {
         cmd.arg("--allow-other");
+    }
+    if !args.io_uring {
+        cmd.arg("--no-io-uring");
     }
     cmd.args(&args.store_args);
     cmd.env("SESSFS_QUIET_READY", "1")

@@ -1,7 +1,7 @@
 //! The virtual tree: names, inodes, attributes and reads, with no FUSE types.
 //!
 //! [`Fs`] is the whole filesystem as plain method calls (`lookup`, `getattr`, `readdir`,
-//! `readlink`, `read_ino`), so tests drive it without mounting and `fuse.rs` stays a thin
+//! `readlink`, `read_ino`), so tests drive it without mounting and `fuse/` stays a thin
 //! adapter.
 //!
 //! Layout: `/<agent>/<session>/…` where everything under a session directory comes from one

@@ -863,7 +863,7 @@ fn grep_everything(dir: &Path) {
 #[test]
 fn a_cold_walk_reads_almost_no_file_through_a_request() {
     let home = Home::spine();
-    let m = common::Foreground::with_log(&home, "fuser=debug");
+    let m = common::Foreground::with_log(&home, "fuser=debug,sessfs::fuse::ring=debug");
     grep_everything(m.path());
     use std::os::unix::fs::MetadataExt;
     let small: std::collections::HashSet<String> = common::files_under(m.path())
@@ -900,7 +900,7 @@ fn a_cold_walk_reads_almost_no_file_through_a_request() {
 fn a_read_after_lost_pages_pushes_the_files_beside_it() {
     use std::os::unix::fs::MetadataExt;
     let home = Home::spine();
-    let m = common::Foreground::with_log(&home, "fuser=debug");
+    let m = common::Foreground::with_log(&home, "fuser=debug,sessfs::fuse::ring=debug");
     grep_everything(m.path());
     let small: Vec<(std::path::PathBuf, u64)> = common::files_under(m.path())
         .into_iter()
@@ -960,7 +960,7 @@ fn a_read_after_lost_pages_pushes_the_files_beside_it() {
 #[test]
 fn a_warm_walk_makes_almost_no_requests() {
     let home = Home::spine();
-    let m = common::Foreground::with_log(&home, "fuser=debug");
+    let m = common::Foreground::with_log(&home, "fuser=debug,sessfs::fuse::ring=debug");
     let grep = || grep_everything(m.path());
     grep();
     let files = common::files_under(m.path()).len();
@@ -1090,4 +1090,104 @@ fn busy_pi_session(dir: &Path, n: usize) {
     }
     let file = format!("2026-03-01T00-00-00-000Z_{id}.jsonl");
     std::fs::write(dir.join(file), lines.join("\n") + "\n").unwrap();
+}
+
+/// The kernel's switch for FUSE over io_uring, turned on for one test and put back after.
+struct UringSwitch {
+    was: Option<String>,
+}
+
+const ENABLE_URING: &str = "/sys/module/fuse/parameters/enable_uring";
+
+impl UringSwitch {
+    /// `None` where this kernel has no FUSE io_uring or the switch cannot be turned on.
+    fn on() -> Option<UringSwitch> {
+        let was = std::fs::read_to_string(ENABLE_URING).ok()?;
+        if was.trim() == "Y" {
+            return Some(UringSwitch { was: None });
+        }
+        std::fs::write(ENABLE_URING, "Y").ok()?;
+        Some(UringSwitch { was: Some(was) })
+    }
+}
+
+impl Drop for UringSwitch {
+    fn drop(&mut self) {
+        if let Some(was) = &self.was {
+            let _ = std::fs::write(ENABLE_URING, was.trim());
+        }
+    }
+}
+
+/// Where the kernel offers FUSE over io_uring, requests come through one queue per CPU
+/// (`src/fuse/ring.rs`), and every answer is the one `/dev/fuse` gives: the same files
+/// with the same sizes and bytes, the same symlink targets, the same `grep -r` output, the
+/// same refusals.
+#[test]
+fn io_uring_queues_answer_as_dev_fuse_does() {
+    let Some(_switch) = UringSwitch::on() else {
+        eprintln!("not run: this kernel has no FUSE io_uring ({ENABLE_URING})");
+        return;
+    };
+    let home = Home::spine();
+    let ring = common::Foreground::with_log(&home, "sessfs=info,sessfs::fuse::ring=debug");
+    let dev = common::Foreground::with_args(&home, "sessfs=info", &["--no-io-uring"]);
+    let grep = |m: &Path| {
+        let out = std::process::Command::new("grep")
+            .args(["-r", "-c", "--", "the"])
+            .current_dir(m)
+            .output()
+            .expect("grep");
+        stdout(&out)
+    };
+    let (a, b) = (grep(ring.path()), grep(dev.path()));
+    assert!(a.lines().count() > 20, "{a}");
+    assert_eq!(a, b, "grep -r output");
+
+    let files = common::files_under(ring.path());
+    assert_eq!(
+        files.len(),
+        common::files_under(dev.path()).len(),
+        "the same files"
+    );
+    for f in &files {
+        let rel = f.strip_prefix(ring.path()).expect("under the mount");
+        let g = dev.path().join(rel);
+        let (x, y) = (
+            std::fs::read(f).expect("read"),
+            std::fs::read(&g).expect("read"),
+        );
+        assert_eq!(x, y, "{}", rel.display());
+        assert_eq!(
+            std::fs::metadata(f).expect("stat").len(),
+            x.len() as u64,
+            "{}: st_size is what a read returns",
+            rel.display()
+        );
+    }
+    // Symlinks (subagents/, search/ results) and refusals.
+    let links = |m: &Path| {
+        stdout(&std::process::Command::new("bash")
+            .arg("-c")
+            .arg("find . -type l -printf '%p -> %l\\n' | sort; touch claude/x 2>&1; mkdir y 2>&1; cat nope 2>&1; df -P . | tail -1 | cut -d' ' -f1")
+            .current_dir(m)
+            .output()
+            .expect("bash"))
+    };
+    let (a, b) = (links(ring.path()), links(dev.path()));
+    assert!(a.contains("Read-only file system"), "{a}");
+    assert!(a.contains("No such file or directory"), "{a}");
+    assert_eq!(a, b);
+
+    // The answers above came through the queues.
+    let log = ring.log_text();
+    assert!(log.contains("requests come through io_uring"), "{log}");
+    let through = |op: &str| {
+        log.lines()
+            .filter(|l| l.contains(&format!(" {op} ")) && l.contains("queue="))
+            .count()
+    };
+    for op in ["LOOKUP", "READDIRPLUS", "READ"] {
+        assert!(through(op) > 0, "no {op} through a queue");
+    }
 }

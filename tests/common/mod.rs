@@ -287,6 +287,11 @@ impl Foreground {
 
     /// A foreground mount logging at `level` (`RUST_LOG` syntax).
     pub fn with_log(home: &Home, level: &str) -> Foreground {
+        Foreground::with_args(home, level, &[])
+    }
+
+    /// [`Foreground::with_log`] with more `mount` options.
+    pub fn with_args(home: &Home, level: &str, extra: &[&str]) -> Foreground {
         require_fuse();
         let dir = tempfile::Builder::new()
             .prefix("sessfs-mnt")
@@ -297,7 +302,7 @@ impl Foreground {
         let logf = std::fs::File::create(&log).expect("log file");
         let mp = dir.path().to_str().expect("utf-8 path").to_string();
         let mut child = home
-            .command(&["mount", &mp, "--foreground"])
+            .command(&[&["mount", mp.as_str(), "--foreground"][..], extra].concat())
             .env("RUST_LOG", level)
             .env("SESSFS_QUIET_READY", "1")
             .stdin(Stdio::null())

@@ -1,5 +1,7 @@
-//! The FUSE adapter: the only file that knows fuser. Every request becomes one call into
-//! [`Fs`], and every error becomes an errno in one place ([`errno`]).
+//! The FUSE adapter: the only module that knows FUSE. Every request becomes one call into
+//! [`Fs`], and every error becomes an errno in one place ([`errno`]). Requests come
+//! through fuser's `/dev/fuse` workers, or where the kernel offers it through one io_uring
+//! queue per CPU ([`ring`]); both are answered by the same [`SessFs`] handlers.
 //!
 //! Choices (measured; see `docs/SEMANTICS.md` and `docs/BENCHMARKS.md`):
 //! - exact sizes, cached mode, never `direct_io`: every tool, `mmap` included, sees a normal
@@ -28,6 +30,8 @@
 //!   time ([`change_gap`]);
 //! - negative lookups are cached for [`TTL`] (ripgrep probes `.gitignore` & co. everywhere);
 //! - a panic inside a request becomes EIO and a log line; the mount lives on.
+
+mod ring;
 
 use crate::tree::{panic_message, Attr, Fs, FsError, Kind, KERNEL_TTL, POLL, TTL};
 use fuser::{
@@ -138,6 +142,9 @@ impl Retries {
     }
 }
 
+/// The largest READ and WRITE payload, and with it `max_pages`: larger READs.
+const MAX_WRITE: u32 = 1 << 20;
+
 /// Files up to this size are pushed into the page cache when their directory is listed;
 /// larger ones are read on demand (a walk that stops early should not cost their copy).
 const PUSH_MAX: u64 = 1 << 20;
@@ -221,34 +228,96 @@ type DirSnapshot = Arc<Vec<(String, Attr)>>;
 /// Listings kept for readers that have not reached the end of a directory yet.
 const MAX_SNAPSHOTS: usize = 4096;
 
+/// The request handlers, shared by the `/dev/fuse` workers and the io_uring queues
+/// ([`ring`]): a clone shares every listing, slot and flag.
+#[derive(Clone)]
 pub struct SessFs {
     fs: Arc<Fs>,
     uid: u32,
     gid: u32,
     /// Directory listings taken when a listing starts (offset 0), so later offsets of the
     /// same pass index the same entries.
-    dirs: Mutex<HashMap<u64, DirSnapshot>>,
+    dirs: Arc<Mutex<HashMap<u64, DirSnapshot>>>,
     /// Pushes a listed directory's files into the page cache.
     pusher: Pusher,
-    push_slots: PushSlots,
+    /// The `/dev/fuse` workers' push slots; each io_uring queue has its own.
+    push_slots: Arc<PushSlots>,
     /// Files whose READ is pushing the files beside them before its reply
     /// ([`SessFs::push_beside`]); at most one per push slot.
-    reading: Mutex<Vec<u64>>,
+    reading: Arc<Mutex<Vec<u64>>>,
+    /// Ask the kernel for io_uring queues at INIT, where it offers them.
+    want_ring: bool,
+    /// Whether the kernel agreed to them.
+    ring_granted: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl SessFs {
-    pub fn new(fs: Arc<Fs>, pusher: Pusher) -> SessFs {
+    pub fn new(fs: Arc<Fs>, pusher: Pusher, want_ring: bool) -> SessFs {
         // SAFETY: getuid/getgid cannot fail and touch no memory.
         let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
         SessFs {
             fs,
             uid,
             gid,
-            dirs: Mutex::new(HashMap::new()),
+            dirs: Arc::new(Mutex::new(HashMap::new())),
             pusher,
-            push_slots: PushSlots::new(workers() / 2),
-            reading: Mutex::new(Vec::new()),
+            push_slots: Arc::new(PushSlots::new(workers() / 2)),
+            reading: Arc::new(Mutex::new(Vec::new())),
+            want_ring,
+            ring_granted: Arc::default(),
         }
+    }
+
+    /// A READ: `size` bytes of file `ino` from `offset`, handed to `reply` as a slice of the
+    /// cached file (no copy) or for a file kept on disk the piece read from it.
+    fn read_part(
+        &self,
+        ino: u64,
+        offset: u64,
+        size: u32,
+        slots: &PushSlots,
+        reply: impl FnOnce(Result<&[u8], FsError>),
+    ) {
+        let bytes = match guarded("read", || self.fs.contents(ino)) {
+            Ok(b) => b,
+            Err(e) => return reply(Err(e)),
+        };
+        let part = match bytes.read(offset, size) {
+            Ok(p) => p,
+            Err(e) => {
+                log::warn!("read of inode {ino}: {e}");
+                return reply(Err(FsError::Spill(e.to_string())));
+            }
+        };
+        if offset == 0 && bytes.len() <= PUSH_MAX as usize {
+            // A walk that listed this directory pushed this file, so a READ of it mostly
+            // means the kernel dropped those pages, and its neighbours' with them. Before
+            // the reply, or the reader asks for them first.
+            self.push_beside(ino, slots);
+        }
+        reply(Ok(&part));
+    }
+
+    /// A READDIRPLUS: entries from `offset` on to `add(ino, next offset, name, ttl,
+    /// attributes)` until it says the reply is full; the listing's last (empty) call pushes
+    /// the directory's files ([`SessFs::push_files`]).
+    fn readdirplus_fill(
+        &self,
+        ino: u64,
+        offset: u64,
+        slots: &PushSlots,
+        mut add: impl FnMut(u64, &str, &Duration, &FileAttr) -> bool,
+    ) -> Result<(), FsError> {
+        guarded("readdirplus", || {
+            let done = self.fill_dir(ino, offset, |next, name, a| {
+                add(next, name, &self.ttl(a.ino), &self.file_attr(a))
+            })?;
+            // The last (empty) reply of a listing that sent entries.
+            if let Some(listed) = done.filter(|_| offset > 0) {
+                self.push_files(ino, &listed, slots);
+            }
+            Ok(())
+        })
     }
 
     /// How long the kernel may keep a node: [`KERNEL_TTL`], but only
@@ -348,11 +417,11 @@ impl SessFs {
     /// across kernel calls that wait for readers who wait for this reply. The race is
     /// harmless: an invalidation also marks the attributes stale, every read then refreshes
     /// them (`FUSE_AUTO_INVAL_DATA`), and a new version's mtime or size drops the pages.
-    fn push_files(&self, dir: u64, listed: &[(String, Attr)]) {
+    fn push_files(&self, dir: u64, listed: &[(String, Attr)], slots: &PushSlots) {
         let Some(notifier) = self.pusher.get() else {
             return;
         };
-        let Some(_slot) = self.push_slots.take() else {
+        let Some(_slot) = slots.take() else {
             log::debug!("push of {dir} skipped: every push slot is busy");
             return;
         };
@@ -367,11 +436,11 @@ impl SessFs {
     /// So each pusher first registers its own file in `reading`, then skips every file
     /// registered there: of two such READs the later one sees the earlier, and no chain of
     /// pushes waiting on each other can close.
-    fn push_beside(&self, ino: u64) {
+    fn push_beside(&self, ino: u64, slots: &PushSlots) {
         let Some(notifier) = self.pusher.get() else {
             return;
         };
-        let Some(_slot) = self.push_slots.take() else {
+        let Some(_slot) = slots.take() else {
             return;
         };
         let busy = {
@@ -444,8 +513,16 @@ impl Filesystem for SessFs {
             log::warn!("kernel lacks FUSE capabilities {missing:?}; continuing without");
             let _ = config.add_capabilities(wanted & !missing);
         }
+        // Requests through per-CPU io_uring queues ([`ring`]), where the kernel offers them.
+        if self.want_ring
+            && config
+                .add_capabilities(InitFlags::FUSE_OVER_IO_URING)
+                .is_ok()
+        {
+            self.ring_granted.store(true, Ordering::Release);
+        }
         // Larger READs: max_pages follows the larger of max_write and max_readahead.
-        let _ = config.set_max_write(1 << 20);
+        let _ = config.set_max_write(MAX_WRITE);
         if let Err(max) = config.set_max_readahead(1 << 20) {
             let _ = config.set_max_readahead(max);
         }
@@ -501,25 +578,10 @@ impl Filesystem for SessFs {
         _lock_owner: Option<LockOwner>,
         reply: ReplyData,
     ) {
-        // The reply is a slice of the cached file (no copy per READ), or for a file kept on
-        // disk the piece read from it.
-        match guarded("read", || self.fs.contents(ino.0)) {
-            Ok(bytes) => match bytes.read(offset, size) {
-                Ok(part) if offset == 0 && bytes.len() <= PUSH_MAX as usize => {
-                    // A walk that listed this directory pushed this file, so a READ of
-                    // it mostly means the kernel dropped those pages, and its neighbours'
-                    // with them. Before the reply, or the reader asks for them first.
-                    self.push_beside(ino.0);
-                    reply.data(&part)
-                }
-                Ok(part) => reply.data(&part),
-                Err(e) => {
-                    log::warn!("read of inode {}: {e}", ino.0);
-                    reply.error(errno(&FsError::Spill(e.to_string())));
-                }
-            },
+        self.read_part(ino.0, offset, size, &self.push_slots, |r| match r {
+            Ok(part) => reply.data(part),
             Err(e) => reply.error(errno(&e)),
-        }
+        });
     }
 
     fn opendir(&self, _req: &Request, _ino: INodeNo, _flags: OpenFlags, reply: ReplyOpen) {
@@ -552,24 +614,11 @@ impl Filesystem for SessFs {
         offset: u64,
         mut reply: ReplyDirectoryPlus,
     ) {
-        match guarded("readdirplus", || {
-            let done = self.fill_dir(ino.0, offset, |next, name, a| {
-                let attr = self.file_attr(a);
-                reply.add(
-                    INodeNo(a.ino),
-                    next,
-                    name,
-                    &self.ttl(a.ino),
-                    &attr,
-                    Generation(0),
-                )
-            })?;
-            // The last (empty) reply of a listing that sent entries.
-            if let Some(listed) = done.filter(|_| offset > 0) {
-                self.push_files(ino.0, &listed);
-            }
-            Ok(())
-        }) {
+        let filled =
+            self.readdirplus_fill(ino.0, offset, &self.push_slots, |next, name, ttl, attr| {
+                reply.add(attr.ino, next, name, ttl, attr, Generation(0))
+            });
+        match filled {
             Ok(()) => reply.ok(),
             Err(e) => reply.error(errno(&e)),
         }
@@ -863,6 +912,19 @@ impl Filesystem for SessFs {
     }
 }
 
+/// How a mount made now would take its requests, for `sessfs doctor`.
+pub fn transport() -> String {
+    let switch = std::path::Path::new(ring::ENABLE_URING);
+    match std::fs::read_to_string(switch).map(|s| s.trim() == "Y") {
+        Ok(true) => "io_uring, one queue per CPU".into(),
+        Ok(false) => format!(
+            "/dev/fuse (io_uring queues make cold walks faster: echo Y > {}, as root)",
+            switch.display()
+        ),
+        Err(_) => "/dev/fuse (this kernel has no FUSE io_uring; Linux 6.14 or later has)".into(),
+    }
+}
+
 /// Block SIGINT, SIGTERM and SIGHUP in the calling thread and every thread it starts later,
 /// so only the `sigwait` in [`serve`] receives them. Call before starting any thread.
 pub fn block_stop_signals() -> libc::sigset_t {
@@ -884,6 +946,7 @@ pub fn serve(
     fs: Arc<Fs>,
     dir: &std::path::Path,
     allow_other: bool,
+    ring: bool,
     ready: impl FnOnce(),
 ) -> std::io::Result<()> {
     use fuser::{Config, MountOption, SessionACL};
@@ -929,8 +992,21 @@ pub fn serve(
     }
     fs.start_warm_up();
     let pusher = Pusher::default();
-    let mut session = fuser::Session::new(SessFs::new(fs.clone(), pusher.clone()), dir, &cfg)?;
+    let sfs = SessFs::new(fs.clone(), pusher.clone(), ring);
+    let mut session = fuser::Session::new(sfs.clone(), dir, &cfg)?;
     let _ = pusher.set(session.notifier());
+    if sfs.ring_granted.load(Ordering::Acquire) {
+        // INIT has been answered: the queues can register now.
+        use std::os::fd::AsFd;
+        let queues = session
+            .as_fd()
+            .try_clone_to_owned()
+            .and_then(|dev| ring::start(sfs.clone(), dev, MAX_WRITE as usize));
+        match queues {
+            Ok(q) => log::info!("requests come through io_uring ({} threads)", q.threads),
+            Err(e) => log::warn!("no io_uring queues ({e}); requests come through /dev/fuse"),
+        }
+    }
     let mut unmounter = session.unmount_callable();
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let watcher = {
