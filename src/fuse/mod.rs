@@ -1003,7 +1003,10 @@ pub fn serve(
             .try_clone_to_owned()
             .and_then(|dev| ring::start(sfs.clone(), dev, MAX_WRITE as usize));
         match queues {
-            Ok(q) => log::info!("requests come through io_uring ({} threads)", q.threads),
+            Ok(q) => {
+                log::info!("requests come through io_uring ({} threads)", q.threads);
+                fs.render_ahead_at_idle();
+            }
             Err(e) => log::warn!("no io_uring queues ({e}); requests come through /dev/fuse"),
         }
     }

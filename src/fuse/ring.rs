@@ -4,8 +4,10 @@
 //! wakes a worker wherever the kernel finds one, usually on the other CPU, which then wakes
 //! the reader back across CPUs (docs/BENCHMARKS.md, fifteenth and sixteenth stops). With
 //! io_uring the kernel puts a request on the queue of the CPU its reader runs on, and that
-//! queue's threads are pinned to the same CPU, so both sides of a round trip stay on one
-//! CPU. A cold `grep -r` of 10,000 sessions takes about half as long.
+//! queue's threads are pinned to the same CPU at idle policy, so both sides of a round trip
+//! stay on one CPU: a walk of 10,000 rendered sessions takes about a third less time, a
+//! cold one about a quarter less. Render-ahead then runs at idle policy too, so an answer
+//! never waits for it.
 //!
 //! The kernel offers it only where an administrator switched it on
 //! (`/sys/module/fuse/parameters/enable_uring`); elsewhere, or when a queue cannot be set up,
@@ -113,6 +115,20 @@ pub(super) fn start(sfs: SessFs, dev: OwnedFd, payload: usize) -> std::io::Resul
                 .name(format!("sessfs-ring-{qid}.{n}"))
                 .spawn(move || {
                     pin_to(qid);
+                    // Idle policy: a reply wakes the reader while the thread that sent it
+                    // still runs, and a reader woken on a busy CPU is moved to an idle one,
+                    // so at normal policy every round trip crossed CPUs again (floor walks
+                    // 5.2-5.6 s against 4.1-4.9 s through /dev/fuse). A CPU that runs only
+                    // idle-policy threads counts as idle, so the reader stays, and preempts
+                    // the thread at once: floor walks 2.7-2.9 s. Switching to normal policy
+                    // while answering cost two system calls a request (floor walks 3.0-3.3
+                    // s); render-ahead runs at idle policy instead
+                    // ([`crate::tree::Fs::render_ahead_at_idle`]), so answers never yield
+                    // to it. Idle policy did not starve requests on a busy machine here:
+                    // with four busy loops at nice -10 on the reader's CPU, a directory
+                    // took 3.9 ms (median; slowest 16 ms), against 0.25 ms and 50 ms
+                    // through /dev/fuse.
+                    crate::tree::set_idle_policy();
                     if let Err(e) = entry.serve(&sfs, dev.as_raw_fd(), &slots) {
                         log::warn!("io_uring queue {qid}: {e}");
                     }
@@ -123,31 +139,19 @@ pub(super) fn start(sfs: SessFs, dev: OwnedFd, payload: usize) -> std::io::Resul
     Ok(Queues { threads })
 }
 
-/// Run the calling thread on CPU `cpu` only, at `SCHED_IDLE`; where pinning is not
-/// allowed (a narrower cpuset), it runs where the scheduler puts it.
-///
-/// Why idle: the reply wakes the reader while this thread is still running, and a reader
-/// woken on a busy CPU is moved to an idle one, so without it every round trip crossed CPUs
-/// again (floor walks 5.2-5.6 s against 4.1-4.9 s through /dev/fuse). A CPU that runs only
-/// idle-policy threads counts as idle, so the reader stays, and it preempts this thread at
-/// once: floor walks 2.7-2.9 s. Idle policy did not starve requests on a busy machine here
-/// (four busy loops at nice -10 on the reader's CPU: median 3.9 ms a directory, slowest
-/// 16 ms, against 0.25 and 50 ms through /dev/fuse; docs/BENCHMARKS.md).
+/// Run the calling thread on CPU `cpu` only; where that is not allowed (a narrower
+/// cpuset), it runs where the scheduler puts it.
 fn pin_to(cpu: usize) {
-    // SAFETY: cpu_set_t and sched_param are plain data set up here; the calls only read them.
-    let (pinned, idle) = unsafe {
+    // SAFETY: cpu_set_t is plain data set up here; the call only reads it.
+    let r = unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
         libc::CPU_ZERO(&mut set);
         libc::CPU_SET(cpu, &mut set);
-        let pinned = libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
-        let p = libc::sched_param { sched_priority: 0 };
-        (pinned, libc::sched_setscheduler(0, libc::SCHED_IDLE, &p))
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set)
     };
-    if pinned != 0 || idle != 0 {
+    if r != 0 {
         log::debug!(
-            "io_uring queue {cpu}: pinned {}, idle policy {} ({})",
-            pinned == 0,
-            idle == 0,
+            "io_uring queue {cpu}: not pinned ({})",
             std::io::Error::last_os_error()
         );
     }
@@ -224,20 +228,33 @@ impl Entry {
     /// Register, then answer requests until the mount goes away.
     fn serve(&mut self, sfs: &SessFs, dev: i32, slots: &PushSlots) -> std::io::Result<()> {
         let mut ring: IoUring<squeue::Entry128, cqueue::Entry> = IoUring::builder().build(2)?;
-        let register = self.command(dev, CMD_REGISTER, 0);
-        let mut next = register.clone();
+        // The last command sent, and whether it still has to go in.
+        let mut last = self.command(dev, CMD_REGISTER, 0);
+        let mut send = true;
         let mut retries = 0u32;
         loop {
-            // SAFETY: the command points at this entry's buffers and iovecs, which live as
-            // long as `self`, and this loop waits for its completion before touching them.
-            unsafe {
-                ring.submission()
-                    .push(&next)
-                    .map_err(|_| std::io::Error::other("submission queue full"))?;
+            if send {
+                // SAFETY: the command points at this entry's buffers and iovecs, which live
+                // as long as `self`, and this loop waits for its completion before touching
+                // them.
+                unsafe {
+                    ring.submission()
+                        .push(&last)
+                        .map_err(|_| std::io::Error::other("submission queue full"))?;
+                }
+                send = false;
             }
             match ring.submit_and_wait(1) {
                 Ok(_) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                // A queue that stops answering would leave its CPU's readers waiting
+                // forever: a failed wait is tried again, for a while.
+                Err(e) if retries < 1000 => {
+                    log::debug!("io_uring queue {}: {e}", self.qid);
+                    retries += 1;
+                    std::thread::sleep(Duration::from_millis(10));
+                    continue;
+                }
                 Err(e) => return Err(e),
             }
             let Some(cqe) = ring.completion().next() else {
@@ -247,21 +264,20 @@ impl Entry {
                 0 => {
                     retries = 0;
                     let commit_id = self.answer(sfs, slots);
-                    next = self.command(dev, CMD_COMMIT_AND_FETCH, commit_id);
+                    last = self.command(dev, CMD_COMMIT_AND_FETCH, commit_id);
+                    send = true;
                 }
-                // Not taken yet (INIT still being processed) or interrupted: ask again.
+                // Not taken yet (INIT still being processed) or interrupted: send it again.
                 e if (e == -libc::EAGAIN || e == -libc::EINTR) && retries < 1000 => {
                     retries += 1;
                     std::thread::sleep(Duration::from_millis(1));
+                    send = true;
                 }
-                // Unmounted (ENOTCONN, ECANCELED) or refused: this thread is done.
-                e => {
-                    let err = std::io::Error::from_raw_os_error(-e);
-                    if e == -libc::ENOTCONN || e == -libc::ECANCELED || e == -libc::ENODEV {
-                        return Ok(());
-                    }
-                    return Err(err);
+                // Unmounted: this thread is done.
+                e if e == -libc::ENOTCONN || e == -libc::ECANCELED || e == -libc::ENODEV => {
+                    return Ok(());
                 }
+                e => return Err(std::io::Error::from_raw_os_error(-e)),
             }
         }
     }
