@@ -6,7 +6,7 @@
 //! io_uring the kernel puts a request on the queue of the CPU its reader runs on, and that
 //! queue's threads are pinned to the same CPU at idle policy, so both sides of a round trip
 //! stay on one CPU: a walk of 10,000 rendered sessions takes about a third less time, a
-//! cold one about a quarter less. Render-ahead then runs at idle policy too, so an answer
+//! cold one about a fifth less. Render-ahead then runs at idle policy too, so an answer
 //! never waits for it.
 //!
 //! The kernel offers it only where an administrator switched it on
