@@ -247,8 +247,8 @@ pub struct SessFs {
     reading: Arc<Mutex<Vec<u64>>>,
     /// Ask the kernel for io_uring queues at INIT, where it offers them.
     want_ring: bool,
-    /// Whether the kernel agreed to them.
-    ring_granted: Arc<std::sync::atomic::AtomicBool>,
+    /// The queues, made at INIT where the kernel agreed to them ([`ring::Prepared`]).
+    ring_prepared: Arc<Mutex<Option<ring::Prepared>>>,
 }
 
 impl SessFs {
@@ -264,7 +264,7 @@ impl SessFs {
             push_slots: Arc::new(PushSlots::new(workers() / 2)),
             reading: Arc::new(Mutex::new(Vec::new())),
             want_ring,
-            ring_granted: Arc::default(),
+            ring_prepared: Arc::default(),
         }
     }
 
@@ -514,12 +514,24 @@ impl Filesystem for SessFs {
             let _ = config.add_capabilities(wanted & !missing);
         }
         // Requests through per-CPU io_uring queues ([`ring`]), where the kernel offers them.
+        // Everything that can fail is made before asking: once granted, the kernel holds
+        // every request until the queues are registered.
         if self.want_ring
             && config
-                .add_capabilities(InitFlags::FUSE_OVER_IO_URING)
-                .is_ok()
+                .capabilities()
+                .contains(InitFlags::FUSE_OVER_IO_URING)
         {
-            self.ring_granted.store(true, Ordering::Release);
+            match ring::prepare(MAX_WRITE as usize) {
+                Ok(prepared)
+                    if config
+                        .add_capabilities(InitFlags::FUSE_OVER_IO_URING)
+                        .is_ok() =>
+                {
+                    *self.ring_prepared.lock().unwrap_or_else(|e| e.into_inner()) = Some(prepared);
+                }
+                Ok(_) => {}
+                Err(e) => log::warn!("no io_uring queues ({e}); requests come through /dev/fuse"),
+            }
         }
         // Larger READs: max_pages follows the larger of max_write and max_readahead.
         let _ = config.set_max_write(MAX_WRITE);
@@ -995,13 +1007,15 @@ pub fn serve(
     let sfs = SessFs::new(fs.clone(), pusher.clone(), ring);
     let mut session = fuser::Session::new(sfs.clone(), dir, &cfg)?;
     let _ = pusher.set(session.notifier());
-    if sfs.ring_granted.load(Ordering::Acquire) {
+    let prepared = sfs
+        .ring_prepared
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .take();
+    if let Some(prepared) = prepared {
         // INIT has been answered: the queues can register now.
         use std::os::fd::AsFd;
-        let queues = session
-            .as_fd()
-            .try_clone_to_owned()
-            .and_then(|dev| ring::start(sfs.clone(), dev, MAX_WRITE as usize));
+        let queues = ring::start(sfs.clone(), session.as_fd(), prepared);
         match queues {
             Ok(q) => {
                 log::info!("requests come through io_uring ({} threads)", q.threads);

@@ -22,6 +22,11 @@
 //! Each thread here owns one ring with one entry, so a thread busy rendering a large session
 //! holds only its own entry, and the queue's other thread answers the CPU's other requests.
 //!
+//! Once INIT grants io_uring the kernel holds every request until all queues have
+//! registered, so every ring is made before INIT asks ([`prepare`]), and a queue that cannot
+//! start after it sends a registration the kernel refuses, which sends it back to
+//! `/dev/fuse` ([`start`]).
+//!
 //! Requests are answered by the same [`SessFs`] handlers as on `/dev/fuse`; this file
 //! only decodes requests and encodes replies in the kernel's structure layouts.
 
@@ -29,7 +34,7 @@ use super::{errno, guarded, name_str, PushSlots, SessFs};
 use crate::tree::FsError;
 use fuser::{FileAttr, FileType};
 use io_uring::{cqueue, opcode, squeue, types, IoUring};
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, BorrowedFd};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
@@ -97,46 +102,116 @@ fn possible_cpus() -> usize {
         .map_or_else(crate::tree::cores, |max| max + 1)
 }
 
-/// Start [`THREADS_PER_QUEUE`] threads per CPU queue on `dev`, the mounted `/dev/fuse`,
-/// each registering one entry whose payload holds `payload` bytes (the kernel's largest
-/// request or reply). Call after INIT was answered with `FUSE_OVER_IO_URING`.
-pub(super) fn start(sfs: SessFs, dev: OwnedFd, payload: usize) -> std::io::Result<Queues> {
-    let dev = Arc::new(dev);
-    let cpus = possible_cpus();
+type Ring = IoUring<squeue::Entry128, cqueue::Entry>;
+
+/// Every queue entry and its ring, made before INIT is answered.
+///
+/// Once INIT grants io_uring, the kernel holds every request until all queues have
+/// registered (or one registration fails, which makes it fall back to `/dev/fuse`), so
+/// whatever can fail is done first: a kernel that refuses io_uring
+/// (`kernel.io_uring_disabled`) or memory that cannot be had means INIT does not ask.
+pub(super) struct Prepared(Vec<(Entry, Ring)>);
+
+/// [`THREADS_PER_QUEUE`] entries per CPU queue, each with a payload of `payload` bytes (the
+/// kernel's largest request or reply), each on a ring of its own.
+pub(super) fn prepare(payload: usize) -> std::io::Result<Prepared> {
+    let mut all = Vec::new();
+    for qid in 0..possible_cpus() {
+        for _ in 0..THREADS_PER_QUEUE {
+            all.push((Entry::new(qid as u16, payload)?, Ring::builder().build(2)?));
+        }
+    }
+    Ok(Prepared(all))
+}
+
+/// Start one thread per prepared entry on `dev`, the mounted `/dev/fuse`. Call after INIT
+/// was answered with `FUSE_OVER_IO_URING`. Where a thread cannot be started, a registration
+/// the kernel refuses is sent, so it stops waiting for the queues and every request comes
+/// through `/dev/fuse`.
+pub(super) fn start(
+    sfs: SessFs,
+    dev: BorrowedFd<'_>,
+    prepared: Prepared,
+) -> std::io::Result<Queues> {
+    let dev = match dev.try_clone_to_owned() {
+        Ok(d) => Arc::new(d),
+        Err(e) => {
+            if let Some((_, ring)) = prepared.0.into_iter().next() {
+                refuse(ring, dev.as_raw_fd());
+            }
+            return Err(e);
+        }
+    };
     let mut threads = 0;
-    for qid in 0..cpus {
-        // At most one push per queue at a time: a push can wait for a READ that only this
-        // queue's threads can answer (see [`PushSlots`]).
-        let slots = Arc::new(PushSlots::new(THREADS_PER_QUEUE - 1));
-        for n in 0..THREADS_PER_QUEUE {
-            let mut entry = Entry::new(qid as u16, payload)?;
-            let (sfs, dev, slots) = (sfs.clone(), dev.clone(), slots.clone());
-            std::thread::Builder::new()
-                .name(format!("sessfs-ring-{qid}.{n}"))
-                .spawn(move || {
-                    pin_to(qid);
-                    // Idle policy: a reply wakes the reader while the thread that sent it
-                    // still runs, and a reader woken on a busy CPU is moved to an idle one,
-                    // so at normal policy every round trip crossed CPUs again (floor walks
-                    // 5.2-5.6 s against 4.1-4.9 s through /dev/fuse). A CPU that runs only
-                    // idle-policy threads counts as idle, so the reader stays, and preempts
-                    // the thread at once: floor walks 2.7-2.9 s. Switching to normal policy
-                    // while answering cost two system calls a request (floor walks 3.0-3.3
-                    // s); render-ahead runs at idle policy instead
-                    // ([`crate::tree::Fs::render_ahead_at_idle`]), so answers never yield
-                    // to it. Idle policy did not starve requests on a busy machine here:
-                    // with four busy loops at nice -10 on the reader's CPU, a directory
-                    // took 3.9 ms (median; slowest 16 ms), against 0.25 ms and 50 ms
-                    // through /dev/fuse.
-                    crate::tree::set_idle_policy();
-                    if let Err(e) = entry.serve(&sfs, dev.as_raw_fd(), &slots) {
-                        log::warn!("io_uring queue {qid}: {e}");
-                    }
-                })?;
-            threads += 1;
+    // At most one push per queue at a time: a push can wait for a READ that only this
+    // queue's threads can answer (see [`PushSlots`]).
+    let mut slots: std::collections::HashMap<u16, Arc<PushSlots>> = Default::default();
+    let mut entries = prepared.0.into_iter();
+    while let Some((mut entry, ring)) = entries.next() {
+        let qid = entry.qid;
+        let slots = slots
+            .entry(qid)
+            .or_insert_with(|| Arc::new(PushSlots::new(THREADS_PER_QUEUE - 1)))
+            .clone();
+        let (sfs, thread_dev) = (sfs.clone(), dev.clone());
+        // The ring goes back out if the thread cannot be made.
+        let spare = Arc::new(std::sync::Mutex::new(Some(ring)));
+        let theirs = spare.clone();
+        let spawned = std::thread::Builder::new()
+            .name(format!("sessfs-ring-{qid}.{threads}"))
+            .spawn(move || {
+                let Some(ring) = theirs.lock().ok().and_then(|mut r| r.take()) else {
+                    return;
+                };
+                pin_to(qid as usize);
+                // Idle policy: a reply wakes the reader while the thread that sent it still
+                // runs, and a reader woken on a busy CPU is moved to an idle one, so at
+                // normal policy every round trip crossed CPUs again (floor walks 5.2-5.6 s
+                // against 4.1-4.9 s through /dev/fuse). A CPU that runs only idle-policy
+                // threads counts as idle, so the reader stays, and preempts the thread at
+                // once: floor walks 2.7-2.9 s. Switching to normal policy while answering
+                // cost two system calls a request (floor walks 3.0-3.3 s); render-ahead
+                // runs at idle policy instead ([`crate::tree::Fs::render_ahead_at_idle`]),
+                // so answers never yield to it. Idle policy did not starve requests on a
+                // busy machine here: with four busy loops at nice -10 on the reader's CPU,
+                // a directory took 3.9 ms (median; slowest 16 ms), against 0.25 ms and
+                // 50 ms through /dev/fuse.
+                crate::tree::set_idle_policy();
+                if let Err(e) = entry.serve(ring, &sfs, thread_dev.as_raw_fd(), &slots) {
+                    log::warn!("io_uring queue {qid}: {e}");
+                }
+            });
+        match spawned {
+            Ok(_) => threads += 1,
+            Err(e) => {
+                let ring = spare.lock().ok().and_then(|mut r| r.take());
+                if let Some(ring) = ring {
+                    refuse(ring, dev.as_raw_fd());
+                }
+                drop(entries);
+                return Err(e);
+            }
         }
     }
     Ok(Queues { threads })
+}
+
+/// Send a registration for a queue that does not exist: the kernel refuses it, stops
+/// waiting for the queues, and takes every request through `/dev/fuse` from then on.
+fn refuse(mut ring: Ring, dev: i32) {
+    let mut cmd = [0u8; 80];
+    cmd[16..18].copy_from_slice(&u16::MAX.to_ne_bytes());
+    let sqe = with_iovecs(
+        opcode::UringCmd80::new(types::Fd(dev), CMD_REGISTER)
+            .cmd(cmd)
+            .build(),
+    );
+    // SAFETY: the command carries no buffer; the kernel refuses it before reading any.
+    let pushed = unsafe { ring.submission().push(&sqe).is_ok() };
+    if pushed {
+        let _ = ring.submit_and_wait(1);
+    }
+    log::warn!("io_uring queues given up; requests come through /dev/fuse");
 }
 
 /// Run the calling thread on CPU `cpu` only; where that is not allowed (a narrower
@@ -226,8 +301,13 @@ impl Entry {
     }
 
     /// Register, then answer requests until the mount goes away.
-    fn serve(&mut self, sfs: &SessFs, dev: i32, slots: &PushSlots) -> std::io::Result<()> {
-        let mut ring: IoUring<squeue::Entry128, cqueue::Entry> = IoUring::builder().build(2)?;
+    fn serve(
+        &mut self,
+        mut ring: IoUring<squeue::Entry128, cqueue::Entry>,
+        sfs: &SessFs,
+        dev: i32,
+        slots: &PushSlots,
+    ) -> std::io::Result<()> {
         // The last command sent, and whether it still has to go in.
         let mut last = self.command(dev, CMD_REGISTER, 0);
         let mut send = true;
@@ -293,15 +373,7 @@ impl Entry {
         if op != CMD_REGISTER {
             return sqe.build();
         }
-        let sqe = sqe.addr(Some(self.iov.as_ptr() as u64)).build();
-        const _: () = assert!(std::mem::size_of::<squeue::Entry128>() == 128);
-        // SAFETY: Entry128 is a repr(C) struct of two 64-byte plain-data halves, the first
-        // the kernel's `struct io_uring_sqe`, whose `len` is the u32 at byte 24.
-        unsafe {
-            let mut raw: [u8; 128] = std::mem::transmute(sqe);
-            raw[24..28].copy_from_slice(&2u32.to_ne_bytes());
-            std::mem::transmute::<[u8; 128], squeue::Entry128>(raw)
-        }
+        with_iovecs(sqe.addr(Some(self.iov.as_ptr() as u64)).build())
     }
 
     /// Answer the request in the buffers; returns its commit id.
@@ -345,6 +417,19 @@ impl Entry {
         h[IN_OUT + 8..IN_OUT + 16].copy_from_slice(&unique.to_ne_bytes());
         h[ENT_IN_OUT + 16..ENT_IN_OUT + 20].copy_from_slice(&(len as u32).to_ne_bytes());
         commit_id
+    }
+}
+
+/// A registration SQE with `len` set to the number of iovecs (2), which io-uring has no
+/// setter for.
+fn with_iovecs(sqe: squeue::Entry128) -> squeue::Entry128 {
+    const _: () = assert!(std::mem::size_of::<squeue::Entry128>() == 128);
+    // SAFETY: Entry128 is a repr(C) struct of two 64-byte plain-data halves, the first the
+    // kernel's `struct io_uring_sqe`, whose `len` is the u32 at byte 24.
+    unsafe {
+        let mut raw: [u8; 128] = std::mem::transmute(sqe);
+        raw[24..28].copy_from_slice(&2u32.to_ne_bytes());
+        std::mem::transmute::<[u8; 128], squeue::Entry128>(raw)
     }
 }
 
