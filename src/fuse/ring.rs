@@ -158,7 +158,7 @@ pub(super) fn start(
         let spare = Arc::new(std::sync::Mutex::new(Some(ring)));
         let theirs = spare.clone();
         let spawned = std::thread::Builder::new()
-            .name(format!("sessfs-ring-{qid}.{threads}"))
+            .name(format!("sessfs-ring-{qid}.{}", threads % THREADS_PER_QUEUE))
             .spawn(move || {
                 let Some(ring) = theirs.lock().ok().and_then(|mut r| r.take()) else {
                     return;
