@@ -268,6 +268,25 @@ impl SessFs {
         }
     }
 
+    /// A LOOKUP: how long the kernel may keep the entry, and its attributes. A name that
+    /// does not exist gets a negative entry (inode 0) the kernel caches for [`TTL`].
+    fn lookup_entry(&self, parent: u64, name: &OsStr) -> Result<(Duration, FileAttr), FsError> {
+        match guarded("lookup", || self.fs.lookup(parent, name_str(name)?)) {
+            Ok(a) => Ok((self.ttl(a.ino), self.file_attr(&a))),
+            Err(FsError::NotFound) => {
+                let mut neg = self.file_attr(&Attr {
+                    ino: 0,
+                    kind: Kind::File,
+                    size: 0,
+                    mtime: SystemTime::UNIX_EPOCH,
+                });
+                neg.ino = INodeNo(0);
+                Ok((TTL, neg))
+            }
+            Err(e) => Err(e),
+        }
+    }
+
     /// A READ: `size` bytes of file `ino` from `offset`, handed to `reply` as a slice of the
     /// cached file (no copy) or for a file kept on disk the piece read from it.
     fn read_part(
@@ -542,20 +561,8 @@ impl Filesystem for SessFs {
     }
 
     fn lookup(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
-        let r = guarded("lookup", || self.fs.lookup(parent.0, name_str(name)?));
-        match r {
-            Ok(a) => reply.entry(&self.ttl(a.ino), &self.file_attr(&a), Generation(0)),
-            Err(FsError::NotFound) => {
-                // A negative entry (inode 0) the kernel caches for TTL.
-                let mut neg = self.file_attr(&Attr {
-                    ino: 0,
-                    kind: Kind::File,
-                    size: 0,
-                    mtime: SystemTime::UNIX_EPOCH,
-                });
-                neg.ino = INodeNo(0);
-                reply.entry(&TTL, &neg, Generation(0));
-            }
+        match self.lookup_entry(parent.0, name) {
+            Ok((ttl, attr)) => reply.entry(&ttl, &attr, Generation(0)),
             Err(e) => reply.error(errno(&e)),
         }
     }
@@ -1017,8 +1024,8 @@ pub fn serve(
         use std::os::fd::AsFd;
         let queues = ring::start(sfs.clone(), session.as_fd(), prepared);
         match queues {
-            Ok(q) => {
-                log::info!("requests come through io_uring ({} threads)", q.threads);
+            Ok(threads) => {
+                log::info!("requests come through io_uring ({threads} threads)");
                 fs.render_ahead_at_idle();
             }
             Err(e) => log::warn!("no io_uring queues ({e}); requests come through /dev/fuse"),

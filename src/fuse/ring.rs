@@ -30,7 +30,7 @@
 //! Requests are answered by the same [`SessFs`] handlers as on `/dev/fuse`; this file
 //! only decodes requests and encodes replies in the kernel's structure layouts.
 
-use super::{errno, guarded, name_str, PushSlots, SessFs};
+use super::{errno, guarded, PushSlots, SessFs};
 use crate::tree::FsError;
 use fuser::{FileAttr, FileType};
 use io_uring::{cqueue, opcode, squeue, types, IoUring};
@@ -83,11 +83,6 @@ const READDIRPLUS: u32 = 44;
 const RENAME2: u32 = 45;
 const READDIR: u32 = 28;
 
-/// The queues' threads, started; they end when the mount goes away.
-pub(super) struct Queues {
-    pub threads: usize,
-}
-
 /// The number of CPU queues the kernel expects: one per possible CPU.
 fn possible_cpus() -> usize {
     // "0-1", "0-3,5": the highest number plus one.
@@ -124,7 +119,8 @@ pub(super) fn prepare(payload: usize) -> std::io::Result<Prepared> {
     Ok(Prepared(all))
 }
 
-/// Start one thread per prepared entry on `dev`, the mounted `/dev/fuse`. Call after INIT
+/// Start one thread per prepared entry on `dev`, the mounted `/dev/fuse`; returns how many
+/// (they end when the mount goes away). Call after INIT
 /// was answered with `FUSE_OVER_IO_URING`. Where a thread cannot be started, a registration
 /// the kernel refuses is sent, so it stops waiting for the queues and every request comes
 /// through `/dev/fuse`.
@@ -132,7 +128,7 @@ pub(super) fn start(
     sfs: SessFs,
     dev: BorrowedFd<'_>,
     prepared: Prepared,
-) -> std::io::Result<Queues> {
+) -> std::io::Result<usize> {
     let dev = match dev.try_clone_to_owned() {
         Ok(d) => Arc::new(d),
         Err(e) => {
@@ -193,7 +189,7 @@ pub(super) fn start(
             }
         }
     }
-    Ok(Queues { threads })
+    Ok(threads)
 }
 
 /// Send a registration for a queue that does not exist: the kernel refuses it, stops
@@ -473,26 +469,12 @@ fn reply(
     let mut w = Writer { out, len: 0 };
     match opcode {
         LOOKUP => {
+            use std::os::unix::ffi::OsStrExt;
             let name = input.split(|&b| b == 0).next().unwrap_or_default();
-            let name = std::str::from_utf8(name).map_err(|_| libc::ENOENT)?;
-            let found = guarded("lookup", || {
-                sfs.fs.lookup(nodeid, name_str(std::ffi::OsStr::new(name))?)
-            });
-            match found {
-                Ok(a) => w.entry(&sfs.ttl(a.ino), &sfs.file_attr(&a)),
-                // A negative entry (inode 0) the kernel caches for TTL.
-                Err(FsError::NotFound) => {
-                    let mut neg = sfs.file_attr(&crate::tree::Attr {
-                        ino: 0,
-                        kind: crate::tree::Kind::File,
-                        size: 0,
-                        mtime: SystemTime::UNIX_EPOCH,
-                    });
-                    neg.ino = fuser::INodeNo(0);
-                    w.entry(&crate::tree::TTL, &neg);
-                }
-                Err(x) => return Err(e(x)),
-            }
+            let (ttl, attr) = sfs
+                .lookup_entry(nodeid, std::ffi::OsStr::from_bytes(name))
+                .map_err(e)?;
+            w.entry(&ttl, &attr);
         }
         GETATTR => {
             let a = guarded("getattr", || sfs.fs.getattr(nodeid)).map_err(e)?;
