@@ -500,11 +500,15 @@ pub fn companion(db: &Path, suffix: &str) -> PathBuf {
     PathBuf::from(s)
 }
 
-/// Whether `p` is the `-wal` or `-journal` of the database `db` ([`companion`]).
+/// Whether `p` is the `-wal` or `-journal` of the database `db` ([`companion`]), compared
+/// as bytes: listing a directory asks this of every session's sources.
 pub fn is_journal_of(p: &Path, db: &Path) -> bool {
-    ["-wal", "-journal"]
-        .iter()
-        .any(|suffix| companion(db, suffix) == p)
+    use std::os::unix::ffi::OsStrExt;
+    let rest = p
+        .as_os_str()
+        .as_bytes()
+        .strip_prefix(db.as_os_str().as_bytes());
+    matches!(rest, Some(b"-wal" | b"-journal"))
 }
 
 /// The database's on-disk state: `(size, mtime)` of the file and of its `-wal`.
@@ -854,6 +858,18 @@ pub fn hash_version(parts: impl Hash) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn journals_are_the_wal_and_the_rollback_journal_only() {
+        let db = Path::new("/h/.local/share/opencode/opencode.db");
+        let is = |p: &str| is_journal_of(Path::new(p), db);
+        assert!(is("/h/.local/share/opencode/opencode.db-wal"));
+        assert!(is("/h/.local/share/opencode/opencode.db-journal"));
+        assert!(!is("/h/.local/share/opencode/opencode.db"));
+        assert!(!is("/h/.local/share/opencode/opencode.db-shm"));
+        assert!(!is("/h/.local/share/opencode/opencode.db-wal2"));
+        assert!(!is("/h/.local/share/opencode/other.db-wal"));
+    }
 
     /// Many sessions' versions in one read are each what the session's own read gives; an
     /// unchanged database answers from memory; a write changes only its session's version;
