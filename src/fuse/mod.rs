@@ -142,8 +142,9 @@ impl Retries {
     }
 }
 
-/// The largest READ and WRITE payload, and with it `max_pages`: larger READs.
-const MAX_WRITE: u32 = 1 << 20;
+/// The largest READ and WRITE payload, and with it `max_pages`: larger READs. Less with
+/// io_uring queues on many CPUs ([`ring::payload_size`]).
+const MAX_WRITE: usize = 1 << 20;
 
 /// Files up to this size are pushed into the page cache when their directory is listed;
 /// larger ones are read on demand (a walk that stops early should not cost their copy).
@@ -535,12 +536,14 @@ impl Filesystem for SessFs {
         // Requests through per-CPU io_uring queues ([`ring`]), where the kernel offers them.
         // Everything that can fail is made before asking: once granted, the kernel holds
         // every request until the queues are registered.
+        let mut largest = MAX_WRITE;
         if self.want_ring
             && config
                 .capabilities()
                 .contains(InitFlags::FUSE_OVER_IO_URING)
         {
-            match ring::prepare(MAX_WRITE as usize) {
+            largest = ring::payload_size(MAX_WRITE);
+            match ring::prepare(largest) {
                 Ok(prepared)
                     if config
                         .add_capabilities(InitFlags::FUSE_OVER_IO_URING)
@@ -552,9 +555,10 @@ impl Filesystem for SessFs {
                 Err(e) => log::warn!("no io_uring queues ({e}); requests come through /dev/fuse"),
             }
         }
-        // Larger READs: max_pages follows the larger of max_write and max_readahead.
-        let _ = config.set_max_write(MAX_WRITE);
-        if let Err(max) = config.set_max_readahead(1 << 20) {
+        // Larger READs: max_pages follows the larger of max_write and max_readahead, and
+        // must fit a queue's buffer.
+        let _ = config.set_max_write(largest as u32);
+        if let Err(max) = config.set_max_readahead(largest as u32) {
             let _ = config.set_max_readahead(max);
         }
         Ok(())

@@ -97,6 +97,27 @@ fn possible_cpus() -> usize {
         .map_or_else(crate::tree::cores, |max| max + 1)
 }
 
+/// What the queues' payload buffers may take together. Each entry's buffer must hold the
+/// largest request or reply (`max_pages`), and there are [`THREADS_PER_QUEUE`] per possible
+/// CPU: at 1 MiB each that would be 128 MiB on 64 CPUs beside the cache budget.
+const PAYLOADS: usize = 32 << 20;
+
+/// The smallest payload the queues take READs in (the kernel's own default size).
+const MIN_PAYLOAD: usize = 128 << 10;
+
+/// The largest READ (and so `max_pages`) a mount with queues on this machine asks for: up
+/// to `largest`, less where the CPUs are so many that [`PAYLOADS`] would not hold them.
+pub(super) fn payload_size(largest: usize) -> usize {
+    payload_for(possible_cpus(), largest)
+}
+
+fn payload_for(cpus: usize, largest: usize) -> usize {
+    let share = PAYLOADS / (cpus.max(1) * THREADS_PER_QUEUE);
+    let pages = share.clamp(MIN_PAYLOAD, largest.max(MIN_PAYLOAD)) / 4096;
+    // A power of two pages, as the kernel's defaults are.
+    4096 << pages.ilog2()
+}
+
 type Ring = IoUring<squeue::Entry128, cqueue::Entry>;
 
 /// Every queue entry and its ring, made before INIT is answered.
@@ -641,6 +662,31 @@ fn mode(a: &FileAttr) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// 1 MiB READs up to 16 CPUs, then less, so that all buffers stay within 32 MiB down
+    /// to 128 KiB each, below which they are not cut.
+    #[test]
+    fn queue_buffers_shrink_with_many_cpus() {
+        const MIB: usize = 1 << 20;
+        let want = [
+            (1, MIB),
+            (2, MIB),
+            (16, MIB),
+            (24, 512 << 10),
+            (32, 512 << 10),
+            (64, 256 << 10),
+            (128, 128 << 10),
+            (1024, 128 << 10),
+        ];
+        for (cpus, size) in want {
+            assert_eq!(payload_for(cpus, MIB), size, "{cpus} CPUs");
+        }
+        assert_eq!(
+            payload_for(2, 256 << 10),
+            256 << 10,
+            "never above what is asked"
+        );
+    }
 
     /// The reply structures have the kernel's sizes: `fuse_attr` 88 bytes, `fuse_entry_out`
     /// 128, a `fuse_direntplus` for a 5-byte name 128 + 32.
