@@ -309,9 +309,10 @@ impl SessionSlot {
     /// later already stored its own: a slow round of checks (a listing's) must not put back
     /// a version older than one a reader or the change watcher has seen since, and keep it
     /// for [`TTL`].
-    fn set_version(&mut self, version: u64, mtime: SystemTime, started: Instant) {
+    /// Returns whether the mtime moved (the agent's cached listing then goes).
+    fn set_version(&mut self, version: u64, mtime: SystemTime, started: Instant) -> bool {
         if self.checked >= started {
-            return;
+            return false;
         }
         if self.stale_at.is_some_and(|t| started >= t) {
             self.stale_at = None;
@@ -320,8 +321,10 @@ impl SessionSlot {
             self.announced = version;
         }
         self.version = version;
+        let moved = self.mtime != mtime;
         self.mtime = mtime;
         self.checked = started;
+        moved
     }
 }
 
@@ -352,7 +355,14 @@ struct AgentState {
     /// [`Fs::check_all`]): a second caller waits and finds the work done instead of doing it
     /// again (the warm-up and a first `ls` race for it).
     scan: Arc<Mutex<()>>,
+    /// The agent directory's entries as last listed ([`Fs::session_entries`]), until a
+    /// listing changes the sessions or a check moves one's mtime: an idle mount's first
+    /// `ls` of 10,000 sessions then costs no pass over them (the warm-up made it).
+    entries: Option<(u64, Listing)>,
 }
+
+/// A directory's entries, shared by the kernel's readers of the listing.
+pub type Listing = Arc<Vec<(String, Attr)>>;
 
 /// The nodes under `search/`: a query can be any string, so unlike the rest of the tree
 /// these inodes are not kept for the life of the mount. They come from their own range
@@ -486,6 +496,7 @@ impl Fs {
                 by_path: HashMap::new(),
                 readers: HashMap::new(),
                 scan: Arc::default(),
+                entries: None,
             });
         }
         let mut state = State {
@@ -629,6 +640,12 @@ impl Fs {
 
     /// Children of a directory, without `.` and `..`.
     pub fn readdir(&self, ino: u64) -> Result<Vec<(String, Attr)>> {
+        self.listing(ino).map(Arc::unwrap_or_clone)
+    }
+
+    /// [`Fs::readdir`], shared: an agent directory's listing is kept and handed out again
+    /// while nothing in it changed.
+    pub fn listing(&self, ino: u64) -> Result<Listing> {
         let kind = self.kind_of(ino)?;
         let names: Vec<(String, NodeKind)> = match &kind {
             NodeKind::Root => {
@@ -650,7 +667,7 @@ impl Fs {
                 for (name, lino, _) in links {
                     out.push((name, self.getattr(lino)?));
                 }
-                return Ok(out);
+                return Ok(Arc::new(out));
             }
             NodeKind::SearchLink(_) => return Err(FsError::NotDir),
             NodeKind::Agent(agent) => {
@@ -658,8 +675,10 @@ impl Fs {
                 self.check_all(*agent);
                 return Ok(self.session_entries(ino, *agent));
             }
-            NodeKind::Session(key) => return self.session_dir_entries(ino, key, ""),
-            NodeKind::Inner(key, dir) => return self.session_dir_entries(ino, key, dir),
+            NodeKind::Session(key) => return self.session_dir_entries(ino, key, "").map(Arc::new),
+            NodeKind::Inner(key, dir) => {
+                return self.session_dir_entries(ino, key, dir).map(Arc::new)
+            }
             // `diff/` lists nothing, so `grep -r` and `find` never enter it.
             NodeKind::DiffRoot(_) | NodeKind::DiffAgent(..) => Vec::new(),
             NodeKind::DiffFile(..) => return Err(FsError::NotDir),
@@ -673,7 +692,7 @@ impl Fs {
                 Err(e) => return Err(e),
             }
         }
-        Ok(out)
+        Ok(Arc::new(out))
     }
 
     /// The entries of a session directory (`dir` "") or of a directory inside one, from
@@ -1162,11 +1181,8 @@ impl Fs {
         // Outside the lock: a store's own version may query its database.
         let (version, mtime) = self.version_of(store, &listed, sources, &mut Stater::default());
         let mut st = self.state_mut();
-        let s = st
-            .agents
-            .get_mut(&key.agent)?
-            .sessions
-            .get_mut(&*key.name)?;
+        let a = st.agents.get_mut(&key.agent)?;
+        let s = a.sessions.get_mut(&*key.name)?;
         // On the first render nothing of the old version was shown: every size and byte the
         // kernel gets comes from this render, so there is nothing to tell it to forget (it
         // would re-read the whole fork after the next change check).
@@ -1175,8 +1191,12 @@ impl Fs {
         }
         s.extra = sources.to_vec();
         s.version = version;
+        let moved = s.mtime != mtime;
         s.mtime = mtime;
         s.checked = Instant::now();
+        if moved {
+            a.entries = None;
+        }
         Some(version)
     }
 
@@ -1263,8 +1283,12 @@ impl Fs {
         let mut st = self.state_mut();
         let a = st.agents.get_mut(&key.agent).ok_or(FsError::NotFound)?;
         let s = a.sessions.get_mut(&*key.name).ok_or(FsError::NotFound)?;
-        s.set_version(version, mtime, started);
-        Ok((s.version, s.render_lock.clone()))
+        let moved = s.set_version(version, mtime, started);
+        let out = (s.version, s.render_lock.clone());
+        if moved {
+            a.entries = None;
+        }
+        Ok(out)
     }
 
     /// Version every session of `agent` whose check is out of date (see
@@ -1357,10 +1381,14 @@ impl Fs {
         let Some(a) = st.agents.get_mut(&agent) else {
             return;
         };
+        let mut moved = false;
         for ((name, ..), (version, mtime)) in todo.into_iter().zip(versions) {
             if let Some(s) = a.sessions.get_mut(&name) {
-                s.set_version(version, mtime, started);
+                moved |= s.set_version(version, mtime, started);
             }
+        }
+        if moved {
+            a.entries = None;
         }
     }
 
@@ -1400,8 +1428,9 @@ impl Fs {
     }
 
     /// The sessions of an agent directory `dir`, just versioned by [`Fs::check_all`]: their
-    /// inodes and attributes under one write of the state.
-    fn session_entries(&self, dir: u64, agent: Agent) -> Vec<(String, Attr)> {
+    /// inodes and attributes under one write of the state, kept until a session or an mtime
+    /// changes ([`AgentState::entries`]).
+    fn session_entries(&self, dir: u64, agent: Agent) -> Listing {
         let mut st = self.state_mut();
         let State {
             agents,
@@ -1410,9 +1439,14 @@ impl Fs {
             session_inos,
             ..
         } = &mut *st;
-        let Some(a) = agents.get(&agent) else {
-            return Vec::new();
+        let Some(a) = agents.get_mut(&agent) else {
+            return Listing::default();
         };
+        if let Some((d, e)) = &a.entries {
+            if *d == dir {
+                return e.clone();
+            }
+        }
         // Room for every new session up front: growing the maps by rehashing as 10,000
         // new inodes go in was a third of this. Only for the new ones: `reserve` counts
         // from what is there, and asking again for all of them rehashed every name.
@@ -1421,7 +1455,8 @@ impl Fs {
         known.reserve(new);
         session_inos.reserve(new);
         nodes.reserve(new);
-        a.sessions
+        let listing: Vec<(String, Attr)> = a
+            .sessions
             .iter()
             .map(|(name, s)| {
                 let ino = match known.get(name.as_str()) {
@@ -1446,7 +1481,10 @@ impl Fs {
                 };
                 (name.clone(), attr)
             })
-            .collect()
+            .collect();
+        let listing = Arc::new(listing);
+        a.entries = Some((dir, listing.clone()));
+        listing
     }
 
     /// What changed since the last call, for the kernel to forget: every inode of a
@@ -1776,6 +1814,7 @@ impl Fs {
             return;
         }
         a.listing = Some(listing);
+        a.entries = None;
         let previous: HashMap<Identity, String> = a
             .sessions
             .iter()
@@ -2674,6 +2713,39 @@ mod tests {
         fs.poll_changes();
         assert_eq!(mtimes(), [("a".to_string(), t1), ("b".to_string(), t1)]);
         assert!(text("b").contains("uno dos"), "{}", text("b"));
+    }
+
+    /// The agent directory's kept listing goes with a new listing of the store: a session
+    /// that appears or goes shows at the next `ls`, with the inodes the others had.
+    #[test]
+    fn a_kept_agent_listing_follows_sessions_that_come_and_go() {
+        let (dir, fs, _) = rooted_fs_with(&[]);
+        let t0 = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+        put(&dir.path().join("a"), "one", t0);
+        put(&dir.path().join("b"), "uno", t0);
+        let _watching = fs.watch();
+        fs.start_warm_up().unwrap().join().unwrap();
+        let pi = fs.lookup(ROOT_INO, "pi").unwrap().ino;
+        let names = || -> Vec<(String, u64)> {
+            let listed = fs.readdir(pi).unwrap().into_iter();
+            listed.map(|(n, attr)| (n, attr.ino)).collect()
+        };
+        let before = names();
+        assert_eq!(
+            before.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(),
+            ["a", "b"]
+        );
+        std::fs::remove_file(dir.path().join("a")).unwrap();
+        fs.changes_for(&[dir.path().join("a")], false);
+        assert_eq!(names(), [before[1].clone()]);
+        put(&dir.path().join("c"), "eins", t0);
+        fs.changes_for(&[dir.path().join("c")], false);
+        let after = names();
+        assert_eq!(
+            after.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(),
+            ["b", "c"]
+        );
+        assert_eq!(after[0].1, before[1].1, "b keeps its inode");
     }
 
     /// A database given as a root itself (agsh's, `OPENCODE_DB`): its sessions' sources are

@@ -224,7 +224,7 @@ fn guarded<T>(what: &str, f: impl FnOnce() -> Result<T, FsError>) -> Result<T, F
     }
 }
 
-type DirSnapshot = Arc<Vec<(String, Attr)>>;
+type DirSnapshot = crate::tree::Listing;
 
 /// Listings kept for readers that have not reached the end of a directory yet.
 const MAX_SNAPSHOTS: usize = 4096;
@@ -488,7 +488,7 @@ impl SessFs {
             }
         }
         drop(dirs);
-        let snap = Arc::new(self.fs.readdir(ino)?);
+        let snap = self.fs.listing(ino)?;
         dirs = self.dirs.lock().unwrap_or_else(|e| e.into_inner());
         if dirs.len() >= MAX_SNAPSHOTS {
             // Readers that stopped before the end; a later call of theirs lists afresh.
