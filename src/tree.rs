@@ -282,6 +282,10 @@ impl NodeKind {
 
 struct SessionSlot {
     listed: Listed,
+    /// Every one of `listed.sources` lies under a root of the store (or is a database
+    /// root's journal), so the watches on the roots see its changes: worked out when the
+    /// listing is taken, not at every check (10,000 of them in an agent directory's `ls`).
+    under_roots: bool,
     /// Unified id of this session (with a disambiguating suffix when ids collide).
     native_id: String,
     version: u64,
@@ -1753,15 +1757,19 @@ impl Fs {
         if self.fresh_at(s.checked, now) {
             return true;
         }
+        s.under_roots && s.extra.is_empty() && self.listing_watched(store, s.checked)
+    }
+
+    /// Whether every source of `listed` lies under a root of `store` or is the journal of a
+    /// database root ([`SessionSlot::under_roots`]).
+    fn under_roots(&self, store: usize, listed: &Listed) -> bool {
         let roots = self.stores[store].roots();
         let watched = |p: &PathBuf| {
             roots
                 .iter()
                 .any(|r| lies_under(p, &r.path) || crate::stores::sqlite::is_journal_of(p, &r.path))
         };
-        self.listing_watched(store, s.checked)
-            && s.extra.is_empty()
-            && s.listed.sources.iter().all(watched)
+        listed.sources.iter().all(watched)
     }
 
     /// Every store root, for the change watcher.
@@ -1829,6 +1837,7 @@ impl Fs {
             let slot = match old.remove(&name) {
                 Some(mut s) => {
                     if s.listed != listed {
+                        s.under_roots = self.under_roots(store, &listed);
                         s.listed = listed;
                         // Re-check at the next request.
                         s.checked = Instant::now().checked_sub(TTL * 2).unwrap_or(s.checked);
@@ -1843,6 +1852,7 @@ impl Fs {
                     // store's own version may query a database.
                     let now = Instant::now();
                     SessionSlot {
+                        under_roots: self.under_roots(store, &listed),
                         listed,
                         native_id,
                         version: 0,
