@@ -2129,7 +2129,6 @@ fn join(dir: &str, name: &str) -> String {
 /// Where a listed session lives, which stays the same while the session does.
 type Identity = (usize, PathBuf, Option<String>);
 
-/// Where the cache keeps the diff of `a` against `b`: a name no session can have.
 /// `Path::starts_with` for the plain absolute paths sessfs builds, compared as bytes: an
 /// idle mount's listing of 10,000 sessions asks it of every source (component by
 /// component it cost 2-3 ms of that listing).
@@ -2143,6 +2142,7 @@ fn lies_under(p: &Path, dir: &Path) -> bool {
     }
 }
 
+/// Where the cache keeps the diff of `a` against `b`: a name no session can have.
 fn diff_key(a: &SessionKey, b: &SessionKey) -> SessionKey {
     SessionKey {
         agent: a.agent,
