@@ -223,6 +223,15 @@ fn real_tools_work_and_stores_stay_byte_identical() {
             stderr(&out)
         );
     }
+    // access(2), as `test` and `find` ask it: files readable, directories searchable,
+    // nothing writable, no file executable.
+    let out = m.sh(&format!(
+        "test -r '{t}' && test -x '{s}' && cd '{s}' && ! test -x '{t}' && ! test -w '{t}' \
+         && ! test -w '{s}' && find '{s}' -type f -executable | wc -l",
+        t = t.display(),
+        s = session.display()
+    ));
+    assert_eq!(stdout(&out).trim(), "0", "access: {}", stderr(&out));
     drop(m);
     assert!(before == home.snapshot(), "a native store changed");
 }

@@ -29,6 +29,8 @@
 //!   agent keeps writing, batches are spaced so they take at most a tenth of the mount's
 //!   time ([`change_gap`]);
 //! - negative lookups are cached for [`TTL`] (ripgrep probes `.gitignore` & co. everywhere);
+//! - no `default_permissions`: every node has the same modes for everyone, so the kernel's
+//!   check on each path step and open buys nothing, and `access` answers from those modes;
 //! - a panic inside a request becomes EIO and a log line; the mount lives on.
 
 mod ring;
@@ -39,7 +41,7 @@ use fuser::{
     KernelConfig, LockOwner, OpenFlags, ReplyAttr, ReplyData, ReplyDirectory, ReplyDirectoryPlus,
     ReplyEmpty, ReplyEntry, ReplyOpen, Request,
 };
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::ffi::OsStr;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -84,34 +86,52 @@ fn change_gap(took: Duration) -> Duration {
     (took * (CHANGE_SHARE - 1)).min(CHANGE_GAP_MAX)
 }
 
-/// When each inode invalidation is sent again, see [`Retries`].
+/// When each invalidation is sent again, see [`Retries`].
 const RETRY_AFTER: [Duration; 3] = [
     Duration::from_millis(2),
     Duration::from_millis(20),
     Duration::from_millis(200),
 ];
 
-/// Inode invalidations to send again. A listing or lookup that handed an inode out with
-/// the previous version's attributes may still be on its way when the change is found: the
-/// kernel makes a new inode only when the reader it answers wakes up and reads the reply,
-/// and it drops an invalidation for an inode it does not have (fuser reports that as
-/// success). Once made, nothing else would correct those attributes for [`KERNEL_TTL`], so
-/// every invalidation is sent again after each of [`RETRY_AFTER`]. Only changed sessions
-/// are invalidated, so the cost is a few calls per change and, for a file read in
+/// What the kernel is told to forget.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum Forget {
+    /// An inode's attributes and cached pages (or listing).
+    Inode(u64),
+    /// A name in a directory: a removed session.
+    Entry(u64, String),
+}
+
+/// Invalidations to send again. A listing or lookup that handed an inode out with the
+/// previous version's attributes (or the name of a session just removed) may still be on
+/// its way when the change is found: the kernel makes a new inode or name only when the
+/// reader it answers wakes up and reads the reply, and it drops an invalidation for one it
+/// does not have (fuser reports that as success). Once made, nothing else would correct it
+/// for [`KERNEL_TTL`], so every invalidation is sent again after each of [`RETRY_AFTER`],
+/// and a last time at the next safety look (however slow the reader was). Only changed
+/// sessions are invalidated, so the cost is a few calls per change and, for a file read in
 /// between, one more read.
 #[derive(Default)]
-struct Retries(HashMap<u64, (std::time::Instant, usize)>);
+struct Retries {
+    /// Due again at that time, with how many times sent so far.
+    soon: HashMap<Forget, (std::time::Instant, usize)>,
+    /// Sent after every delay: to be sent once more at the next safety look.
+    late: HashSet<Forget>,
+}
 
 impl Retries {
-    /// `ino` was invalidated for the `sent`th time; schedule the next unless none is left.
-    fn add(&mut self, ino: u64, sent: usize) {
+    /// `what` was sent for the `sent`th time; schedule the next unless none is left.
+    fn add(&mut self, what: Forget, sent: usize) {
         match RETRY_AFTER.get(sent.saturating_sub(1)) {
             Some(after) => {
-                self.0
-                    .insert(ino, (std::time::Instant::now() + *after, sent));
+                let due = std::time::Instant::now() + *after;
+                self.soon.insert(what, (due, sent));
             }
             None => {
-                self.0.remove(&ino);
+                self.soon.remove(&what);
+                if sent == RETRY_AFTER.len() + 1 {
+                    self.late.insert(what);
+                }
             }
         }
     }
@@ -119,26 +139,32 @@ impl Retries {
     /// How long to wait for changes before the next retry is due, at most `max`.
     fn wait(&self, max: Duration) -> Duration {
         let now = std::time::Instant::now();
-        self.0
+        self.soon
             .values()
             .map(|&(due, _)| due.saturating_duration_since(now))
             .min()
             .map_or(max, |d| d.min(max))
     }
 
-    /// The inodes due again now, with how many times each was sent.
-    fn due(&mut self) -> Vec<(u64, usize)> {
+    /// The invalidations due again now, with how many times each was sent.
+    fn due(&mut self) -> Vec<(Forget, usize)> {
         let now = std::time::Instant::now();
-        let due: Vec<(u64, usize)> = self
-            .0
+        let due: Vec<(Forget, usize)> = self
+            .soon
             .iter()
             .filter(|(_, &(at, _))| at <= now)
-            .map(|(&ino, &(_, sent))| (ino, sent))
+            .map(|(what, &(_, sent))| (what.clone(), sent))
             .collect();
-        for (ino, _) in &due {
-            self.0.remove(ino);
+        for (what, _) in &due {
+            self.soon.remove(what);
         }
         due
+    }
+
+    /// The invalidations for the safety look, each with a count that ends its retries.
+    fn late(&mut self) -> Vec<(Forget, usize)> {
+        let last = RETRY_AFTER.len() + 1;
+        self.late.drain().map(|what| (what, last)).collect()
     }
 }
 
@@ -904,10 +930,17 @@ impl Filesystem for SessFs {
         reply.error(Errno::ENOSYS);
     }
 
-    fn access(&self, _req: &Request, _ino: INodeNo, _mask: fuser::AccessFlags, reply: ReplyEmpty) {
-        // `default_permissions` lets the kernel check modes; should it ask anyway, the
-        // modes it was given are the answer.
-        reply.ok();
+    fn access(&self, _req: &Request, ino: INodeNo, mask: fuser::AccessFlags, reply: ReplyEmpty) {
+        // `access(2)` and `chdir`: the modes the kernel was given are the answer. Everyone
+        // may read and search; nothing is writable (the kernel already says so for a
+        // read-only mount) and no file is executable.
+        let exec = mask.contains(fuser::AccessFlags::X_OK);
+        match guarded("access", || self.fs.getattr(ino.0)) {
+            Ok(a) if exec && a.kind != Kind::Dir => reply.error(Errno::EACCES),
+            Ok(_) if mask.contains(fuser::AccessFlags::W_OK) => reply.error(Errno::EROFS),
+            Ok(_) => reply.ok(),
+            Err(e) => reply.error(errno(&e)),
+        }
     }
 
     fn bmap(
@@ -981,7 +1014,6 @@ pub fn serve(
         MountOption::RO,
         MountOption::FSName("sessfs".into()),
         MountOption::Subtype("sessfs".into()),
-        MountOption::DefaultPermissions,
         MountOption::NoAtime,
         MountOption::NoDev,
         MountOption::NoSuid,
@@ -1054,19 +1086,30 @@ pub fn serve(
                 };
                 // Sent from this thread only, holding no lock: invalidating a name waits for
                 // its directory's lock, which a reader holds while it waits for a listing.
-                let inval = |ino: u64, sent: usize, again: &mut Retries| {
-                    if let Err(e) = notifier.inval_inode(INodeNo(ino), 0, 0) {
-                        log::debug!("inval_inode {ino}: {e}");
+                let send = |what: Forget, sent: usize, again: &mut Retries| {
+                    let sent_now = match &what {
+                        Forget::Inode(ino) => notifier.inval_inode(INodeNo(*ino), 0, 0),
+                        Forget::Entry(dir, name) => {
+                            notifier.inval_entry(INodeNo(*dir), OsStr::new(name))
+                        }
+                    };
+                    if let Err(e) = sent_now {
+                        log::debug!("invalidating {what:?}: {e}");
                     }
-                    again.add(ino, sent + 1);
+                    again.add(what, sent + 1);
                 };
                 let push = |what: &str,
                             changes: &dyn Fn() -> crate::tree::Invalidations,
                             again: &mut Retries| {
                     let changes = guarded(what, changes);
                     for ino in changes.inodes {
-                        inval(ino, 0, again);
+                        send(Forget::Inode(ino), 0, again);
                     }
+                    for (dir, name) in changes.gone {
+                        send(Forget::Entry(dir, name), 0, again);
+                    }
+                    // A new name needs no second send: the kernel keeps its absence for
+                    // only a second ([`TTL`]).
                     for (parent, name) in changes.entries {
                         if let Err(e) = notifier.inval_entry(INodeNo(parent), OsStr::new(&name)) {
                             log::debug!("inval_entry {parent}/{name}: {e}");
@@ -1095,6 +1138,9 @@ pub fn serve(
                         // Lost events, no watches, or the slow safety net: look at everything.
                         pending = crate::watch::Batch::default();
                         last_full = std::time::Instant::now();
+                        for (what, sent) in again.late() {
+                            send(what, sent, &mut again);
+                        }
                         push("poll", &|| fs.poll_changes(), &mut again);
                         let took = last_full.elapsed();
                         log::debug!("looked at every session in {took:?}");
@@ -1114,8 +1160,8 @@ pub fn serve(
                         );
                         next_changes = std::time::Instant::now() + change_gap(started.elapsed());
                     }
-                    for (ino, sent) in again.due() {
-                        inval(ino, sent, &mut again);
+                    for (what, sent) in again.due() {
+                        send(what, sent, &mut again);
                     }
                 }
             })?
@@ -1152,7 +1198,7 @@ pub fn serve(
 
 #[cfg(test)]
 mod tests {
-    use super::{change_gap, safety_interval, Ordering, PushSlots, Retries, RETRY_AFTER};
+    use super::{change_gap, safety_interval, Forget, Ordering, PushSlots, Retries, RETRY_AFTER};
     use std::time::Duration;
 
     /// Changes take at most a tenth of a busy mount's time, and never wait so long that a
@@ -1180,28 +1226,43 @@ mod tests {
         assert_eq!(safety_interval(s(2)), s(300));
     }
 
-    /// An invalidation comes back after each delay in turn, then is dropped; sending one
-    /// anew restarts its delays.
+    /// An invalidation comes back after each delay in turn, then once more at the safety
+    /// look, then is dropped; sending one anew restarts its delays.
     #[test]
-    fn invalidations_come_back_after_each_delay_then_stop() {
+    fn invalidations_come_back_after_each_delay_and_at_the_safety_look_then_stop() {
         let mut again = Retries::default();
+        let seven = Forget::Inode(7);
         assert_eq!(again.wait(Duration::from_secs(1)), Duration::from_secs(1));
-        again.add(7, 1);
+        again.add(seven.clone(), 1);
         assert!(again.wait(Duration::from_secs(1)) <= RETRY_AFTER[0]);
         assert!(again.due().is_empty(), "not due before its delay");
+        assert!(
+            again.late().is_empty(),
+            "not at the safety look while delays are left"
+        );
         let mut sent = Vec::new();
-        while !again.0.is_empty() {
+        while !again.soon.is_empty() {
             std::thread::sleep(again.wait(Duration::from_secs(1)));
-            for (ino, n) in again.due() {
-                assert_eq!(ino, 7);
+            for (what, n) in again.due() {
+                assert_eq!(what, seven);
                 sent.push(n);
-                again.add(ino, n + 1);
+                again.add(what, n + 1);
             }
             if sent.len() == 1 {
-                again.add(7, 1);
+                again.add(seven.clone(), 1);
             }
         }
         assert_eq!(sent, [1, 1, 2, 3]);
+        assert_eq!(again.late(), [(seven.clone(), 4)]);
+        again.add(seven, 5);
+        assert!(
+            again.late().is_empty() && again.soon.is_empty(),
+            "sent for the last time"
+        );
+
+        let gone = Forget::Entry(3, "a".into());
+        again.add(gone.clone(), 1);
+        assert_eq!(again.soon[&gone].1, 1, "a removed name is sent again too");
     }
 
     #[test]
