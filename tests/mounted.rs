@@ -516,6 +516,16 @@ fn new_and_removed_sessions_show_in_listings_within_a_second() {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
     assert_eq!(ls("pi"), before);
+    // The path the kernel had walked goes too (it may keep names for a day).
+    let gone = m.path().join("pi").join(id).join("transcript.md");
+    let start = std::time::Instant::now();
+    while gone.exists() {
+        assert!(
+            start.elapsed().as_secs() < 3,
+            "a removed session's files still resolve after 3 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
 }
 
 #[test]
