@@ -369,6 +369,20 @@ impl SessFs {
     /// How long the kernel may keep a node: [`KERNEL_TTL`], but only
     /// [`crate::tree::SEARCH_TTL`] for the `search/` nodes, whose results change and whose
     /// inodes are forgotten.
+    /// ACCESS (`access(2)`, `chdir`): the modes the kernel was given are the answer.
+    /// Everyone may read and search; nothing is writable (the kernel says so itself on a
+    /// read-only mount) and no file is executable (nor on a `noexec` one).
+    fn access_check(&self, ino: u64, mask: i32) -> Result<(), Errno> {
+        let a = guarded("access", || self.fs.getattr(ino)).map_err(|e| errno(&e))?;
+        if mask & libc::X_OK != 0 && a.kind != Kind::Dir {
+            return Err(Errno::EACCES);
+        }
+        if mask & libc::W_OK != 0 {
+            return Err(Errno::EROFS);
+        }
+        Ok(())
+    }
+
     fn ttl(&self, ino: u64) -> std::time::Duration {
         if self.fs.is_volatile(ino) {
             crate::tree::SEARCH_TTL
@@ -931,15 +945,9 @@ impl Filesystem for SessFs {
     }
 
     fn access(&self, _req: &Request, ino: INodeNo, mask: fuser::AccessFlags, reply: ReplyEmpty) {
-        // `access(2)` and `chdir`: the modes the kernel was given are the answer. Everyone
-        // may read and search; nothing is writable (the kernel already says so for a
-        // read-only mount) and no file is executable.
-        let exec = mask.contains(fuser::AccessFlags::X_OK);
-        match guarded("access", || self.fs.getattr(ino.0)) {
-            Ok(a) if exec && a.kind != Kind::Dir => reply.error(Errno::EACCES),
-            Ok(_) if mask.contains(fuser::AccessFlags::W_OK) => reply.error(Errno::EROFS),
-            Ok(_) => reply.ok(),
-            Err(e) => reply.error(errno(&e)),
+        match self.access_check(ino.0, mask.bits()) {
+            Ok(()) => reply.ok(),
+            Err(e) => reply.error(e),
         }
     }
 

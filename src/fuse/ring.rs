@@ -546,7 +546,10 @@ fn reply(
                 w.u32(v);
             }
         }
-        ACCESS | RELEASE | RELEASEDIR | DESTROY => {}
+        ACCESS => sfs
+            .access_check(nodeid, u32_at(op_in, 0) as i32)
+            .map_err(|e| e.code())?,
+        RELEASE | RELEASEDIR | DESTROY => {}
         IOCTL => return Err(libc::ENOTTY),
         SETATTR | SYMLINK | MKNOD | MKDIR | UNLINK | RMDIR | RENAME | LINK | WRITE | SETXATTR
         | REMOVEXATTR | CREATE | FALLOCATE | RENAME2 => return Err(libc::EROFS),
