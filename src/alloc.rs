@@ -79,13 +79,7 @@ fn pages(size: usize) -> usize {
 unsafe impl GlobalAlloc for Alloc {
     unsafe fn alloc(&self, l: Layout) -> *mut u8 {
         if mapped(l.size(), l.align()) {
-            if l.size() == MAP_FROM {
-                let p = SPARE.take();
-                if !p.is_null() {
-                    return p;
-                }
-            }
-            map(l.size())
+            mapping(l.size()).0
         } else {
             // SAFETY: the caller's contract for `alloc`, passed on.
             unsafe { mimalloc::MiMalloc.alloc(l) }
@@ -94,15 +88,13 @@ unsafe impl GlobalAlloc for Alloc {
 
     unsafe fn alloc_zeroed(&self, l: Layout) -> *mut u8 {
         if mapped(l.size(), l.align()) {
-            if l.size() == MAP_FROM {
-                let p = SPARE.take();
-                if !p.is_null() {
-                    // SAFETY: a kept mapping of MAP_FROM bytes, now owned by this call.
-                    unsafe { std::ptr::write_bytes(p, 0, MAP_FROM) };
-                    return p;
-                }
+            let (p, kept) = mapping(l.size());
+            if kept {
+                // SAFETY: a kept mapping of MAP_FROM bytes, now owned by this call. Fresh
+                // anonymous pages are zero already.
+                unsafe { std::ptr::write_bytes(p, 0, MAP_FROM) };
             }
-            map(l.size()) // fresh anonymous pages are zero
+            p
         } else {
             // SAFETY: the caller's contract for `alloc_zeroed`, passed on.
             unsafe { mimalloc::MiMalloc.alloc_zeroed(l) }
@@ -180,6 +172,18 @@ pub fn footprint(size: usize) -> usize {
         // SAFETY: a pure function of its argument.
         unsafe { libmimalloc_sys::mi_good_size(size) }
     }
+}
+
+/// A mapping for a block of `size` bytes: a kept one when the size is [`MAP_FROM`] and a
+/// spare is there (then `true`: its bytes are what its last user left), else a fresh one.
+fn mapping(size: usize) -> (*mut u8, bool) {
+    if size == MAP_FROM {
+        let p = SPARE.take();
+        if !p.is_null() {
+            return (p, true);
+        }
+    }
+    (map(size), false)
 }
 
 fn map(size: usize) -> *mut u8 {
