@@ -52,6 +52,9 @@ pub const TTL: Duration = Duration::from_secs(1);
 /// last took 4.8 s against 1.0 s.
 pub const KERNEL_TTL: Duration = Duration::from_secs(24 * 60 * 60);
 
+/// How often one directory's files may be pushed beside a READ ([`Fs::pushable_beside`]).
+pub const BESIDE_GAP: Duration = Duration::from_secs(1);
+
 /// How often the change watcher looks at the sessions the kernel knows.
 pub const POLL: Duration = Duration::from_millis(500);
 
@@ -478,6 +481,8 @@ pub struct Fs {
     watched_stores: std::sync::OnceLock<Vec<bool>>,
     /// Watches made by [`Fs::watch_early`], until the mount's change watcher takes them.
     early_watch: Mutex<Option<Watching>>,
+    /// When each directory's files were last pushed beside a READ ([`Fs::pushable_beside`]).
+    beside: Mutex<HashMap<(SessionKey, String), Instant>>,
 }
 
 /// The change watches of a mount and the receiving end of their events.
@@ -539,6 +544,7 @@ impl Fs {
             watched_from: std::sync::OnceLock::new(),
             watched_stores: std::sync::OnceLock::new(),
             early_watch: Mutex::new(None),
+            beside: Mutex::new(HashMap::new()),
         }
     }
 
@@ -848,6 +854,9 @@ impl Fs {
             p.rsplit_once('/').map_or("", |(d, _)| d)
         }
         let dir = parent(&path);
+        if !self.beside_due(&key, dir) {
+            return Vec::new();
+        }
         let Ok((version, _)) = self.check_session(&key) else {
             return Vec::new();
         };
@@ -887,6 +896,30 @@ impl Fs {
                 .collect()
         };
         self.cached_in_memory(&key, version, files)
+    }
+
+    /// Whether the files of directory `dir` of session `key` may be pushed beside a READ
+    /// now: at most once per [`BESIDE_GAP`]. A reader that opens a directory's files one
+    /// by one by name, never listing it, sends a READ for each, and each READ would push
+    /// every file read before it again: 640 tool files by name made 204,480 pushes.
+    fn beside_due(&self, key: &SessionKey, dir: &str) -> bool {
+        let now = Instant::now();
+        let mut beside = self.beside.lock().unwrap_or_else(|e| e.into_inner());
+        if beside.len() >= 4096 {
+            beside.retain(|_, at| now.duration_since(*at) < BESIDE_GAP);
+        }
+        match beside.entry((key.clone(), dir.to_string())) {
+            std::collections::hash_map::Entry::Occupied(mut e) => {
+                if now.duration_since(*e.get()) < BESIDE_GAP {
+                    return false;
+                }
+                e.insert(now);
+            }
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert(now);
+            }
+        }
+        true
     }
 
     /// The bytes of `files` (inode, path in the session) cached in memory at `version`;

@@ -1019,6 +1019,44 @@ fn a_warm_walk_makes_almost_no_requests() {
     );
 }
 
+/// A reader that opens a directory's files one by one by name, never listing it, makes a
+/// READ of each, and each READ pushed every file read before it again: 150 tool files read
+/// so made 11,175 pushes (640 made 204,480, half a second). A directory's files are now
+/// pushed beside a READ at most once a second.
+#[test]
+fn reading_files_one_by_one_by_name_pushes_each_file_about_once() {
+    let home = Home::empty();
+    let dir = home.path().join(".pi/agent/sessions/--tmp-names--");
+    std::fs::create_dir_all(&dir).unwrap();
+    pi_session_of(&dir, 1, 450);
+    let m = common::Foreground::with_log(&home, "sessfs::fuse=debug");
+    let session = std::fs::read_dir(m.path().join("pi"))
+        .expect("list pi/")
+        .next()
+        .expect("one session")
+        .expect("entry")
+        .path();
+    // The contract's names (`tools/NNNN-<tool>.md`), so `tools/` itself is never listed.
+    for k in 1..=150 {
+        let f = session.join(format!("tools/{k:04}-bash.md"));
+        let bytes = std::fs::read(&f).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+        assert!(!bytes.is_empty(), "{} is empty", f.display());
+    }
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let pushed: usize = m
+        .log_text()
+        .lines()
+        .filter_map(|l| l.split("pushed ").nth(1))
+        .filter_map(|rest| rest.split(' ').next())
+        .filter_map(|n| n.parse::<usize>().ok())
+        .sum();
+    eprintln!("150 tool files read by name: {pushed} pushes");
+    assert!(
+        pushed <= 2 * 150,
+        "150 files read by name made {pushed} pushes"
+    );
+}
+
 /// Many readers on a cold mount never hang it. A multi-threaded walker reads a directory's
 /// files while another of its threads is still listing that directory; the listing's end
 /// pushes the files into the page cache, and a push waits for every page a READ holds
@@ -1082,13 +1120,18 @@ fn drop_pages(files: &[std::path::PathBuf]) {
 /// A pi session of 30 entries, a tool call in every third: several files per directory,
 /// `tools/` among them.
 fn busy_pi_session(dir: &Path, n: usize) {
+    pi_session_of(dir, n, 30)
+}
+
+/// A pi session `n` of `entries` entries, a tool call in every third.
+fn pi_session_of(dir: &Path, n: usize, entries: u32) {
     let id = format!("00000000-0000-4000-8000-{n:012}");
     let mut lines = vec![format!(
         "{{\"type\":\"session\",\"version\":3,\"id\":\"{id}\",\"timestamp\":\"2026-03-01T00:00:00.000Z\",\"cwd\":\"/tmp/walk\"}}"
     )];
     let text = "a line of ordinary session text that a walker reads and does not match. ".repeat(8);
     let mut parent = "null".to_string();
-    for i in 1..=30u32 {
+    for i in 1..=entries {
         let message = match i % 3 {
             1 => format!("{{\"role\":\"user\",\"content\":\"{text}\",\"timestamp\":1772323201000}}"),
             2 => format!(

@@ -21,7 +21,9 @@
 //!   half the workers push at once, so some are always left to answer the READs a push
 //!   may wait for ([`PushSlots`]). When the kernel later drops such pages (memory pressure,
 //!   proactive reclaim), the READ of a small file pushes the files beside it before its
-//!   reply (`SessFs::push_beside`): one request per directory instead of one per file;
+//!   reply (`SessFs::push_beside`): one request per directory instead of one per file, and
+//!   at most one such push per directory a second, so files read one by one by name do not
+//!   each push all those read before them;
 //! - pushed invalidation: a watcher thread sleeps on inotify ([`crate::watch`]), asks the tree
 //!   what a batch of store changes means ([`Fs::changes_for`]) and
 //!   tells the kernel to forget those inodes and names, so attributes and names can be
@@ -509,10 +511,11 @@ impl SessFs {
             reading.clone()
         };
         let files = self.fs.pushable_beside(ino, PUSH_MAX);
-        store_all(
+        let pushed = store_all(
             notifier,
             files.into_iter().filter(|(other, _)| !busy.contains(other)),
         );
+        log::debug!("pushed {pushed} files beside {ino}");
         let mut reading = self.reading.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(i) = reading.iter().position(|&i| i == ino) {
             reading.swap_remove(i);
@@ -540,12 +543,19 @@ impl SessFs {
 }
 
 /// Push whole files into the kernel's page cache; a failure only costs the reader a READ.
-fn store_all(notifier: &fuser::Notifier, files: impl IntoIterator<Item = (u64, Arc<Vec<u8>>)>) {
+/// Push each of `files` into the kernel's page cache; how many were offered.
+fn store_all(
+    notifier: &fuser::Notifier,
+    files: impl IntoIterator<Item = (u64, Arc<Vec<u8>>)>,
+) -> usize {
+    let mut n = 0;
     for (ino, bytes) in files {
+        n += 1;
         if let Err(e) = notifier.store(INodeNo(ino), 0, &bytes) {
             log::debug!("store {ino}: {e}");
         }
     }
+    n
 }
 
 fn kind_type(k: Kind) -> FileType {
