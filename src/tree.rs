@@ -854,9 +854,6 @@ impl Fs {
             p.rsplit_once('/').map_or("", |(d, _)| d)
         }
         let dir = parent(&path);
-        if !self.beside_due(&key, dir) {
-            return Vec::new();
-        }
         let Ok((version, _)) = self.check_session(&key) else {
             return Vec::new();
         };
@@ -898,17 +895,22 @@ impl Fs {
         self.cached_in_memory(&key, version, files)
     }
 
-    /// Whether the files of directory `dir` of session `key` may be pushed beside a READ
-    /// now: at most once per [`BESIDE_GAP`]. A reader that opens a directory's files one
-    /// by one by name, never listing it, sends a READ for each, and each READ would push
-    /// every file read before it again: 640 tool files by name made 204,480 pushes.
-    fn beside_due(&self, key: &SessionKey, dir: &str) -> bool {
+    /// Whether the files beside file `ino` may be pushed now ([`Fs::pushable_beside`]), and
+    /// if so the time of it noted: once per directory per [`BESIDE_GAP`]. A reader that
+    /// opens a directory's files one by one by name, never listing it, sends a READ for
+    /// each, and each READ would push every file read before it again: 640 tool files by
+    /// name made 204,480 pushes.
+    pub fn beside_due(&self, ino: u64) -> bool {
+        let Ok(NodeKind::Inner(key, path)) = self.kind_of(ino) else {
+            return false;
+        };
+        let dir = path.rsplit_once('/').map_or("", |(d, _)| d);
         let now = Instant::now();
         let mut beside = self.beside.lock().unwrap_or_else(|e| e.into_inner());
         if beside.len() >= 4096 {
             beside.retain(|_, at| now.duration_since(*at) < BESIDE_GAP);
         }
-        match beside.entry((key.clone(), dir.to_string())) {
+        match beside.entry((key, dir.to_string())) {
             std::collections::hash_map::Entry::Occupied(mut e) => {
                 if now.duration_since(*e.get()) < BESIDE_GAP {
                     return false;
@@ -2953,6 +2955,23 @@ mod tests {
         assert!(fs.pushable_beside(transcript, u64::MAX).is_empty());
         assert!(fs.poll_changes().inodes.contains(&transcript));
         assert_eq!(fs.pushable_beside(transcript, u64::MAX).len(), 2);
+    }
+
+    #[test]
+    fn files_beside_a_read_are_due_once_per_directory_a_second() {
+        let (_d, fs) = fs_with(&[("a", "hello"), ("b", "world")]);
+        let file = |path: &str| fs.resolve(path).unwrap().ino;
+        let (a_meta, a_transcript) = (file("pi/a/meta.json"), file("pi/a/transcript.md"));
+        assert!(fs.beside_due(a_meta));
+        // The same directory, through any of its files, waits; another session does not.
+        assert!(!fs.beside_due(a_transcript));
+        assert!(!fs.beside_due(a_meta));
+        assert!(fs.beside_due(file("pi/b/meta.json")));
+        // Directories and the root have no files beside them.
+        assert!(!fs.beside_due(file("pi/a")));
+        assert!(!fs.beside_due(ROOT_INO));
+        std::thread::sleep(BESIDE_GAP + Duration::from_millis(20));
+        assert!(fs.beside_due(a_transcript));
     }
 
     #[test]

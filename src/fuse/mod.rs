@@ -505,6 +505,9 @@ impl SessFs {
         let Some(_slot) = slots.take() else {
             return;
         };
+        if !self.fs.beside_due(ino) {
+            return;
+        }
         let busy = {
             let mut reading = self.reading.lock().unwrap_or_else(|e| e.into_inner());
             reading.push(ino);
