@@ -52,7 +52,7 @@ pub const TTL: Duration = Duration::from_secs(1);
 /// last took 4.8 s against 1.0 s.
 pub const KERNEL_TTL: Duration = Duration::from_secs(24 * 60 * 60);
 
-/// How often one directory's files may be pushed beside a READ ([`Fs::pushable_beside`]).
+/// How often one directory's files may be pushed beside a READ ([`Fs::beside_due`]).
 pub const BESIDE_GAP: Duration = Duration::from_secs(1);
 
 /// How often the change watcher looks at the sessions the kernel knows.
@@ -481,7 +481,7 @@ pub struct Fs {
     watched_stores: std::sync::OnceLock<Vec<bool>>,
     /// Watches made by [`Fs::watch_early`], until the mount's change watcher takes them.
     early_watch: Mutex<Option<Watching>>,
-    /// When each directory's files were last pushed beside a READ ([`Fs::pushable_beside`]).
+    /// When each directory's files were last pushed beside a READ ([`Fs::beside_due`]).
     beside: Mutex<HashMap<(SessionKey, String), Instant>>,
 }
 
@@ -907,6 +907,7 @@ impl Fs {
         let dir = path.rsplit_once('/').map_or("", |(d, _)| d);
         let now = Instant::now();
         let mut beside = self.beside.lock().unwrap_or_else(|e| e.into_inner());
+        // Only directories pushed within the gap need remembering.
         if beside.len() >= 4096 {
             beside.retain(|_, at| now.duration_since(*at) < BESIDE_GAP);
         }

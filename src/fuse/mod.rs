@@ -545,8 +545,8 @@ impl SessFs {
     }
 }
 
-/// Push whole files into the kernel's page cache; a failure only costs the reader a READ.
-/// Push each of `files` into the kernel's page cache; how many were offered.
+/// Push whole files into the kernel's page cache, and say how many were offered; a failure
+/// only costs the reader a READ.
 fn store_all(
     notifier: &fuser::Notifier,
     files: impl IntoIterator<Item = (u64, Arc<Vec<u8>>)>,
