@@ -850,9 +850,6 @@ impl Fs {
         let Ok(NodeKind::Inner(key, path)) = self.kind_of(ino) else {
             return Vec::new();
         };
-        fn parent(p: &str) -> &str {
-            p.rsplit_once('/').map_or("", |(d, _)| d)
-        }
         let dir = parent(&path);
         let Ok((version, _)) = self.check_session(&key) else {
             return Vec::new();
@@ -904,24 +901,21 @@ impl Fs {
         let Ok(NodeKind::Inner(key, path)) = self.kind_of(ino) else {
             return false;
         };
-        let dir = path.rsplit_once('/').map_or("", |(d, _)| d);
+        let dir = parent(&path);
         let now = Instant::now();
         let mut beside = self.beside.lock().unwrap_or_else(|e| e.into_inner());
         // Only directories pushed within the gap need remembering.
         if beside.len() >= 4096 {
             beside.retain(|_, at| now.duration_since(*at) < BESIDE_GAP);
         }
-        match beside.entry((key, dir.to_string())) {
-            std::collections::hash_map::Entry::Occupied(mut e) => {
-                if now.duration_since(*e.get()) < BESIDE_GAP {
-                    return false;
-                }
-                e.insert(now);
-            }
-            std::collections::hash_map::Entry::Vacant(e) => {
-                e.insert(now);
-            }
+        let dir = (key, dir.to_string());
+        if beside
+            .get(&dir)
+            .is_some_and(|at| now.duration_since(*at) < BESIDE_GAP)
+        {
+            return false;
         }
+        beside.insert(dir, now);
         true
     }
 
@@ -2173,6 +2167,11 @@ fn join(dir: &str, name: &str) -> String {
         path.push_str(name);
         path
     }
+}
+
+/// The directory part of a path inside a session ("" for its top level).
+fn parent(path: &str) -> &str {
+    path.rsplit_once('/').map_or("", |(d, _)| d)
 }
 
 /// Where a listed session lives, which stays the same while the session does.

@@ -368,9 +368,6 @@ impl SessFs {
         })
     }
 
-    /// How long the kernel may keep a node: [`KERNEL_TTL`], but only
-    /// [`crate::tree::SEARCH_TTL`] for the `search/` nodes, whose results change and whose
-    /// inodes are forgotten.
     /// ACCESS (`access(2)`, `chdir`): the modes the kernel was given are the answer.
     /// Everyone may read and search; nothing is writable (the kernel says so itself on a
     /// read-only mount) and no file is executable (nor on a `noexec` one).
@@ -385,6 +382,9 @@ impl SessFs {
         Ok(())
     }
 
+    /// How long the kernel may keep a node: [`KERNEL_TTL`], but only
+    /// [`crate::tree::SEARCH_TTL`] for the `search/` nodes, whose results change and whose
+    /// inodes are forgotten.
     fn ttl(&self, ino: u64) -> std::time::Duration {
         if self.fs.is_volatile(ino) {
             crate::tree::SEARCH_TTL
