@@ -764,11 +764,14 @@ fn copy_dir(fs: &Fs, ino: u64, to: &Path, files: &mut usize) -> Result<()> {
         .readdir(ino)
         .map_err(|e| anyhow!("{}: {e}", to.display()))?;
     for (name, attr) in entries {
+        let path = to.join(&name);
         if name == crate::tree::DIFF_DIR && attr.kind == Kind::Dir {
-            // diff/ lists nothing; nothing to write.
+            // diff/ lists nothing: it is written empty, as search/ is, so that the two
+            // trees have the same directories (`diff -r` of them agrees, and a walk of
+            // either opens the same ones).
+            std::fs::create_dir_all(&path)?;
             continue;
         }
-        let path = to.join(&name);
         match attr.kind {
             Kind::Dir => {
                 std::fs::create_dir_all(&path)?;
