@@ -765,14 +765,8 @@ fn copy_dir(fs: &Fs, ino: u64, to: &Path, files: &mut usize) -> Result<()> {
         .map_err(|e| anyhow!("{}: {e}", to.display()))?;
     for (name, attr) in entries {
         let path = to.join(&name);
-        if name == crate::tree::DIFF_DIR && attr.kind == Kind::Dir {
-            // diff/ lists nothing: it is written empty, as search/ is, so that the two
-            // trees have the same directories (`diff -r` of them agrees, and a walk of
-            // either opens the same ones).
-            std::fs::create_dir_all(&path)?;
-            continue;
-        }
         match attr.kind {
+            // A session's diff/ lists nothing, so it is written empty, as the mount shows it.
             Kind::Dir => {
                 std::fs::create_dir_all(&path)?;
                 copy_dir(fs, attr.ino, &path, files)?;
