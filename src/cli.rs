@@ -635,7 +635,10 @@ fn list(
                     .unwrap_or("")
                     .to_string(),
             ),
-            SortKey::Cost => (m["cost"]["totalUsd"].as_f64().unwrap_or(0.0), String::new()),
+            SortKey::Cost => (
+                total_cost(m)["totalUsd"].as_f64().unwrap_or(0.0),
+                String::new(),
+            ),
             SortKey::Turns => (m["turnCount"].as_f64().unwrap_or(0.0), String::new()),
         }
     };
@@ -659,9 +662,15 @@ fn list(
         return Ok(());
     }
     println!(
-        "{:<48} {:<20} {:>5} {:>9}  {:<28} TITLE",
-        "ID", "UPDATED", "TURNS", "COST", "MODEL"
+        "{:<48} {:<20} {:>5} {:>9} {:>9}  {:<28} TITLE",
+        "ID", "UPDATED", "TURNS", "COST", "OWN", "MODEL"
     );
+    // null: some usage has no known price, which is not $0.
+    let usd = |c: &Value| {
+        c["totalUsd"]
+            .as_f64()
+            .map_or("unpriced".to_string(), |c| format!("${c:.2}"))
+    };
     for m in &metas {
         let updated = m["updatedAt"]
             .as_str()
@@ -675,20 +684,30 @@ fn list(
             .map(|c| if c.is_control() { ' ' } else { c })
             .take(60)
             .collect();
+        // OWN only where COST also holds subagents.
+        let own = if m.get("costWithSubagents").is_some() {
+            usd(&m["cost"])
+        } else {
+            String::new()
+        };
         println!(
-            "{:<48} {:<20} {:>5} {:>9}  {:<28} {}",
+            "{:<48} {:<20} {:>5} {:>9} {:>9}  {:<28} {}",
             m["unifiedId"].as_str().unwrap_or(""),
             updated,
             m["turnCount"].as_u64().unwrap_or(0),
-            // null: some usage has no known price, which is not $0.
-            m["cost"]["totalUsd"]
-                .as_f64()
-                .map_or("unpriced".to_string(), |c| format!("${c:.2}")),
+            usd(total_cost(m)),
+            own,
             m["model"].as_str().unwrap_or("-"),
             title
         );
     }
     Ok(())
+}
+
+/// A session's cost with everything it spawned (`meta.json` `costWithSubagents`), or its own
+/// where it spawned nothing: what `list` shows and `--sort cost` sorts by.
+fn total_cost(meta: &Value) -> &Value {
+    meta.get("costWithSubagents").unwrap_or(&meta["cost"])
 }
 
 fn show(args: &StoreArgs, id: &str, format: ShowFormat) -> Result<()> {

@@ -337,6 +337,20 @@ pub struct Cost {
     pub unpriced: bool,
 }
 
+impl Cost {
+    /// `other` added in: tokens and dollars summed; estimated or unpriced if either is.
+    pub fn add(&mut self, other: &Cost) {
+        self.total_usd += other.total_usd;
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        self.thinking_tokens += other.thinking_tokens;
+        self.cached_tokens += other.cached_tokens;
+        self.cache_write_tokens += other.cache_write_tokens;
+        self.estimated |= other.estimated;
+        self.unpriced |= other.unpriced;
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Session {
@@ -379,6 +393,12 @@ pub struct Session {
     /// with rendered names; renderers write them verbatim.
     #[serde(skip)]
     pub extra_files: Vec<(String, String)>,
+    /// What the top-level sessions this one spawned cost, each with everything it spawned in
+    /// turn: children linked by unified id ([`Subagent::unified_id`]) rather than nested,
+    /// which a store cannot see from one session. The tree fills it when it loads them
+    /// (`Fs::load_marked`); `None` until then, and for a session that links no child.
+    #[serde(skip)]
+    pub linked_cost: Option<Cost>,
 }
 
 impl Session {
@@ -402,6 +422,7 @@ impl Session {
             reported_usage: None,
             reported_cost: None,
             extra_files: Vec::new(),
+            linked_cost: None,
         }
     }
 
@@ -496,6 +517,23 @@ impl Session {
             }
         }
         cost
+    }
+
+    /// The session together with everything it spawned, nested to any depth: its own
+    /// [`Session::cost`], each nested child's total, and [`Session::linked_cost`]. `None` for
+    /// a session that spawned nothing, whose own cost is the whole of it.
+    pub fn cost_with_subagents(&self) -> Option<Cost> {
+        if self.subagents.is_empty() {
+            return None;
+        }
+        let mut total = self.cost();
+        for child in self.subagents.iter().filter_map(|s| s.session.as_deref()) {
+            total.add(&child.cost_with_subagents().unwrap_or_else(|| child.cost()));
+        }
+        if let Some(linked) = &self.linked_cost {
+            total.add(linked);
+        }
+        Some(total)
     }
 
     /// Hold each tool output once: a tool message whose `content` repeats its result's

@@ -27,13 +27,13 @@
 //! inode number names the same path for the life of the mount.
 
 use crate::cache::{Bytes, Cache, EntryKind, SessionKey, Shape};
-use crate::model::{Agent, Session};
+use crate::model::{Agent, Cost, Session};
 use crate::names;
 use crate::render::{self, Bundle, Node};
 use crate::spill::SpillTo;
 use crate::stores::{Listed, Store};
 use crate::watch::watched_dir;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::hash::{Hash, Hasher};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
@@ -1029,6 +1029,7 @@ impl Fs {
     pub fn load_marked(&self, key: &SessionKey) -> Result<Session> {
         let mut session = self.load(key)?;
         let _ = self.fork_parent(key, &mut session);
+        let _ = self.linked_children(key, &mut session);
         Ok(session)
     }
 
@@ -1184,8 +1185,10 @@ impl Fs {
         let mut version = self.check_session(key)?.0;
         let mut session = self.load(key)?;
         let parent = self.fork_parent(key, &mut session);
-        if let Some((_, sources)) = &parent {
-            version = self.depend_on(key, sources).unwrap_or(version);
+        let mut depends: Vec<PathBuf> = parent.iter().flat_map(|(_, s)| s.clone()).collect();
+        depends.extend(self.linked_children(key, &mut session));
+        if !depends.is_empty() {
+            version = self.depend_on(key, &depends).unwrap_or(version);
         }
         let parent = parent.map(|(p, _)| p);
         let render = || {
@@ -1258,16 +1261,7 @@ impl Fs {
             return None;
         }
         let parent = self.load(&pkey).ok()?;
-        let sources = {
-            let st = self.state();
-            st.agents
-                .get(&pkey.agent)?
-                .sessions
-                .get(&*pkey.name)?
-                .listed
-                .sources
-                .clone()
-        };
+        let sources = self.sources_of(&pkey)?;
         let shared = session
             .messages
             .iter()
@@ -1278,6 +1272,53 @@ impl Fs {
             m.inherited = true;
         }
         Some((parent, sources))
+    }
+
+    /// The files `key`'s version is made of, as it was listed.
+    fn sources_of(&self, key: &SessionKey) -> Option<Vec<PathBuf>> {
+        let st = self.state();
+        let s = st.agents.get(&key.agent)?.sessions.get(&*key.name)?;
+        Some(s.listed.sources.clone())
+    }
+
+    /// Load the top-level sessions `session` links as its subagents (agsh's children have
+    /// ids of their own, so they are not nested), each with what it links in turn, and set
+    /// [`Session::linked_cost`] to what they cost: `meta.json` and `sessfs list` show a
+    /// session's cost with everything it spawned. Returns their sources, which the
+    /// session's version then depends on.
+    fn linked_children(&self, key: &SessionKey, session: &mut Session) -> Vec<PathBuf> {
+        let mut sources = Vec::new();
+        let mut seen = HashSet::from([key.clone()]);
+        session.linked_cost = self.linked_cost(session, &mut seen, &mut sources);
+        sources
+    }
+
+    fn linked_cost(
+        &self,
+        s: &Session,
+        seen: &mut HashSet<SessionKey>,
+        sources: &mut Vec<PathBuf>,
+    ) -> Option<Cost> {
+        let mut total: Option<Cost> = None;
+        let linked = s
+            .subagents
+            .iter()
+            .filter(|sub| sub.session.is_none())
+            .filter_map(|sub| sub.unified_id.as_deref());
+        for uid in linked {
+            // `seen` stops a cycle of links, and a child linked twice is counted once.
+            let Some(ckey) = self.find(uid).filter(|k| seen.insert(k.clone())) else {
+                continue;
+            };
+            let Ok(mut child) = self.load(&ckey) else {
+                continue;
+            };
+            sources.extend(self.sources_of(&ckey).unwrap_or_default());
+            child.linked_cost = self.linked_cost(&child, seen, sources);
+            let c = child.cost_with_subagents().unwrap_or_else(|| child.cost());
+            total.get_or_insert_with(Cost::default).add(&c);
+        }
+        total
     }
 
     fn diff_file(&self, a: &SessionKey, b: &SessionKey) -> Result<(Bytes, u64)> {
@@ -2536,11 +2577,30 @@ mod tests {
                 panic!("store bug");
             }
             let mut s = Session::new(Agent::Pi, l.id.clone());
-            s.messages.push(Message {
-                role: Role::User,
-                content: text,
-                ..Default::default()
-            });
+            // `link:<id>` lines link a top-level child, `usd:<n>` lines are replies costing n.
+            for line in text.lines() {
+                if let Some(child) = line.strip_prefix("link:") {
+                    s.subagents.push(crate::model::Subagent {
+                        name: child.to_string(),
+                        unified_id: Some(format!("pi:{child}")),
+                        ..Default::default()
+                    });
+                } else if let Some(usd) = line.strip_prefix("usd:") {
+                    s.messages.push(Message {
+                        role: Role::Assistant,
+                        cost: usd.parse().ok(),
+                        ..Default::default()
+                    });
+                }
+            }
+            s.messages.insert(
+                0,
+                Message {
+                    role: Role::User,
+                    content: text,
+                    ..Default::default()
+                },
+            );
             s
         }
     }
@@ -2640,6 +2700,37 @@ mod tests {
         assert_eq!(names, ["a", "b"]);
         let t = String::from_utf8(fs.read_path("pi/a/transcript.md").unwrap()).unwrap();
         assert!(t.contains("one, then more"), "{t}");
+    }
+
+    /// A session's `costWithSubagents` holds the top-level children it links, their own
+    /// children in turn, each once (a cycle of links stops), and follows a child's change.
+    #[test]
+    fn linked_children_count_in_the_cost_with_subagents() {
+        let (dir, fs) = fs_with(&[
+            ("a", "link:b\nusd:1"),
+            ("b", "link:c\nlink:c\nusd:10"),
+            ("c", "link:a\nusd:100"),
+            ("d", "usd:1000"),
+        ]);
+        let total = |name: &str| -> serde_json::Value {
+            let meta = fs.read_path(&format!("pi/{name}/meta.json")).unwrap();
+            let v: serde_json::Value = serde_json::from_slice(&meta).unwrap();
+            v["costWithSubagents"]["totalUsd"].clone()
+        };
+        assert_eq!(total("a"), 111.0);
+        assert_eq!(total("b"), 110.0 + 1.0, "b links c, which links a");
+        assert_eq!(total("d"), serde_json::Value::Null, "d spawned nothing");
+        let own = fs.read_path("pi/a/meta.json").unwrap();
+        let own: serde_json::Value = serde_json::from_slice(&own).unwrap();
+        assert_eq!(own["cost"]["totalUsd"], 1.0);
+
+        put(
+            &dir.path().join("c"),
+            "link:a\nusd:200",
+            SystemTime::now() + Duration::from_secs(5),
+        );
+        std::thread::sleep(TTL + Duration::from_millis(100));
+        assert_eq!(total("a"), 211.0, "a's meta.json follows its child c");
     }
 
     /// Write `text` to `p` and give it the mtime `when`.

@@ -23,6 +23,9 @@ struct Meta<'a> {
     model: Option<String>,
     models: Vec<String>,
     cost: CostMeta,
+    /// The session with everything it spawned, nested; only for a session with subagents.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cost_with_subagents: Option<CostMeta>,
     tags: &'a [String],
     cwd: Option<&'a str>,
     forked_from: Option<&'a str>,
@@ -111,6 +114,7 @@ fn meta(s: &Session) -> Meta<'_> {
         model: s.primary_model(),
         models: s.models(),
         cost: rounded(s.cost()),
+        cost_with_subagents: s.cost_with_subagents().map(rounded),
         tags: &s.tags,
         cwd: s.cwd.as_deref(),
         forked_from: s.forked_from.as_deref(),
