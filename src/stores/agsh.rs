@@ -1071,11 +1071,11 @@ mod tests {
 
     const AGSH_DDL: &str = include_str!(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/fixtures/real/agsh/agsh-sessions.db.schema.sql"
+        "/fixtures/schema/agsh-sessions.sql"
     ));
     const MEKA_DDL: &str = include_str!(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/fixtures/real/agsh/meka.db.baseline_0_42.sql"
+        "/fixtures/schema/meka-0.42.sql"
     ));
 
     const S1: &str = "0b7c2d0e-5f1a-4c61-9a53-6f1d2e3c4b5a";
