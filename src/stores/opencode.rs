@@ -1310,6 +1310,55 @@ mod tests {
             .any(|t| t == "Done: every tool ran once and both edits are undone."));
     }
 
+    /// The bundled sample (written by scripts/make-samples; expected values from its rows).
+    #[test]
+    fn bundled_sample_database_shows_tools_reasoning_usage_and_subagent() {
+        let data =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/home/.local/share/opencode");
+        let store = store_at(&data);
+        let listed = store.list();
+        assert_eq!(listed.len(), 1);
+        let s = store.load(&listed[0]);
+        assert!(s.warnings.is_empty(), "{:?}", s.warnings);
+        assert_eq!(s.id, "ses_3a8f2d1c4ffeK7mQ2xV9bN4rTz");
+        assert_eq!(
+            s.title.as_deref(),
+            Some("Cursor pagination for the orders endpoint")
+        );
+        let calls: Vec<&ToolCall> = s.messages.iter().flat_map(|m| &m.tool_calls).collect();
+        let names: Vec<&str> = calls.iter().map(|c| c.tool_name.as_str()).collect();
+        assert_eq!(names, ["task", "edit", "bash"]);
+        assert!(calls[2]
+            .output
+            .as_deref()
+            .unwrap()
+            .contains("Tests  6 passed (6)"));
+        assert!(s.messages.iter().any(|m| m
+            .thinking
+            .as_deref()
+            .is_some_and(|t| t.starts_with("The route file is the place to start"))));
+        let u = s.messages[1].token_usage.unwrap();
+        assert_eq!(
+            (u.input_tokens, u.output_tokens, u.cached_tokens),
+            (11_840, 212, 9_216)
+        );
+        assert_eq!(s.messages[1].cost, Some(0.0118));
+        assert_eq!(s.subagents.len(), 1);
+        let child = s.subagents[0].session.as_ref().unwrap();
+        let grep = child
+            .messages
+            .iter()
+            .flat_map(|m| &m.tool_calls)
+            .next()
+            .unwrap();
+        assert_eq!(grep.tool_name, "grep");
+        assert!(grep
+            .output
+            .as_deref()
+            .unwrap()
+            .contains("export async function listOrders"));
+    }
+
     #[test]
     fn multi_step_usage_counts_each_step_once_and_revert_is_a_branch() {
         let tmp = tempfile::tempdir().unwrap();
