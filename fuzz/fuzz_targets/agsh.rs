@@ -1,4 +1,5 @@
-//! agsh's SQLite row decoder: rows of a real-DDL database filled from the input.
+//! agsh's SQLite row decoder: rows of a database from the DDL in fixtures/schema, filled
+//! from the input.
 //!
 //! The input is split at `0xFF 0xFE` into `role, content` pairs, inserted as messages of one
 //! session, so the fuzzer drives what the row decoder sees (roles, JSON block arrays, legacy
@@ -9,7 +10,7 @@ use rusqlite::{params, Connection};
 use sessfs::model::Agent;
 use sessfs_fuzz::*;
 
-const DDL: &str = include_str!("../../fixtures/real/agsh/agsh-sessions.db.schema.sql");
+const DDL: &str = include_str!("../../fixtures/schema/agsh-sessions.sql");
 const SID: &str = "0f0f0f0f-0000-4000-8000-000000000006";
 
 fuzz_target!(|data: &[u8]| {

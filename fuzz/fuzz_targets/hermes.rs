@@ -1,12 +1,12 @@
-//! Hermes' row decoders: a v30 `state.db` from the real DDL whose `messages` rows (role,
-//! content, tool calls) come from the input, split at `0xFF 0xFE` into triples.
+//! Hermes' row decoders: a v30 `state.db` from the DDL in fixtures/schema whose `messages`
+//! rows (role, content, tool calls) come from the input, split at `0xFF 0xFE` into triples.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use rusqlite::params;
 use sessfs::model::Agent;
 use sessfs_fuzz::*;
 
-const DDL: &str = include_str!("../../fixtures/real/hermes/hermes-state.schema_v30.00704d08.sql");
+const DDL: &str = include_str!("../../fixtures/schema/hermes-v30.sql");
 const SID: &str = "20260101_000000_fuzz0001";
 
 fuzz_target!(|data: &[u8]| {

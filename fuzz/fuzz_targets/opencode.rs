@@ -1,4 +1,4 @@
-//! OpenCode's row decoders: a database from the real DDL whose `message.data` and
+//! OpenCode's row decoders: a database from the DDL in fixtures/schema whose `message.data` and
 //! `part.data` JSON come from the input (split at `0xFF 0xFE`: a message, then its parts,
 //! then the next message...), so the fuzzer drives what the decoders see while the database
 //! stays valid.
@@ -8,9 +8,7 @@ use rusqlite::params;
 use sessfs::model::Agent;
 use sessfs_fuzz::*;
 
-const DDL: &str = include_str!(
-    "../../fixtures/real/opencode/schema/opencode_schema_2026-08_core_schema.gen.sql"
-);
+const DDL: &str = include_str!("../../fixtures/schema/opencode-2026-08.sql");
 const SID: &str = "ses_fuzz0000000000000000000001";
 
 fuzz_target!(|data: &[u8]| {

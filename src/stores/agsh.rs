@@ -1071,11 +1071,11 @@ mod tests {
 
     const AGSH_DDL: &str = include_str!(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/fixtures/real/agsh/agsh-sessions.db.schema.sql"
+        "/fixtures/schema/agsh-sessions.sql"
     ));
     const MEKA_DDL: &str = include_str!(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/fixtures/real/agsh/meka.db.baseline_0_42.sql"
+        "/fixtures/schema/meka-0.42.sql"
     ));
 
     const S1: &str = "0b7c2d0e-5f1a-4c61-9a53-6f1d2e3c4b5a";
@@ -1100,7 +1100,7 @@ mod tests {
         .unwrap();
     }
 
-    /// An agsh `sessions.db` from the real DDL, rows encoded as agsh's encoder writes them.
+    /// An agsh `sessions.db` from the DDL in fixtures/schema, rows encoded as agsh's encoder writes them.
     fn write_agsh_db(path: &Path) {
         let conn = Connection::open(path).unwrap();
         conn.execute_batch(AGSH_DDL).unwrap();
@@ -1363,6 +1363,39 @@ mod tests {
         let mut ids: Vec<String> = s.list().into_iter().map(|l| l.id).collect();
         ids.sort();
         assert_eq!(ids, vec![S1.to_string(), S_EMPTY.to_string()]);
+    }
+
+    /// The bundled sample (written by scripts/make-samples; expected values from its rows).
+    #[test]
+    fn bundled_sample_database_loads() {
+        let db = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/home/.local/share/agsh/sessions.db");
+        let store = store_for(&[&db]);
+        let l = listed(&store, "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d");
+        let s = store.load(&l);
+        assert!(s.warnings.is_empty(), "{:?}", s.warnings);
+        assert_eq!(
+            s.title.as_deref(),
+            Some("Why does backup.sh skip files with spaces in their names?")
+        );
+        let calls: Vec<&ToolCall> = s.messages.iter().flat_map(|m| &m.tool_calls).collect();
+        assert_eq!(calls.len(), 1);
+        assert_eq!(calls[0].tool_name, "read_file");
+        assert_eq!(calls[0].input["path"], "backup.sh");
+        let r = s
+            .messages
+            .iter()
+            .find_map(|m| m.tool_result.as_ref())
+            .unwrap();
+        assert!(r.output.contains("for f in $(ls $SRC); do"));
+        assert!(s
+            .messages
+            .last()
+            .unwrap()
+            .text()
+            .contains("quote the variable"));
+        assert_eq!(s.extra_files.len(), 1);
+        assert!(s.extra_files[0].1.contains("3. suggest a quoted glob"));
     }
 
     #[test]

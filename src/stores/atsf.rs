@@ -917,40 +917,68 @@ mod tests {
         );
     }
 
+    /// Manifests in the shapes AgentManager commits (only `thread.json` is committed, since its
+    /// default `.gitignore` leaves `messages.jsonl` out): a Windows `workingDir`, no
+    /// `relativeDir`/`gitBranch`, tool-call counts well above the message count, one with an
+    /// undocumented `metadata.interactionMode` and one with no `metadata` at all; the project
+    /// config carries undocumented `defaults` keys.
     #[test]
-    fn real_thread_manifests_load() {
-        let real = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/real/atsf");
+    fn committed_thread_manifests_load() {
         let tmp = tempfile::tempdir().unwrap();
-        let mut n = 0;
-        for e in fs::read_dir(&real).unwrap().flatten() {
-            let name = e.file_name().to_string_lossy().into_owned();
-            let Some(id) = name
-                .strip_prefix("thread.")
-                .and_then(|r| r.strip_suffix(".json"))
-            else {
-                continue;
-            };
-            let dir = tmp.path().join("AgentManager/.agent/threads").join(id);
+        let project = tmp.path().join("TaskBoard");
+        let agent = project.join(".agent");
+        let manifests = [
+            (
+                "5e1f0c2a-7b3d-4c8e-9a10-2f3e4d5c6b7a",
+                "Summary after the first agent reply",
+                serde_json::json!({"specVersion": "1.1", "threadId": "5e1f0c2a-7b3d-4c8e-9a10-2f3e4d5c6b7a",
+                    "title": "Summary after the first agent reply",
+                    "createdAt": "2026-02-17T10:02:19.681Z", "updatedAt": "2026-02-17T10:02:25.066Z",
+                    "agent": {"id": "codex-acp", "name": "codex-acp", "protocol": "acp"},
+                    "context": {"workingDir": "D:\\Work\\TaskBoard"},
+                    "stats": {"messageCount": 2, "userMessageCount": 1, "agentMessageCount": 1, "toolCallCount": 30},
+                    "metadata": {"interactionMode": "full-access"}}),
+            ),
+            (
+                "9c2d4e6f-1a3b-4c5d-8e7f-0a1b2c3d4e5f",
+                "Greeting and a question about the board",
+                serde_json::json!({"specVersion": "1.1", "threadId": "9c2d4e6f-1a3b-4c5d-8e7f-0a1b2c3d4e5f",
+                    "title": "Greeting and a question about the board",
+                    "createdAt": "2026-02-16T19:39:40.873Z", "updatedAt": "2026-02-16T20:59:08.829Z",
+                    "agent": {"id": "codex-acp", "name": "codex-acp", "protocol": "acp"},
+                    "context": {"workingDir": "D:\\Work\\TaskBoard"},
+                    "stats": {"messageCount": 14, "userMessageCount": 7, "agentMessageCount": 7, "toolCallCount": 82}}),
+            ),
+        ];
+        for (id, _, m) in &manifests {
+            let dir = agent.join("threads").join(id);
             fs::create_dir_all(&dir).unwrap();
-            fs::copy(e.path(), dir.join("thread.json")).unwrap();
-            n += 1;
+            fs::write(
+                dir.join("thread.json"),
+                serde_json::to_string_pretty(m).unwrap(),
+            )
+            .unwrap();
         }
-        fs::copy(
-            real.join("config.json"),
-            tmp.path().join("AgentManager/.agent/config.json"),
+        let config = serde_json::json!({"specVersion": "1.1",
+            "createdBy": {"name": "AgentManager", "version": "1.0.0"},
+            "defaults": {"agentId": "claude-code-acp", "modelId": "default", "interactionMode": "bypassPermissions"},
+            "worktreeHooks": {"postSetupCommands": [{"command": "nmp install", "label": "NPM"}]}});
+        fs::write(
+            agent.join("config.json"),
+            serde_json::to_string_pretty(&config).unwrap(),
         )
         .unwrap();
-        assert_eq!(n, 2);
-        let st = AtsfStore::new(vec![explicit_root(&tmp.path().join("AgentManager"), "t")]);
+        let st = AtsfStore::new(vec![explicit_root(&project, "t")]);
         let listed = st.list();
         assert_eq!(listed.len(), 2);
         for l in &listed {
             let s = st.load(l);
-            assert!(s.title.is_some());
-            assert_eq!(s.cwd.as_deref(), Some("D:\\Projects\\AgentManager"));
+            let (_, title, _) = manifests.iter().find(|(id, _, _)| *id == s.id).unwrap();
+            assert_eq!(s.title.as_deref(), Some(*title));
+            assert_eq!(s.cwd.as_deref(), Some("D:\\Work\\TaskBoard"));
             assert!(s.created_at.is_some() && s.updated_at.is_some());
             assert!(s.tags.contains(&"agent:codex-acp".to_string()));
-            // No messages.jsonl is public: the gap is reported, not hidden.
+            // No messages.jsonl beside the manifest: the gap is reported, not hidden.
             assert_eq!(s.warnings.len(), 1, "{:?}", s.warnings);
             assert!(s.warnings[0].contains("messages.jsonl missing"));
         }

@@ -909,11 +909,11 @@ mod tests {
 
     const V2: &str = include_str!(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/fixtures/real/hermes/hermes-state.schema_v2.544ac55e.sql"
+        "/fixtures/schema/hermes-v2.sql"
     ));
     const V30: &str = include_str!(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/fixtures/real/hermes/hermes-state.schema_v30.00704d08.sql"
+        "/fixtures/schema/hermes-v30.sql"
     ));
 
     fn store(home: &Path) -> HermesStore {
@@ -1031,36 +1031,38 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("sessions");
         std::fs::create_dir_all(&dir).unwrap();
-        let real = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("fixtures/real/hermes/gateway_transcript_20260422_005427_557b5676.excerpt.jsonl");
-        std::fs::copy(&real, dir.join("20260422_005427_557b5676.jsonl")).unwrap();
+        // Hand-written in the gateway mirror's shape (see fixtures/hermes/README.md).
+        let sample = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/hermes/gateway-20260422_005427_9c1e2a40.jsonl");
+        std::fs::copy(&sample, dir.join("20260422_005427_9c1e2a40.jsonl")).unwrap();
         let st = store(tmp.path());
         let l = st.list();
         assert_eq!(l.len(), 1);
         let s = st.load(&l[0]);
         assert!(s.warnings.is_empty(), "{:?}", s.warnings);
-        assert_eq!(s.messages[0].text(), "[USER] codex image generation");
+        assert_eq!(
+            s.messages[0].text(),
+            "[Dana] can you chart our build times?"
+        );
         let call = &s.messages[1].tool_calls[0];
         assert_eq!(call.tool_name, "skill_view");
-        assert!(s.messages[2]
-            .tool_result
-            .as_ref()
-            .unwrap()
-            .output
-            .contains("\"success\": true"));
-        assert_eq!(
-            s.messages[2].tool_result.as_ref().unwrap().tool_name,
-            "skill_view"
-        );
+        assert_eq!(call.input["name"], "plotting");
+        let r = s.messages[2].tool_result.as_ref().unwrap();
+        assert!(r.output.contains("\"success\": true"));
+        assert!(r.output.contains("\"name\": \"plotting\""));
+        assert_eq!(r.tool_name, "skill_view");
         assert!(s.messages[1]
             .thinking
             .as_deref()
             .unwrap()
-            .starts_with("**Considering Codex skills**"));
+            .starts_with("**Checking the plotting skill**"));
         assert_eq!(s.messages[1].model.as_deref(), Some("gpt-5.4"));
+        assert!(s.messages[3].text().contains("빌드 시간"));
         assert!(s
             .messages
             .iter()
             .any(|m| m.tool_calls.iter().any(|c| c.tool_name == "delegate_task")));
+        assert!(s.messages.iter().any(|m| m.text()
+            == "They did: the median build grew from 6m10s to 7m40s across the last ten runs."));
     }
 }

@@ -1,4 +1,4 @@
-//! agsh / meka fixtures: real SQLite files built from the agents' own DDL under a fake
+//! agsh / meka fixtures: SQLite files built from the DDL in `fixtures/schema/` under a fake
 //! `$HOME`, rows encoded the way agsh writes them (user prompts as plain text, assistant
 //! turns and tool results as JSON content-block arrays, events as JSON).
 #![allow(dead_code)]
@@ -9,11 +9,11 @@ use std::time::Duration;
 
 const AGSH_DDL: &str = include_str!(concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/fixtures/real/agsh/agsh-sessions.db.schema.sql"
+    "/fixtures/schema/agsh-sessions.sql"
 ));
 const MEKA_DDL: &str = include_str!(concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/fixtures/real/agsh/meka.db.baseline_0_42.sql"
+    "/fixtures/schema/meka-0.42.sql"
 ));
 
 /// Stored in every credential table; must never appear anywhere under the mount.

@@ -1,7 +1,8 @@
-//! Cursor and OpenClaw (SQLite era) fixtures: real SQLite files built from the DDL saved in
-//! `fixtures/real/{cursor,openclaw}/`, rows encoded the way the agents write them (hex meta,
-//! protobuf root blob, `cursorDiskKV` keys, pi v3 lines in `transcript_events`), plus
-//! Cursor's agent transcripts and OpenClaw's file era with its `sessions.json`.
+//! Cursor and OpenClaw (SQLite era) fixtures: SQLite files built from the DDL sessfs wrote in
+//! `fixtures/schema/` (OpenClaw's from its schema source, Cursor's from the described layout),
+//! rows encoded the way the agents write them (hex meta, protobuf root blob, `cursorDiskKV`
+//! keys, pi v3 lines in `transcript_events`), plus Cursor's agent transcripts and OpenClaw's
+//! file era with its `sessions.json`.
 //!
 //! [`write`] returns the [`Record`] of what it wrote; that record is the test oracle, built
 //! from the values written here, never from sessfs' parser.
@@ -14,35 +15,26 @@ use std::path::{Path, PathBuf};
 
 pub const CLI_DDL: &str = include_str!(concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/fixtures/real/cursor/schema/cursor_agent_cli_store.db.sql"
+    "/fixtures/schema/cursor-agent-store.sql"
 ));
 pub const IDE_DDL: &str = include_str!(concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/fixtures/real/cursor/schema/cursor_ide_state.vscdb.sql"
+    "/fixtures/schema/cursor-ide-state.sql"
 ));
 pub const OPENCLAW_V1: &str = include_str!(concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/fixtures/real/openclaw/openclaw-agent-schema.v1.b8a49978.sql"
+    "/fixtures/schema/openclaw-v1.sql"
 ));
 pub const OPENCLAW_LATEST: &str = include_str!(concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/fixtures/real/openclaw/openclaw-agent-schema.latest.0b03f834.sessions-excerpt.sql"
+    "/fixtures/schema/openclaw-latest.sql"
 ));
-/// The intermediate STRICT schema, reconstructed from formats.md (no verbatim copy is
-/// public): `sessions` + `session_entries(status)` + `transcript_events`, all STRICT.
-pub const OPENCLAW_MID: &str = "
-CREATE TABLE sessions (session_id TEXT NOT NULL PRIMARY KEY, session_key TEXT NOT NULL,
-  created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, status TEXT, chat_type TEXT,
-  channel TEXT, model_provider TEXT, model TEXT, display_name TEXT) STRICT;
-CREATE TABLE session_routes (session_key TEXT NOT NULL PRIMARY KEY, route_json TEXT) STRICT;
-CREATE TABLE session_entries (session_key TEXT NOT NULL PRIMARY KEY, session_id TEXT NOT NULL,
-  entry_json TEXT NOT NULL, status TEXT, updated_at INTEGER NOT NULL) STRICT;
-CREATE TABLE transcript_events (session_id TEXT NOT NULL, seq INTEGER NOT NULL,
-  event_json TEXT NOT NULL, created_at INTEGER NOT NULL, PRIMARY KEY (session_id, seq)) STRICT;
-CREATE TABLE transcript_event_identities (session_id TEXT NOT NULL, event_id TEXT NOT NULL,
-  seq INTEGER NOT NULL, event_type TEXT, parent_id TEXT, message_idempotency_key TEXT,
-  PRIMARY KEY (session_id, event_id)) STRICT;
-";
+/// The intermediate STRICT schema, written from its published description (no source of it
+/// could be read): `sessions` + `session_entries(status)` + `transcript_events`, all STRICT.
+pub const OPENCLAW_MID: &str = include_str!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/fixtures/schema/openclaw-mid.sql"
+));
 
 /// Planted in `ItemTable` of the IDE database; must never be shown.
 pub const SECRETS: [&str; 2] = [
@@ -404,28 +396,60 @@ fn write_ide(home: &Path, r: &mut Record) {
         &json!({"_v": 10, "composerId": COMPOSER_EMPTY, "fullConversationHeadersOnly": []}),
     );
 
-    // The peer fixtures' composers and bubbles, inserted as they appear in cursorDiskKV.
-    let real = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/real/cursor");
-    for f in [
-        "cass_headers_only_workspace_project_dir.json",
-        "cass_headers_only_workspace_file_uri.json",
-        "cass_headers_only_workspace_vscode_remote_uri.json",
+    // Composers in the other shapes readers meet: headers without a `type`, bubble text in
+    // `rawText`, `content` or `message`, an unknown bubble type, epoch `timestamp`s, and the
+    // workspace as a project dir, a file URI or a VS Code remote URI.
+    for (id, title, bubbles) in [
+        (
+            "comp-shape-fields",
+            "Shapes: text fields",
+            vec![
+                json!({"type": 1, "rawText": "shape-rawtext: where is the retry loop",
+                       "timestamp": 1_700_000_000_000_i64, "workspaceProjectDir": "/workspace/retry-svc"}),
+                json!({"type": 2, "content": "shape-content: in src/retry.rs, line 40",
+                       "timestamp": 1_700_000_001_000_i64, "modelInfo": {"modelName": "claude-3.5-sonnet"}}),
+                json!({"type": 99, "message": "shape-message: tool said 3 retries max",
+                       "timestamp": 1_700_000_002_000_i64}),
+            ],
+        ),
+        (
+            "comp-shape-file-uri",
+            "Shapes: file URI",
+            vec![
+                json!({"type": 1, "text": "shape-file-uri: open the workspace",
+                        "timestamp": 1_700_000_100_000_i64,
+                        "workspaceUris": ["file:///home/tester/retry%20svc"]}),
+            ],
+        ),
+        (
+            "comp-shape-remote-uri",
+            "Shapes: remote URI",
+            vec![
+                json!({"type": 2, "text": "shape-remote-uri: answered over ssh",
+                        "timestamp": 1_700_000_200_000_i64,
+                        "workspaceUris": ["vscode-remote://ssh-remote+%7B%22host%22%3A%22build%22%7D/home/ubuntu/retry-svc"]}),
+            ],
+        ),
     ] {
-        let v: Value = serde_json::from_slice(&std::fs::read(real.join(f)).unwrap()).unwrap();
-        let key = v["composer_key"].as_str().unwrap();
-        let id = key.strip_prefix("composerData:").unwrap();
         let d = format!("cursor/{id}");
-        kv(&c, key, &v["composer_data"]);
-        for b in v["bubble_rows"].as_array().unwrap() {
-            kv(&c, b["key"].as_str().unwrap(), &b["value"]);
+        let headers: Vec<Value> = (0..bubbles.len())
+            .map(|i| json!({"bubbleId": format!("{id}-b{i}")}))
+            .collect();
+        kv(
+            &c,
+            &format!("composerData:{id}"),
+            &json!({"name": title, "createdAt": 1_700_000_000_000_i64,
+                    "lastUpdatedAt": 1_700_000_003_000_i64, "fullConversationHeadersOnly": headers}),
+        );
+        for (i, b) in bubbles.iter().enumerate() {
+            kv(&c, &format!("bubbleId:{id}:{id}-b{i}"), b);
             for field in ["text", "rawText", "content", "message"] {
-                if let Some(t) = b["value"][field].as_str() {
+                if let Some(t) = b[field].as_str() {
                     r.text(&d, t);
                 }
             }
         }
-        r.titles
-            .push((d, v["expected_title"].as_str().unwrap().to_string()));
+        r.titles.push((d, title.to_string()));
     }
     drop(c);
     r.files.push(path.clone());

@@ -1,6 +1,6 @@
-//! OpenCode and Hermes fixtures: real SQLite files built from the agents' own DDL (copied
-//! into `fixtures/real/`) under a fake `$HOME`, rows encoded the way the agents write them,
-//! plus OpenCode's legacy JSON tree and a real Hermes gateway JSONL.
+//! OpenCode and Hermes fixtures: SQLite files built from the DDL sessfs wrote from each agent's
+//! schema source (`fixtures/schema/`) under a fake `$HOME`, rows encoded the way the agents
+//! write them, plus OpenCode's legacy JSON tree and a hand-written Hermes gateway JSONL.
 //!
 //! [`write`] returns the [`Record`] of what it wrote: which texts belong to which session
 //! directory and which tool outputs must appear under its `tools/`. That record is the
@@ -13,23 +13,24 @@ use std::path::{Path, PathBuf};
 
 pub const OPENCODE_DDL: &str = include_str!(concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/fixtures/real/opencode/schema/opencode_schema_2026-08_core_schema.gen.sql"
+    "/fixtures/schema/opencode-2026-08.sql"
 ));
 pub const OPENCODE_DDL_2026_01: &str = include_str!(concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/fixtures/real/opencode/schema/opencode_schema_2026-01_initial_migration_familiar_lady_ursula.sql"
+    "/fixtures/schema/opencode-2026-01.sql"
 ));
 pub const HERMES_V30: &str = include_str!(concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/fixtures/real/hermes/hermes-state.schema_v30.00704d08.sql"
+    "/fixtures/schema/hermes-v30.sql"
 ));
 pub const HERMES_V2: &str = include_str!(concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/fixtures/real/hermes/hermes-state.schema_v2.544ac55e.sql"
+    "/fixtures/schema/hermes-v2.sql"
 ));
+/// A gateway transcript written by hand in the shape Hermes' gateway mirror writes.
 pub const GATEWAY_JSONL: &str = include_str!(concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/fixtures/real/hermes/gateway_transcript_20260422_005427_557b5676.excerpt.jsonl"
+    "/fixtures/hermes/gateway-20260422_005427_9c1e2a40.jsonl"
 ));
 
 /// Planted in the credential tables and columns of both stores; must never be shown.
@@ -577,14 +578,19 @@ fn write_hermes_profile(home: &Path, r: &mut Record) {
     r.files.push(path);
 }
 
-/// The real gateway transcript, for a session no database has.
+/// The hand-written gateway transcript, for a session no database has.
 fn write_gateway(home: &Path, r: &mut Record) {
     let dir = home.join(".hermes/sessions");
     std::fs::create_dir_all(&dir).expect("mkdir");
-    let p = dir.join("20260422_005427_557b5676.jsonl");
+    let p = dir.join("20260422_005427_9c1e2a40.jsonl");
     std::fs::write(&p, GATEWAY_JSONL).expect("write");
     r.files.push(p);
-    let d = "hermes/20260422_005427_557b5676";
-    r.text(d, "[USER] codex image generation");
-    r.tool(d, "\"name\": \"codex\"");
+    let d = "hermes/20260422_005427_9c1e2a40";
+    r.text(d, "[Dana] can you chart our build times?");
+    r.text(
+        d,
+        "They did: the median build grew from 6m10s to 7m40s across the last ten runs.",
+    );
+    r.tool(d, "\"name\": \"plotting\"");
+    r.tool(d, "Median build time went from 6m10s to 7m40s");
 }
