@@ -1,9 +1,10 @@
-//! Branches, forks, subagents and diffs (issue 4), checked on real fixtures laid out in the
-//! agents' own store layouts and read through a real FUSE mount or the `sessfs` binary.
+//! Branches, forks, subagents and diffs (issue 4), checked on the project's shape fixtures
+//! (which reproduce real stores' shapes) laid out in the agents' own store layouts and read
+//! through a real FUSE mount or the `sessfs` binary.
 
 mod common;
 
-use common::{real_fixtures, stderr, stdout, Foreground, Home, Mount};
+use common::{shapes, stderr, stdout, Foreground, Home, Mount};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -11,13 +12,13 @@ use std::process::Command;
 
 const PI_BUCKET: &str = "--tmp-sessfs-branches--";
 const CLAUDE_PROJECT: &str = "-tmp-sessfs-branches";
-const SPOTTER_PROJECT: &str = common::claude::SPOTTER_PROJECT;
-const SPOTTER_ID: &str = common::claude::SPOTTER_ID;
+const TREE_PROJECT: &str = common::claude::TREE_PROJECT;
+const TREE_ID: &str = common::claude::TREE_ID;
 
 /// The branched pi fixture: its header id, the entry both branches hang off, the
 /// abandoned leaf.
-const PI_BRANCHED_ID: &str = "a9642bdf-2c10-4503-abb2-081990e56318";
-const PI_CRUD_ID: &str = "1fa031b8-444e-429d-bbaa-1db4cda65b5f";
+const PI_BRANCHED_ID: &str = "b4a7c3e2-5d1f-4e60-8a90-1c2d3e4f5a6b";
+const PI_CRUD_ID: &str = "c7d0e1f2-3a4b-4c5d-8e6f-708192a3b4c5";
 const PI_FORK_ID: &str = "f0f0f0f0-1111-4222-8333-444455556666";
 /// The Claude rewind fixture placed under a uuid name, and a Claude fork of it.
 const CLAUDE_DAG_ID: &str = "c1a0de00-0000-4000-8000-000000000001";
@@ -34,7 +35,7 @@ fn meta(dir: &Path) -> Value {
 }
 
 fn fixture(rel: &str) -> String {
-    read(&real_fixtures().join(rel))
+    read(&shapes().join(rel))
 }
 
 fn json_lines(text: &str) -> Vec<Value> {
@@ -76,10 +77,10 @@ fn copy_tree(from: &Path, to: &Path) {
     }
 }
 
-fn put_spotter_tree(home: &Path) {
+fn put_tree(home: &Path) {
     copy_tree(
-        &real_fixtures().join("claude/spotter").join(SPOTTER_PROJECT),
-        &home.join(".claude/projects").join(SPOTTER_PROJECT),
+        &shapes().join("claude/tree").join(TREE_PROJECT),
+        &home.join(".claude/projects").join(TREE_PROJECT),
     );
 }
 
@@ -154,17 +155,13 @@ fn positions(text: &str, needles: &[&str]) -> Vec<usize> {
 #[test]
 fn pi_branch_is_a_directory_with_its_diff() {
     let home = Home::empty();
-    put_pi(
-        home.path(),
-        PI_BRANCHED_ID,
-        &fixture("pi/agentlogs_branched.jsonl"),
-    );
+    put_pi(home.path(), PI_BRANCHED_ID, &fixture("pi/branched.jsonl"));
     let m = Mount::new(&home, &[]);
     let s = m.path().join("pi").join(PI_BRANCHED_ID);
 
     let active = read(&s.join("transcript.md"));
-    assert!(active.contains("\ninstead write a limerick to limerick.txt\n"));
-    assert!(!active.contains("now write a second haiku"));
+    assert!(active.contains("\ninstead write a riddle to riddle.txt\n"));
+    assert!(!active.contains("now write a second poem"));
 
     let entries = names(&s.join("branches"));
     assert_eq!(
@@ -179,12 +176,12 @@ fn pi_branch_is_a_directory_with_its_diff() {
     assert_eq!(names(&bdir), ["messages.jsonl", "transcript.md"]);
 
     let branch = read(&bdir.join("transcript.md"));
-    assert!(branch.contains("\nnow write a second haiku to haiku2.txt\n"));
-    assert!(!branch.contains("limerick"));
+    assert!(branch.contains("\nnow write a second poem to lake.txt\n"));
+    assert!(!branch.contains("riddle"));
     // The branch's messages.jsonl holds the whole path, shared prefix included.
     let msgs = read(&bdir.join("messages.jsonl"));
-    assert!(msgs.contains("write a haiku about coding to haiku1.txt"));
-    assert!(msgs.contains("now write a second haiku to haiku2.txt"));
+    assert!(msgs.contains("write a short poem about rivers to river.txt"));
+    assert!(msgs.contains("now write a second poem to lake.txt"));
 
     let diff = read(&s.join("branches").join(format!("{name}.diff")));
     assert!(diff.starts_with("# sessfs diff: "), "{diff}");
@@ -192,29 +189,29 @@ fn pi_branch_is_a_directory_with_its_diff() {
     assert!(diff.contains(&format!("\n+++ b/branches/{name}/transcript.md\n")));
     let (minus, plus) = changed_lines(&diff);
     for gone in [
-        "instead write a limerick to limerick.txt",
-        "A coder who worked through the night",
-        "And deployed it all before daylight",
+        "instead write a riddle to riddle.txt",
+        "I run but never walk",
+        "I have a bed but never sleep",
     ] {
         assert!(minus.contains(&gone), "{gone:?} not removed in:\n{diff}");
     }
     for added in [
-        "now write a second haiku to haiku2.txt",
-        "Cursor blinks softly",
-        "Coffee fuels the dream",
+        "now write a second poem to lake.txt",
+        "Still glass at noon",
+        "A heron counts the reeds",
     ] {
         assert!(plus.contains(&added), "{added:?} not added in:\n{diff}");
     }
-    assert!(!plus.iter().any(|l| l.contains("limerick")), "{diff}");
+    assert!(!plus.iter().any(|l| l.contains("riddle")), "{diff}");
     assert_eq!(patched(&active, &diff), branch);
 
     let meta = meta(&s);
     let branches = meta["branches"].as_array().expect("branches array");
     assert_eq!(branches.len(), 1, "{branches:?}");
     assert_eq!(branches[0]["name"], name.as_str());
-    // Both prompts hang off the first haiku answer.
-    assert_eq!(branches[0]["forkPoint"], "5b978642");
-    assert_eq!(branches[0]["leaf"], "760dc598");
+    // Both prompts hang off the first poem's answer.
+    assert_eq!(branches[0]["forkPoint"], "c3f00004");
+    assert_eq!(branches[0]["leaf"], "c3f00008");
 }
 
 // ----- 2. Claude rewinds -----------------------------------------------------------------
@@ -225,34 +222,32 @@ fn claude_rewind_is_one_branch_and_a_plain_session_has_none() {
     put_claude(
         home.path(),
         CLAUDE_PROJECT,
-        "claude-code-log_dag_compact_after_rewind",
-        &fixture("claude/claude-code-log_dag_compact_after_rewind.jsonl"),
+        "rewind_compact",
+        &fixture("claude/rewind_compact.jsonl"),
     );
     put_claude(
         home.path(),
         CLAUDE_PROJECT,
-        "short",
-        &fixture("claude/spotter/short.jsonl"),
+        "streamed_parallel",
+        &fixture("claude/streamed_parallel.jsonl"),
     );
     let m = Mount::new(&home, &[]);
-    let s = m
-        .path()
-        .join("claude/claude-code-log_dag_compact_after_rewind");
+    let s = m.path().join("claude/rewind_compact");
 
     let active = read(&s.join("transcript.md"));
     let order = [
-        "\nStart\n",
-        "\nReady\n",
-        "\nSecond attempt\n",
-        "\nSecond answer\n",
-        "\nKeep going\n",
-        "\nKept going\n",
-        "\nAfter compaction\n",
-        "\nFinal answer\n",
+        "\nOpen the garden notebook\n",
+        "\nNotebook is open\n",
+        "\nPlant beans first\n",
+        "\nBeans planted\n",
+        "\nWater the beds\n",
+        "\nBeds watered\n",
+        "\nHarvest what is ripe\n",
+        "\nHarvest done\n",
     ];
     let at = positions(&active, &order);
     assert!(at.windows(2).all(|w| w[0] < w[1]), "out of order: {at:?}");
-    assert!(!active.contains("First attempt") && !active.contains("First answer"));
+    assert!(!active.contains("Plant tomatoes first") && !active.contains("Tomatoes planted"));
 
     let entries = names(&s.join("branches"));
     assert_eq!(entries.len(), 2, "{entries:?}");
@@ -262,22 +257,22 @@ fn claude_rewind_is_one_branch_and_a_plain_session_has_none() {
     let at = positions(
         &branch,
         &[
-            "\nStart\n",
-            "\nReady\n",
-            "\nFirst attempt\n",
-            "\nFirst answer\n",
+            "\nOpen the garden notebook\n",
+            "\nNotebook is open\n",
+            "\nPlant tomatoes first\n",
+            "\nTomatoes planted\n",
         ],
     );
     assert!(at.windows(2).all(|w| w[0] < w[1]));
-    assert!(!branch.contains("Second attempt"));
+    assert!(!branch.contains("Plant beans first"));
     let diff = read(&s.join("branches").join(format!("{name}.diff")));
     assert_eq!(patched(&active, &diff), branch);
 
     let meta = meta(&s);
     assert_eq!(meta["branches"].as_array().map(Vec::len), Some(1));
-    assert_eq!(meta["branches"][0]["forkPoint"], "a1");
+    assert_eq!(meta["branches"][0]["forkPoint"], "r1");
 
-    let short = m.path().join("claude/short");
+    let short = m.path().join("claude/streamed_parallel");
     assert!(short.join("transcript.md").is_file());
     assert!(
         !short.join("branches").exists(),
@@ -293,14 +288,14 @@ fn meta_branch_count(dir: &Path) -> usize {
 // ----- 3. Claude subagents ---------------------------------------------------------------
 
 #[test]
-fn spotter_subagents_are_nested_directories_named_at_their_call() {
+fn tree_subagents_are_nested_directories_named_at_their_call() {
     let home = Home::empty();
-    put_spotter_tree(home.path());
+    put_tree(home.path());
     let m = Mount::new(&home, &[]);
-    let s = m.path().join("claude").join(SPOTTER_ID);
-    let parent_uid = format!("claude:{SPOTTER_ID}");
+    let s = m.path().join("claude").join(TREE_ID);
+    let parent_uid = format!("claude:{TREE_ID}");
 
-    for name in ["agent-a881341", "agent-acompact-fffbd0"] {
+    for name in ["agent-a4f1c9e", "agent-acompact-5d3e21"] {
         let d = s.join("subagents").join(name);
         let ft = std::fs::symlink_metadata(&d)
             .unwrap_or_else(|e| panic!("{}: {e}", d.display()))
@@ -316,21 +311,22 @@ fn spotter_subagents_are_nested_directories_named_at_their_call() {
         assert!(d.join("tools").is_dir());
         assert_eq!(meta(&d)["parent"], parent_uid.as_str());
     }
-    assert!(names(&s.join("subagents/agent-a881341/tools")).len() >= 2);
+    // The subagent made two calls: WebFetch and Grep.
+    assert_eq!(names(&s.join("subagents/agent-a4f1c9e/tools")).len(), 2);
 
     let meta = meta(&s);
     let subs = meta["subagents"].as_array().expect("subagents");
     let listed: BTreeSet<&str> = subs.iter().filter_map(|x| x["name"].as_str()).collect();
     assert_eq!(
         listed,
-        BTreeSet::from(["agent-a881341", "agent-acompact-fffbd0"])
+        BTreeSet::from(["agent-a4f1c9e", "agent-acompact-5d3e21"])
     );
 
     // The transcript names the subagent right under the tool call that spawned it.
     let sub = subs
         .iter()
-        .find(|x| x["name"] == "agent-a881341")
-        .expect("agent-a881341");
+        .find(|x| x["name"] == "agent-a4f1c9e")
+        .expect("agent-a4f1c9e");
     let call_id = sub["toolCallId"].as_str().expect("spawning call is known");
     let tools = s.join("tools");
     let call_file = names(&tools)
@@ -343,7 +339,7 @@ fn spotter_subagents_are_nested_directories_named_at_their_call() {
             "**Tool call:** `Task` · [tools/{call_file}](tools/{call_file})"
         ))
         .expect("the Task call in the transcript");
-    let line = "**Subagent:** [subagents/agent-a881341/](subagents/agent-a881341/transcript.md)";
+    let line = "**Subagent:** [subagents/agent-a4f1c9e/](subagents/agent-a4f1c9e/transcript.md)";
     let line_at = transcript.find(line).expect("subagent line");
     assert!(line_at > call_at);
     assert!(
@@ -352,9 +348,9 @@ fn spotter_subagents_are_nested_directories_named_at_their_call() {
     );
     assert_eq!(transcript.matches(line).count(), 1);
     // The compaction agent has no spawning call, so no line names it.
-    assert!(!transcript.contains("[subagents/agent-acompact-fffbd0/]"));
+    assert!(!transcript.contains("[subagents/agent-acompact-5d3e21/]"));
     // The link resolves from the session directory.
-    assert!(s.join("subagents/agent-a881341/transcript.md").is_file());
+    assert!(s.join("subagents/agent-a4f1c9e/transcript.md").is_file());
 }
 
 // ----- 4. sessfs diff --------------------------------------------------------------------
@@ -362,9 +358,9 @@ fn spotter_subagents_are_nested_directories_named_at_their_call() {
 /// The crud fixture with one user message inserted after the first tool result, under a new
 /// id: the next entry is re-parented onto the inserted one, as pi itself would chain it.
 fn crud_with_one_insert(id: &str) -> String {
-    let mut v = json_lines(&fixture("pi/agentlogs_crud.jsonl"));
+    let mut v = json_lines(&fixture("pi/crud.jsonl"));
     v[0]["id"] = json!(id);
-    let after = "9aa506c9";
+    let after = "d1000003";
     let pos = v
         .iter()
         .position(|e| e["id"] == after)
@@ -377,8 +373,8 @@ fn crud_with_one_insert(id: &str) -> String {
     v.insert(
         pos + 1,
         json!({"type": "message", "id": "1a5e7e00", "parentId": after,
-               "timestamp": "2026-02-03T22:02:21.500Z",
-               "message": {"role": "user", "timestamp": 1770156141500u64,
+               "timestamp": "2026-02-05T08:00:05.500Z",
+               "message": {"role": "user", "timestamp": 1770278405500u64,
                            "content": [{"type": "text", "text": "sessfs inserted: keep the footer"}]}}),
     );
     to_jsonl(&v)
@@ -388,7 +384,7 @@ fn crud_with_one_insert(id: &str) -> String {
 fn sessfs_diff_aligns_by_lcs_and_prints_a_unified_diff() {
     let home = Home::empty();
     let other = "b0b0b0b0-1111-4222-8333-444455556666";
-    put_pi(home.path(), PI_CRUD_ID, &fixture("pi/agentlogs_crud.jsonl"));
+    put_pi(home.path(), PI_CRUD_ID, &fixture("pi/crud.jsonl"));
     put_pi(home.path(), other, &crud_with_one_insert(other));
     let (a, b) = (format!("pi:{PI_CRUD_ID}"), format!("pi:{other}"));
     let run = |args: &[&str]| {
@@ -463,45 +459,45 @@ fn sessfs_diff_aligns_by_lcs_and_prints_a_unified_diff() {
 // ----- 5. one pass over everything ------------------------------------------------------
 
 /// Seed stores (agentuse with nested subagents, agsh and a meka parent/child, ATSF) plus
-/// pi (branched, a session and its `/fork`) and Claude (a rewind, a fork of it, the spotter
+/// pi (branched, a session and its `/fork`) and Claude (a rewind, a fork of it, the shape
 /// tree with its nested subagents).
 fn full_home() -> Home {
     let home = Home::seeds();
     let h = home.path();
-    put_pi(h, PI_BRANCHED_ID, &fixture("pi/agentlogs_branched.jsonl"));
-    let crud = put_pi(h, PI_CRUD_ID, &fixture("pi/agentlogs_crud.jsonl"));
+    put_pi(h, PI_BRANCHED_ID, &fixture("pi/branched.jsonl"));
+    let crud = put_pi(h, PI_CRUD_ID, &fixture("pi/crud.jsonl"));
 
     // pi `/fork`: a new file whose header names the parent file and which copies the
     // parent's entries up to the fork, then goes on with one paid exchange of its own.
-    let mut fork: Vec<Value> = json_lines(&fixture("pi/agentlogs_crud.jsonl"))
+    let mut fork: Vec<Value> = json_lines(&fixture("pi/crud.jsonl"))
         .into_iter()
         .take(6)
         .collect();
     fork[0]["id"] = json!(PI_FORK_ID);
-    fork[0]["timestamp"] = json!("2026-02-03T22:05:00.000Z");
+    fork[0]["timestamp"] = json!("2026-02-05T08:05:00.000Z");
     fork[0]["parentSession"] = json!(crud.display().to_string());
     let last = fork[5]["id"].clone();
     fork.push(
         json!({"type": "message", "id": "f0000001", "parentId": last,
-        "timestamp": "2026-02-03T22:05:01.000Z",
-        "message": {"role": "user", "timestamp": 1770156301000u64,
+        "timestamp": "2026-02-05T08:05:01.000Z",
+        "message": {"role": "user", "timestamp": 1770278701000u64,
                     "content": [{"type": "text", "text": "fork: keep only the title"}]}}),
     );
     fork.push(json!({"type": "message", "id": "f0000002", "parentId": "f0000001",
-        "timestamp": "2026-02-03T22:05:02.000Z",
+        "timestamp": "2026-02-05T08:05:02.000Z",
         "message": {"role": "assistant", "content": [{"type": "text", "text": "fork: done"}],
                     "api": "anthropic-messages", "provider": "anthropic", "model": "claude-opus-4-5",
                     "usage": {"input": 100, "output": 10, "cacheRead": 0, "cacheWrite": 0,
                               "totalTokens": 110,
                               "cost": {"input": 0.25, "output": 0.25, "cacheRead": 0,
                                        "cacheWrite": 0, "total": 0.5}},
-                    "stopReason": "stop", "timestamp": 1770156302000u64}}));
+                    "stopReason": "stop", "timestamp": 1770278702000u64}}));
     put_pi(h, PI_FORK_ID, &to_jsonl(&fork));
 
     // Claude: the rewind fixture under a session uuid, and a fork of it that copies its
     // first exchange (records carry `forkedFrom`) and adds one of its own.
-    let dag = fixture("claude/claude-code-log_dag_compact_after_rewind.jsonl").replace(
-        "\"sessionId\":\"s1\"",
+    let dag = fixture("claude/rewind_compact.jsonl").replace(
+        "\"sessionId\":\"rewind-s1\"",
         &format!("\"sessionId\":\"{CLAUDE_DAG_ID}\""),
     );
     put_claude(h, CLAUDE_PROJECT, CLAUDE_DAG_ID, &dag);
@@ -528,7 +524,7 @@ fn full_home() -> Home {
     }
     put_claude(h, CLAUDE_PROJECT, CLAUDE_FORK_ID, &to_jsonl(&cfork));
 
-    put_spotter_tree(h);
+    put_tree(h);
     home
 }
 
@@ -575,7 +571,7 @@ fn grep_and_find_walk_everything_once_and_skip_diff_and_links() {
         "the meka child is read once, at its own directory, not through the parent's link"
     );
     assert!(hits.contains(
-        &"./claude/258c7280-ae70-4798-800f-63464d01a85d/subagents/agent-a881341/transcript.md"
+        &"./claude/5e551f5e-0000-4000-8000-00000000a7a5/subagents/agent-a4f1c9e/transcript.md"
     ));
 
     // `find` terminates, never lists below diff/ and never descends into a symlink.
@@ -765,5 +761,5 @@ fn lineage_is_unified_ids_and_child_links_resolve() {
             }
         }
     }
-    assert!(nested >= 3, "agentuse and spotter children: {nested}");
+    assert!(nested >= 3, "agentuse and shape tree children: {nested}");
 }

@@ -229,7 +229,7 @@ fn a_closed_pipe_ends_output_quietly() {
         .arg(format!(
             "'{}' show claude:{} --format jsonl | head -1",
             common::bin().display(),
-            common::claude::SPOTTER_ID
+            common::claude::TREE_ID
         ))
         .env("HOME", home.path())
         .output()

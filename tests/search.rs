@@ -229,7 +229,7 @@ fn output_is_rg_like_and_filters_apply() {
     assert!(prefix.is_superset(&cli_sessions(&home, "ecorato").1));
     assert!(cli_sessions(&home, "ecorato")
         .1
-        .contains("claude/claude-code-log_representative_messages"));
+        .contains("claude/representative"));
     // --agent narrows.
     assert_eq!(
         home.sessfs(&["search", "--agent", "pi", "Python decorators"])
@@ -242,7 +242,7 @@ fn output_is_rg_like_and_filters_apply() {
 #[test]
 fn phrases_match_in_order_and_short_words_match_too() {
     let home = Home::spine();
-    let session = "claude/claude-code-log_representative_messages".to_string();
+    let session = "claude/representative".to_string();
     let (code, found) = cli_sessions(&home, r#""Can you help me understand""#);
     assert_eq!(code, Some(0));
     assert!(found.contains(&session), "{found:?}");

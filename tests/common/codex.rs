@@ -11,7 +11,7 @@
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
-const REAL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/real/codex");
+const SHAPES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/shapes/codex");
 
 /// What one thread's rollout holds, as written.
 #[derive(Clone, Debug, Default)]
@@ -57,8 +57,8 @@ pub const FORK: &str = "019a0000-0000-7000-8000-000000000002";
 pub const CHILD: &str = "019a0000-0000-7000-8000-000000000003";
 pub const ZST: &str = "019a0000-0000-7000-8000-000000000004";
 pub const ARCHIVED: &str = "019a0000-0000-7000-8000-000000000005";
-/// The real `codex exec` rollout from fixtures/real/codex/agentlogs_crud.jsonl.
-pub const REAL_CRUD: &str = "019bf4b5-e7b0-75a0-8bf2-05fbf1b13c9b";
+/// The `codex exec` shape rollout, `fixtures/shapes/codex/exec_crud.jsonl`.
+pub const EXEC_CRUD: &str = "019bf700-1a2b-7c3d-8e4f-5a6b7c8d9e0f";
 
 /// Lines of one rollout, with the oracle kept beside them.
 struct Rollout {
@@ -355,26 +355,26 @@ pub fn write_store(home: &Path) -> Written {
     write(&archived, to_text(&a_lines).as_bytes(), &mut files);
     threads.push(a_t);
 
-    // A real rollout, in the place Codex would have written it.
-    let real = Path::new(REAL).join("agentlogs_crud.jsonl");
-    let real_path = day(home, "2026/01/25").join(rollout_name("2026-01-25T11-32-00", REAL_CRUD));
+    // The `codex exec` shape rollout, in the place Codex would have written it.
+    let shape = Path::new(SHAPES).join("exec_crud.jsonl");
+    let shape_path = day(home, "2026/01/27").join(rollout_name("2026-01-27T10-00-00", EXEC_CRUD));
     write(
-        &real_path,
-        &std::fs::read(&real).expect("read real fixture"),
+        &shape_path,
+        &std::fs::read(&shape).expect("read shape fixture"),
         &mut files,
     );
     threads.push(Thread {
-        id: REAL_CRUD.into(),
-        holder: REAL_CRUD.into(),
-        tools: format!("codex/{REAL_CRUD}/tools"),
-        // Read off the fixture by hand.
+        id: EXEC_CRUD.into(),
+        holder: EXEC_CRUD.into(),
+        tools: format!("codex/{EXEC_CRUD}/tools"),
+        // As written in the fixture.
         texts: vec![
-            "create a file `JOKE.md` with a random joke with a title and a footer with some random text, then read this file, then make change to the file, then delete the file.".into(),
-            "Created `JOKE.md`, read it, updated the footer line, and deleted the file.".into(),
+            "write PUN.md with one pun and a footer line, show it, change the footer, then remove the file.".into(),
+            "Wrote `PUN.md`, showed it, changed the footer to a second draft, and removed the file.".into(),
         ],
-        outputs: vec!["Why did the scarecrow get promoted? Because he was outstanding in his field.".into()],
-        // Last total_token_usage: input 47257 (cached 44160), output 300 (reasoning 64).
-        tokens: Some((47257 - 44160, 44160, 300 - 64, 64)),
+        outputs: vec!["I used to be a baker, but I could not make enough dough.".into()],
+        // Last total_token_usage: input 42500 (cached 39800), output 275 (reasoning 64).
+        tokens: Some((42500 - 39800, 39800, 275 - 64, 64)),
         ..Thread::default()
     });
 

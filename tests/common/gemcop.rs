@@ -7,16 +7,17 @@
 //!
 //! - Gemini: a JSONL chat in a slug project registered in `projects.json` (a message
 //!   appended twice, `$set`, a `$rewindTo`, a subagent chat under `chats/<id>/`, a partial
-//!   last line), a legacy `.json` chat in a sha256 project, and the two real samples.
+//!   last line), a legacy `.json` chat in a sha256 project, and the two shape fixtures of
+//!   `fixtures/shapes/gemini/`.
 //! - Copilot: a `session-state/<id>/` session with `workspace.yaml` and a subagent, a flat
 //!   `session-state/<id>.jsonl` ending in a garbage line, a `history-session-state` document,
-//!   and the two real samples.
+//!   and the two shape fixtures of `fixtures/shapes/copilot/`.
 #![allow(dead_code)]
 
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
-const REAL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/real");
+const SHAPES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/shapes");
 
 /// What was written for one session.
 #[derive(Debug, Default)]
@@ -52,8 +53,8 @@ fn put(files: &mut Vec<PathBuf>, path: &Path, bytes: &[u8]) {
     files.push(path.to_path_buf());
 }
 
-fn copy(files: &mut Vec<PathBuf>, real: &str, dst: &Path) {
-    let bytes = std::fs::read(Path::new(REAL).join(real)).expect("real fixture");
+fn copy(files: &mut Vec<PathBuf>, shape: &str, dst: &Path) {
+    let bytes = std::fs::read(Path::new(SHAPES).join(shape)).expect("shape fixture");
     put(files, dst, &bytes);
 }
 
@@ -196,27 +197,35 @@ fn write_gemini(home: &Path, files: &mut Vec<PathBuf>) -> Vec<Written> {
         ..Written::default()
     });
 
-    // --- The real samples -----------------------------------------------------------------
+    // --- The shape fixtures ----------------------------------------------------------------
     copy(
         files,
-        "gemini/vct_session-2026-04-23.jsonl",
-        &tmp.join("discordbot/chats/session-2026-04-23T12-52-0ab84937.jsonl"),
+        "gemini/chat.jsonl",
+        &tmp.join("bellbot/chats/session-2026-04-20T09-00-3c9d2e1f.jsonl"),
     );
     out.push(Written {
         agent: "gemini",
-        id: "0ab84937-9fe7-4284-986a-33c832af0b6a".into(),
-        texts: s(&["System: Please continue."]),
+        id: "3c9d2e1f-7a6b-4c5d-9e8f-0a1b2c3d4e5f".into(),
+        texts: s(&[
+            "System: Please continue.",
+            "small change: say that every command runs through uv run",
+        ]),
+        tool_outputs: s(&["A small chat bot that rings a bell."]),
         ..Written::default()
     });
     copy(
         files,
-        "gemini/vct_session-2026-03-27_legacy.json",
-        &tmp.join("ab14fe397f91d5f283525b3178d2314aef552f761131c42172a21b7bf735e73d/chats/session-2026-03-27T10-19-8a20078e.json"),
+        "gemini/legacy.json",
+        &tmp.join("c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3/chats/session-2026-03-28T11-00-7e8f9a0b.json"),
     );
     out.push(Written {
         agent: "gemini",
-        id: "8a20078e-2d5e-4f81-a640-9b879bbb7e6d".into(),
-        texts: s(&["請幫我依照專案實際狀況更新 README.md README.zh-CN.md README.zh-TW.md, 開發者的引導不需要寫在裡面, 這三份文件應該更加偏向使用者取向"]),
+        id: "7e8f9a0b-1c2d-4e3f-8a4b-5c6d7e8f9a0b".into(),
+        texts: s(&[
+            "split the user docs from the contributor docs in README.md",
+            "Done: the READMEs are for users now, and CONTRIBUTING.md holds the build steps.",
+        ]),
+        tool_outputs: s(&["Successfully created CONTRIBUTING.md."]),
         ..Written::default()
     });
     out
@@ -473,32 +482,39 @@ fn write_copilot(home: &Path, files: &mut Vec<PathBuf>) -> Vec<Written> {
         ..Written::default()
     });
 
-    // --- The real samples -----------------------------------------------------------------
-    let id = "96ef38f0-9d09-45c3-8124-6448c36090ed";
+    // --- The shape fixtures ----------------------------------------------------------------
+    let id = "6b7c8d9e-0f1a-4b2c-8d3e-4f5a6b7c8d9e";
     copy(
         files,
-        "copilot/vct_events.jsonl",
+        "copilot/events.jsonl",
         &root.join("session-state").join(id).join("events.jsonl"),
     );
     out.push(Written {
         agent: "copilot",
         id: id.into(),
-        texts: s(&["請不要修改任何代碼 我希望你幫我調查一下 有沒有好一點的自動生成文檔可以給這個 rust 專案 例如 python 可以透過 zensical 或 mkdostrings 之類的來做自動產生文檔網頁 我不確定有沒有適合我專案的 請幫我調查 不要產生代碼或編輯代碼"]),
-        tool_outputs: s(&["Intent logged"]),
+        texts: s(&[
+            "do not change any code: find out which documentation site generator would suit this Rust crate",
+            "Use rustdoc for the API and mdBook for guides, published by one Pages workflow.",
+        ]),
+        tool_outputs: s(&["Intent logged", "rustdoc and mdBook are the usual choices."]),
         ..Written::default()
     });
-    let id = "0b2a81da-02cf-4cbb-ae14-07c597b84f4e";
+    let id = "2d3e4f5a-6b7c-4d8e-9f0a-1b2c3d4e5f6a";
     copy(
         files,
-        "copilot/vct_history-session-state_legacy.json",
+        "copilot/history.json",
         &root
             .join("history-session-state")
-            .join(format!("session_{id}_1760187292206.json")),
+            .join(format!("session_{id}_1760259600000.json")),
     );
     out.push(Written {
         agent: "copilot",
         id: id.into(),
-        texts: s(&["Connected to GitHub MCP Server"]),
+        texts: s(&[
+            "Connected to the lamp MCP server",
+            "rename the project from Tiny Lamp to Small Lamp in the docs and the manifest",
+        ]),
+        tool_outputs: s(&["Created file /home/dev/lamp/CHANGELOG.md"]),
         ..Written::default()
     });
     out

@@ -18,9 +18,10 @@ use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 use tempfile::TempDir;
 
-/// The real session samples beside the project.
-pub fn real_fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/real")
+/// The project-written shape fixtures: small sessions in each agent's format, each
+/// reproducing a shape real stores hold (see `fixtures/shapes/README.md`).
+pub fn shapes() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/shapes")
 }
 
 pub fn bin() -> PathBuf {

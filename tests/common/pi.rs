@@ -1,59 +1,66 @@
 //! Native pi, omp, indusagi and OpenClaw stores for integration tests, in the agents' real
-//! layouts: real sample sessions from fixtures/real plus the hand-written sessions in
-//! `fixtures/home/`.
+//! layouts: the project's shape fixtures (`fixtures/shapes/`) plus the hand-written sessions
+//! in `fixtures/home/`.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 
-const REAL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/real");
+const SHAPES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/shapes");
 const HOME: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/home");
+
+/// The line the agent was writing when `PARTIAL` was cut: appended to a copy of
+/// `pi/branched.jsonl`, which then shares its header id with the original.
+pub const PARTIAL: &str = r#"{"type":"message","id":"c3f0000e","parentId":"c3f0000d","timestamp":"2026-02-05T09:00:16.000Z","message":{"role":"user","content":[{"type":"te"#;
 
 /// Lay out the stores under `home` and return every session file written.
 ///
-/// - pi: every `pi/*.jsonl` fixture in a `--<cwd>--` bucket named from its header, plus
+/// - pi: every `shapes/pi/*.jsonl` in a `--<cwd>--` bucket named from its header, a copy of
+///   `branched.jsonl` cut in its last line (same header id, next bucket), plus
 ///   `fixtures/home/.pi/...` (v3 with a branch, label and title).
-/// - omp: the two real `omp/*.jsonl` files in a `--<abs>--` and a `-tmp-<rel>` bucket, plus
+/// - omp: the two v1 shape files in a `--<abs>--` and a `-tmp-<rel>` bucket, plus
 ///   `fixtures/home/.omp/.../-Projects-demo/` (home-relative bucket, 256-byte title slot).
-/// - indusagi: the real OpenClaw v3 transcript (indusagi writes pi v3 verbatim), plus
+/// - indusagi: the OpenClaw shape transcript (indusagi writes pi v3 verbatim), plus
 ///   `fixtures/home/.indusagi/...`.
 /// - openclaw: the same transcript at `.openclaw/agents/main/sessions/<id>.jsonl`.
-///
-/// Two pi fixtures share a header id (`derived_partial_last_line.jsonl` is cut from
-/// `agentlogs_branched.jsonl`); they land in different buckets.
 pub fn write_stores(home: &Path) -> Vec<String> {
     let mut out = Vec::new();
 
     let pi = home.join(".pi/agent/sessions");
-    for src in jsonl_files(&Path::new(REAL).join("pi")) {
+    for src in jsonl_files(&Path::new(SHAPES).join("pi")) {
         let (bucket, name) = native_name(&src);
-        out.push(place(&src, &pi, &format!("--{bucket}--"), &name));
+        out.push(place(&read(&src), &pi, &format!("--{bucket}--"), &name));
     }
+    let branched = Path::new(SHAPES).join("pi/branched.jsonl");
+    let (bucket, name) = native_name(&branched);
+    let mut cut = read(&branched);
+    cut.extend_from_slice(PARTIAL.as_bytes());
+    out.push(place(&cut, &pi, &format!("--{bucket}--"), &name));
 
     let omp = home.join(".omp/agent/sessions");
     for (file, spelling) in [
-        ("large-session.jsonl", Spelling::Absolute),
-        ("before-compaction.jsonl", Spelling::Tmp),
+        ("v1_slash_first.jsonl", Spelling::Absolute),
+        ("v1_compaction.jsonl", Spelling::Tmp),
     ] {
-        let src = Path::new(REAL).join("omp").join(file);
+        let src = Path::new(SHAPES).join("pi").join(file);
         let (bucket, name) = native_name(&src);
         let bucket = match spelling {
             Spelling::Absolute => format!("--{bucket}--"),
             Spelling::Tmp => format!("-tmp-{}", cwd_base(&src)),
         };
-        out.push(place(&src, &omp, &bucket, &name));
+        out.push(place(&read(&src), &omp, &bucket, &name));
     }
 
-    let claw = Path::new(REAL).join("openclaw/real_v3_transcript_8555a0a4_first18lines.jsonl");
+    let claw = Path::new(SHAPES).join("openclaw/transcript.jsonl");
     let (bucket, name) = native_name(&claw);
     out.push(place(
-        &claw,
+        &read(&claw),
         &home.join(".indusagi/agent/sessions"),
         &format!("--{bucket}--"),
         &name,
     ));
     let id = header_id(&claw).unwrap_or_else(|| "openclaw-session".to_owned());
     out.push(place(
-        &claw,
+        &read(&claw),
         &home.join(".openclaw/agents/main/sessions"),
         "",
         &format!("{id}.jsonl"),
@@ -62,6 +69,10 @@ pub fn write_stores(home: &Path) -> Vec<String> {
     copy_tree(Path::new(HOME), home, &mut out);
     out.sort();
     out
+}
+
+fn read(src: &Path) -> Vec<u8> {
+    std::fs::read(src).expect("read fixture")
 }
 
 enum Spelling {
@@ -124,8 +135,8 @@ fn native_name(src: &Path) -> (String, String) {
     (bucket, format!("{ts}_{id}.jsonl"))
 }
 
-/// Copy `src` to `<root>/<bucket>/<name>`; a taken path moves to bucket `<bucket>-2`, ….
-fn place(src: &Path, root: &Path, bucket: &str, name: &str) -> String {
+/// Write `bytes` to `<root>/<bucket>/<name>`; a taken path moves to bucket `<bucket>-2`, ….
+fn place(bytes: &[u8], root: &Path, bucket: &str, name: &str) -> String {
     let mut dir = root.join(bucket);
     let mut n = 2;
     while dir.join(name).exists() {
@@ -138,7 +149,7 @@ fn place(src: &Path, root: &Path, bucket: &str, name: &str) -> String {
     }
     std::fs::create_dir_all(&dir).expect("mkdir");
     let dst = dir.join(name);
-    std::fs::copy(src, &dst).expect("copy fixture");
+    std::fs::write(&dst, bytes).expect("write fixture");
     dst.display().to_string()
 }
 

@@ -2,9 +2,10 @@ use super::*;
 use crate::model::{MessageKind, Role, SEALED_THINKING};
 use serde_json::json;
 
-const REAL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/real/codex");
+/// Project-written rollouts, each reproducing one real shape (fixtures/shapes/README.md).
+const SHAPES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/shapes/codex");
 
-const CRUD_ID: &str = "019bf4b5-e7b0-75a0-8bf2-05fbf1b13c9b";
+const CRUD_ID: &str = "019bf700-1a2b-7c3d-8e4f-5a6b7c8d9e0f";
 
 fn write(path: &Path, text: &str) -> PathBuf {
     if let Some(p) = path.parent() {
@@ -18,8 +19,19 @@ fn lines(records: &[serde_json::Value]) -> String {
     records.iter().map(|r| format!("{r}\n")).collect()
 }
 
-fn real(name: &str) -> Parsed {
-    let p = Path::new(REAL).join(name);
+fn shape(name: &str) -> Parsed {
+    let p = Path::new(SHAPES).join(name);
+    parse_file(&p, &id_from_file_name(&p))
+}
+
+/// A shape fixture whose last line was cut in the middle, as when Codex is killed mid-write.
+fn cut(name: &str) -> Parsed {
+    let text = std::fs::read_to_string(Path::new(SHAPES).join(name)).expect("read");
+    let body = text.trim_end_matches('\n');
+    let last = body.rfind('\n').map_or(0, |i| i + 1);
+    let keep = last + (body.len() - last) / 2;
+    let dir = tempfile::tempdir().expect("tmp");
+    let p = write(&dir.path().join(name), &body[..keep]);
     parse_file(&p, &id_from_file_name(&p))
 }
 
@@ -84,43 +96,53 @@ fn all_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// Every shape fixture loads with a prompt, a non-empty transcript and no warning; the cut
+/// copy of one warns about its partial last line. Real rollouts of every shape are read by
+/// the real-corpus suite (`tests/real.rs`, when `SESSFS_REAL_SESSIONS` names them).
 #[test]
-fn every_real_fixture_loads() {
+fn every_shape_fixture_loads() {
     let mut files = Vec::new();
-    all_files(Path::new(REAL), &mut files);
-    assert_eq!(files.len(), 6, "{files:?}");
-    for f in files {
-        let p = parse_file(&f, &id_from_file_name(&f));
+    all_files(Path::new(SHAPES), &mut files);
+    assert_eq!(files.len(), 5, "{files:?}");
+    let mut parsed: Vec<(String, Parsed)> = files
+        .iter()
+        .map(|f| {
+            (
+                f.display().to_string(),
+                parse_file(f, &id_from_file_name(f)),
+            )
+        })
+        .collect();
+    parsed.push(("cut exec_crud.jsonl".into(), cut("exec_crud.jsonl")));
+    for (name, p) in parsed {
         let s = &p.session;
         assert!(
             s.messages.iter().any(|m| !m.text().is_empty()),
-            "{}: empty transcript",
-            f.display()
+            "{name}: empty transcript"
         );
-        assert!(s.turn_count() >= 1, "{}: no prompt", f.display());
-        let partial = kit::file_name(&f).starts_with("derived_partial");
+        assert!(s.turn_count() >= 1, "{name}: no prompt");
+        let partial = name.starts_with("cut ");
         assert_eq!(
             s.warnings.iter().any(|w| w.contains("partial last line")),
             partial,
-            "{}: {:?}",
-            f.display(),
+            "{name}: {:?}",
             s.warnings
         );
         if !partial {
-            assert!(s.warnings.is_empty(), "{}: {:?}", f.display(), s.warnings);
+            assert!(s.warnings.is_empty(), "{name}: {:?}", s.warnings);
         }
     }
 }
 
 #[test]
 fn one_user_stream_and_injected_context() {
-    let p = real("agentlogs_crud.jsonl");
+    let p = shape("exec_crud.jsonl");
     let s = &p.session;
-    assert_eq!(s.id, "agentlogs_crud");
+    assert_eq!(s.id, "exec_crud");
     assert_eq!(p.head.id.as_deref(), Some(CRUD_ID));
     assert_eq!(
         texts(s, Role::User, MessageKind::Normal),
-        ["create a file `JOKE.md` with a random joke with a title and a footer with some random text, then read this file, then make change to the file, then delete the file."]
+        ["write PUN.md with one pun and a footer line, show it, change the footer, then remove the file."]
     );
     let labels: Vec<&str> = s
         .messages
@@ -143,14 +165,12 @@ fn one_user_stream_and_injected_context() {
         .all(|m| m.role == Role::System));
     // The reply, once (not also the event_msg agent_message copy).
     let replies = texts(s, Role::Assistant, MessageKind::Normal);
-    let done = "Created `JOKE.md`, read it, updated the footer line, and deleted the file.";
+    let done =
+        "Wrote `PUN.md`, showed it, changed the footer to a second draft, and removed the file.";
     assert_eq!(replies.iter().filter(|t| *t == done).count(), 1);
-    assert_eq!(
-        s.cwd.as_deref(),
-        Some("/Users/philipp/dev/agentlogs/fixtures")
-    );
+    assert_eq!(s.cwd.as_deref(), Some("/home/dev/jokes"));
     assert_eq!(s.models(), ["gpt-5.2-codex"]);
-    assert_eq!(s.source.format_version.as_deref(), Some("0.89.0"));
+    assert_eq!(s.source.format_version.as_deref(), Some("0.91.0"));
 }
 
 #[test]
@@ -228,20 +248,20 @@ fn titles_from_the_index_newest_line_wins_else_first_prompt() {
     );
     // The VS Code extension's request, not its IDE context header.
     assert_eq!(
-        real("vct_rollout.jsonl").session.title.as_deref(),
-        Some("幫我檢查一下 go.mod 裡面 為何 go版本是 1.24?")
+        shape("ide_rollout.jsonl").session.title.as_deref(),
+        Some("why does go.mod ask for go 1.24? please lower it to 1.22")
     );
     // The prompt after an image wrapper titles the session, not the wrapper.
-    let p = real("agentlogs_images.jsonl");
+    let p = shape("images.jsonl");
     assert_eq!(
         p.session.title.as_deref(),
-        Some("why does the claude code label break here on the /team dashboard? [Image #1]")
+        Some("why is the legend cut off on the usage chart? [Image #1]")
     );
 }
 
 #[test]
 fn tool_calls_pair_with_their_outputs() {
-    let s = real("agentlogs_crud.jsonl").session;
+    let s = shape("exec_crud.jsonl").session;
     let results: Vec<(&str, &str, bool)> = s
         .messages
         .iter()
@@ -251,17 +271,14 @@ fn tool_calls_pair_with_their_outputs() {
     assert_eq!(
         results,
         [
-            ("exec_command", "call_3LP2FP4eeep7JxJRvO3h42Oh", false),
-            ("exec_command", "call_Cxwk4ioosZkYyeToIOOH3NB6", false),
-            ("apply_patch", "call_jNxPfZXnxjqCPQxUeOy07aR1", false),
-            ("exec_command", "call_p5WYLDqEH0nELpogFOahfsv4", false),
+            ("exec_command", "call_pun_write", false),
+            ("exec_command", "call_pun_cat", false),
+            ("apply_patch", "call_pun_patch", false),
+            ("exec_command", "call_pun_rm", false),
         ]
     );
     let calls: Vec<&ToolCall> = s.messages.iter().flat_map(|m| &m.tool_calls).collect();
-    assert_eq!(
-        calls[1].input,
-        json!({"cmd": "cat /Users/philipp/dev/agentlogs/fixtures/JOKE.md"})
-    );
+    assert_eq!(calls[1].input, json!({"cmd": "cat /home/dev/jokes/PUN.md"}));
     // apply_patch keeps its raw patch text.
     assert!(calls[2]
         .input
@@ -276,7 +293,7 @@ fn tool_calls_pair_with_their_outputs() {
         .expect("patch result");
     assert_eq!(
         patch.output,
-        "Success. Updated the following files:\nM /Users/philipp/dev/agentlogs/fixtures/JOKE.md\n"
+        "Success. Updated the following files:\nM /home/dev/jokes/PUN.md\n"
     );
 
     let dir = tempfile::tempdir().expect("tmp");
@@ -354,7 +371,7 @@ fn tool_calls_pair_with_their_outputs() {
 
 #[test]
 fn reasoning_summaries_are_thinking_and_encrypted_is_sealed() {
-    let s = real("agentlogs_crud.jsonl").session;
+    let s = shape("exec_crud.jsonl").session;
     let thinking: Vec<&str> = s
         .messages
         .iter()
@@ -363,41 +380,47 @@ fn reasoning_summaries_are_thinking_and_encrypted_is_sealed() {
     assert_eq!(
         thinking,
         [
-            "**Planning file operations and command sequence**",
+            "**Planning the four file steps**",
             SEALED_THINKING,
-            "**Modifying footer text**",
-            "**Deleting file**",
+            "**Changing the footer**",
+            "**Removing the file**",
         ]
     );
-    // vct: reasoning with neither summary nor ciphertext shows nothing.
-    let v = real("vct_rollout.jsonl").session;
+    // Reasoning with neither summary nor ciphertext (the VS Code extension) shows nothing.
+    let v = shape("ide_rollout.jsonl").session;
     assert!(v.messages.iter().all(|m| m.thinking.is_none()));
 }
 
 #[test]
 fn tokens_are_the_last_cumulative_total() {
-    // Last `total_token_usage` of each file, read off the file by hand.
+    // Last `total_token_usage` of each file, as the fixture writer wrote it.
     let cases = [
-        // input 47257 (44160 cached), output 300 (64 reasoning)
-        ("agentlogs_crud.jsonl", (47257 - 44160, 44160, 300 - 64, 64)),
-        // input 216978 (189952 cached), output 2163 (1408 reasoning)
+        // input 42500 (39800 cached), output 275 (64 reasoning)
         (
-            "agentlogs_images.jsonl",
-            (216978 - 189952, 189952, 2163 - 1408, 1408),
+            "exec_crud.jsonl",
+            shape("exec_crud.jsonl"),
+            (42500 - 39800, 39800, 275 - 64, 64),
         ),
-        // input 270530 (136832 cached), output 12551 (9536 reasoning)
+        // input 39000 (30100 cached), output 610 (256 reasoning)
         (
-            "vct_rollout.jsonl",
-            (270530 - 136832, 136832, 12551 - 9536, 9536),
+            "images.jsonl",
+            shape("images.jsonl"),
+            (39000 - 30100, 30100, 610 - 256, 256),
         ),
-        // the last complete line is line 35: 37577 (34688), 277 (64)
+        // input 27500 (13900 cached), output 1100 (750 reasoning)
         (
-            "derived_partial_last_line.jsonl",
-            (37577 - 34688, 34688, 277 - 64, 64),
+            "ide_rollout.jsonl",
+            shape("ide_rollout.jsonl"),
+            (27500 - 13900, 13900, 1100 - 750, 750),
+        ),
+        // the last line is cut; the last complete total: 33800 (31200), 240 (64)
+        (
+            "cut exec_crud.jsonl",
+            cut("exec_crud.jsonl"),
+            (33800 - 31200, 31200, 240 - 64, 64),
         ),
     ];
-    for (file, (input, cached, output, thinking)) in cases {
-        let p = real(file);
+    for (file, p, (input, cached, output, thinking)) in cases {
         let s = resolve(p, &[], &HashMap::new(), None, 0);
         let u = s.reported_usage.expect(file);
         assert_eq!(
@@ -415,9 +438,9 @@ fn tokens_are_the_last_cumulative_total() {
         assert!(s.messages.iter().all(|m| m.token_usage.is_none()));
     }
     // gpt-5.2-codex: 1.75 / 14 / 0.175 per million.
-    let s = resolve(real("agentlogs_crud.jsonl"), &[], &HashMap::new(), None, 0);
+    let s = resolve(shape("exec_crud.jsonl"), &[], &HashMap::new(), None, 0);
     let c = s.cost();
-    let want = (3097.0 * 1.75 + 300.0 * 14.0 + 44160.0 * 0.175) / 1e6;
+    let want = (2700.0 * 1.75 + 275.0 * 14.0 + 39800.0 * 0.175) / 1e6;
     assert!(
         (c.total_usd - want).abs() < 1e-9,
         "{} vs {want}",
@@ -735,7 +758,7 @@ fn compaction_is_a_marker_and_its_history_is_not_repeated() {
 
 #[test]
 fn images_are_placeholders() {
-    let s = real("agentlogs_images.jsonl").session;
+    let s = shape("images.jsonl").session;
     let all: String = s.messages.iter().map(|m| m.text()).collect();
     assert!(!all.contains("base64"), "base64 kept");
     assert!(!all.contains("iVBORw0KGgo"), "image bytes kept");

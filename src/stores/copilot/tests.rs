@@ -2,7 +2,8 @@ use super::*;
 use std::fs;
 use std::path::PathBuf;
 
-const REAL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/real/copilot");
+/// Project-written sessions, each reproducing one real shape (fixtures/shapes/README.md).
+const SHAPES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/shapes/copilot");
 
 fn env_for(home: &Path) -> Env {
     Env {
@@ -70,25 +71,30 @@ fn candidates_honour_copilot_home_and_old_xdg_config_home() {
     assert!(got.iter().any(|(_, how)| how == "spec"));
 }
 
+/// `copilot/events.jsonl` reproduces a real autopilot session: mode and model changes, the
+/// system prompt, four parallel calls in one reply, four events written off the parent chain,
+/// a second system prompt with an empty nudge prompt, `task_complete` and the shutdown totals.
 #[test]
-fn real_events_fixture_pairs_tools_and_keeps_the_off_chain_events_as_a_branch() {
+fn events_fixture_pairs_tools_and_keeps_the_off_chain_events_as_a_branch() {
     let tmp = tempfile::tempdir().unwrap();
-    let id = "96ef38f0-9d09-45c3-8124-6448c36090ed";
+    let id = "6b7c8d9e-0f1a-4b2c-8d3e-4f5a6b7c8d9e";
     let dir = tmp.path().join(".copilot/session-state").join(id);
     fs::create_dir_all(&dir).unwrap();
     fs::copy(
-        Path::new(REAL).join("vct_events.jsonl"),
+        Path::new(SHAPES).join("events.jsonl"),
         dir.join("events.jsonl"),
     )
     .unwrap();
     let s = load_only(tmp.path());
     assert!(s.warnings.is_empty(), "{:?}", s.warnings);
     assert_eq!(s.id, id);
-    assert_eq!(s.messages.len(), 26);
+    // 6 opening events, 6 replies, 10 results, the second system prompt, the nudge and
+    // the task_complete notice.
+    assert_eq!(s.messages.len(), 25);
     assert_eq!(s.turn_count(), 1);
     assert!(s.messages[5]
         .content
-        .starts_with("請不要修改任何代碼 我希望你幫我調查一下"));
+        .starts_with("do not change any code: find out which documentation site generator"));
     assert_eq!(s.messages[4].kind, MessageKind::Context);
     assert_eq!(s.messages[4].label.as_deref(), Some("system prompt"));
     let asst = &s.messages[6];
@@ -99,7 +105,7 @@ fn real_events_fixture_pairs_tools_and_keeps_the_off_chain_events_as_a_branch() 
         .thinking
         .as_deref()
         .unwrap()
-        .starts_with("The user wants me to investigate documentation generation tools"));
+        .starts_with("The user wants a survey only"));
     let r = s.messages[7].tool_result.as_ref().unwrap();
     assert_eq!(
         (
@@ -107,28 +113,22 @@ fn real_events_fixture_pairs_tools_and_keeps_the_off_chain_events_as_a_branch() 
             r.tool_name.as_str(),
             r.output.as_str()
         ),
-        (
-            "toolu_015mmFQgTioWn3quiaKRMYX3",
-            "report_intent",
-            "Intent logged"
-        )
+        ("call-intent-1", "report_intent", "Intent logged")
     );
     let results = s
         .messages
         .iter()
         .filter(|m| m.tool_result.is_some())
         .count();
-    assert_eq!(results, 11);
-    assert_eq!(s.cwd.as_deref(), Some("/home/wei/repo/VibeCodingTracker"));
-    assert_eq!(s.source.format_version.as_deref(), Some("1.0.34"));
+    assert_eq!(results, 10);
+    assert_eq!(s.cwd.as_deref(), Some("/home/dev/lantern"));
+    assert_eq!(s.source.format_version.as_deref(), Some("1.0.36"));
     assert_eq!(
         s.messages[2].content,
         "model: claude-sonnet-4.6 -> claude-sonnet-4.6 (reasoning effort high)"
     );
-    assert!(s
-        .tags
-        .contains(&"repository:Mai0313/VibeCodingTracker".to_string()));
-    assert!(s.tags.contains(&"premium-requests:2".to_string()));
+    assert!(s.tags.contains(&"repository:dev/lantern".to_string()));
+    assert!(s.tags.contains(&"premium-requests:3".to_string()));
     // Shutdown totals, input without cache reads; no USD.
     let u = s.reported_usage.unwrap();
     assert_eq!(
@@ -138,45 +138,45 @@ fn real_events_fixture_pairs_tools_and_keeps_the_off_chain_events_as_a_branch() 
             u.cached_tokens,
             u.thinking_tokens
         ),
-        (186_809 - 151_738, 2_848, 151_738, 1_024)
+        (150_000 - 120_000, 2_400, 120_000, 900)
     );
-    assert_eq!(s.cost().input_tokens, 186_809 - 151_738);
+    assert_eq!(s.cost().input_tokens, 150_000 - 120_000);
     assert!(s.messages.iter().all(|m| m.cost.is_none()));
 
-    // Events 1a2b3c4d-0001..4 hang off f47081d7…; the last event's chain skips them.
+    // Events 0ff0c4a1-0001..4 hang off the last result of turn 2; the next event's chain
+    // skips them.
     assert_eq!(s.branches.len(), 1);
     let b = &s.branches[0];
-    assert_eq!(b.name, "branch-1a2b3c4d-0004-4000-9000-000000000004");
+    assert_eq!(b.name, "branch-0ff0c4a1-0004-4000-9000-000000000004");
     assert_eq!(
         b.fork_point.as_deref(),
-        Some("f47081d7-3cf2-4ba7-b507-be3c0965c332")
+        Some("ev31-0000-4000-8000-000000000031")
     );
-    assert_eq!(b.messages.len(), 20);
-    assert_eq!(
-        b.messages[19].tool_result.as_ref().unwrap().output,
-        "rustdoc is the built-in documentation generator for Rust projects."
-    );
-    assert_eq!(
-        b.messages[19].tool_result.as_ref().unwrap().tool_name,
-        "web_fetch"
-    );
+    assert_eq!(b.messages.len(), 19);
+    let last = b.messages[18].tool_result.as_ref().unwrap();
+    assert_eq!(last.output, "rustdoc turns doc comments into HTML pages.");
+    assert_eq!(last.tool_name, "web_fetch");
 }
 
 #[test]
-fn real_partial_and_history_fixtures_load() {
+fn partial_and_history_fixtures_load() {
     let tmp = tempfile::tempdir().unwrap();
     let c = tmp.path().join(".copilot");
     fs::create_dir_all(c.join("session-state")).unwrap();
     fs::create_dir_all(c.join("history-session-state")).unwrap();
-    fs::copy(
-        Path::new(REAL).join("derived_partial_last_line.jsonl"),
-        c.join("session-state/96ef38f0-9d09-45c3-8124-6448c36090ed.jsonl"),
+    // The events with the shutdown line cut in the middle.
+    let events = fs::read_to_string(Path::new(SHAPES).join("events.jsonl")).unwrap();
+    let body = events.trim_end_matches('\n');
+    let last = body.rfind('\n').unwrap() + 1;
+    fs::write(
+        c.join("session-state/6b7c8d9e-0f1a-4b2c-8d3e-4f5a6b7c8d9e.jsonl"),
+        &body[..last + 60],
     )
     .unwrap();
     fs::copy(
-        Path::new(REAL).join("vct_history-session-state_legacy.json"),
+        Path::new(SHAPES).join("history.json"),
         c.join(
-            "history-session-state/session_0b2a81da-02cf-4cbb-ae14-07c597b84f4e_1760187292206.json",
+            "history-session-state/session_2d3e4f5a-6b7c-4d8e-9f0a-1b2c3d4e5f6a_1760259600000.json",
         ),
     )
     .unwrap();
@@ -187,8 +187,8 @@ fn real_partial_and_history_fixtures_load() {
     assert_eq!(
         ids,
         [
-            "0b2a81da-02cf-4cbb-ae14-07c597b84f4e",
-            "96ef38f0-9d09-45c3-8124-6448c36090ed"
+            "2d3e4f5a-6b7c-4d8e-9f0a-1b2c3d4e5f6a",
+            "6b7c8d9e-0f1a-4b2c-8d3e-4f5a6b7c8d9e"
         ]
     );
 
@@ -215,39 +215,45 @@ fn real_partial_and_history_fixtures_load() {
         ]
     );
     let first = &h.messages[3].tool_calls[0];
-    assert_eq!(first.tool_call_id, "toolu_01Mx6TvUBjF3WtcTQtkgSq2k");
+    assert_eq!(first.tool_call_id, "call-h1");
     assert_eq!(first.tool_name, "str_replace_editor");
     assert!(first
         .output
         .as_deref()
         .unwrap()
-        .starts_with("\ndiff --git a/home/wei/repo/VibeCodingTracker/Cargo.toml"));
+        .starts_with("\ndiff --git a/home/dev/lamp/Cargo.toml"));
     assert_eq!(
         h.messages[0].content,
-        "info: Connected to GitHub MCP Server"
+        "info: Connected to the lamp MCP server"
     );
 
     let p = st.load(&l[1]);
     assert_eq!(p.warnings.len(), 1, "{:?}", p.warnings);
     assert!(p.warnings[0].contains("partial last line"));
-    assert_eq!(p.messages.len(), 26);
+    assert_eq!(p.messages.len(), 25);
     assert_eq!(p.reported_usage, None, "the shutdown line was cut");
 }
 
+/// Real sessions of every shape are read by the real-corpus suite (`tests/real.rs`, when
+/// `SESSFS_REAL_SESSIONS` names them); here, every shape fixture.
 #[test]
-fn every_real_fixture_loads_into_a_transcript() {
-    for f in kit::entries(Path::new(REAL)) {
-        let n = kit::file_name(&f);
-        let s = if n.ends_with(".jsonl") {
+fn every_shape_fixture_loads_into_a_transcript() {
+    let mut n = 0;
+    for f in kit::entries(Path::new(SHAPES)) {
+        let name = kit::file_name(&f);
+        let s = if name.ends_with(".jsonl") {
             load_events(&f, "x")
-        } else if n.ends_with(".json") {
-            load_history(&f, "x")
+        } else if name.ends_with(".json") {
+            load_history(&f, "2d3e4f5a-6b7c-4d8e-9f0a-1b2c3d4e5f6a")
         } else {
             continue;
         };
-        assert!(!s.messages.is_empty(), "{n}");
-        assert!(s.messages.iter().any(|m| m.role == Role::User), "{n}");
+        n += 1;
+        assert!(s.warnings.is_empty(), "{name}: {:?}", s.warnings);
+        assert!(!s.messages.is_empty(), "{name}");
+        assert!(s.messages.iter().any(|m| m.role == Role::User), "{name}");
     }
+    assert_eq!(n, 2);
 }
 
 #[test]

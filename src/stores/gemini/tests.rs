@@ -1,7 +1,8 @@
 use super::*;
 use std::fs;
 
-const REAL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/real/gemini");
+/// Project-written chats, each reproducing one real shape (fixtures/shapes/README.md).
+const SHAPES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/shapes/gemini");
 
 fn env_for(home: &Path) -> Env {
     Env {
@@ -56,18 +57,21 @@ fn candidates_honour_gemini_cli_home() {
     assert!(r.iter().any(|r| r.how == "spec"));
 }
 
+/// `gemini/chat.jsonl` reproduces a real `/init` chat: an info event, the `/init` prompt
+/// shown by its `displayContent`, five replies each appended twice (running, then with their
+/// results) between `$set` lines, a "Please continue." turn and a cancelled request.
 #[test]
-fn real_jsonl_fixture_replays_to_one_version_per_id() {
+fn jsonl_fixture_replays_to_one_version_per_id() {
     let tmp = tempfile::tempdir().unwrap();
-    let src = Path::new(REAL).join("vct_session-2026-04-23.jsonl");
+    let src = Path::new(SHAPES).join("chat.jsonl");
     let dst = tmp
         .path()
-        .join(".gemini/tmp/discordbot/chats/session-2026-04-23T12-52-0ab84937.jsonl");
+        .join(".gemini/tmp/bellbot/chats/session-2026-04-20T09-00-3c9d2e1f.jsonl");
     fs::create_dir_all(dst.parent().unwrap()).unwrap();
     fs::copy(&src, &dst).unwrap();
     let s = load_one(tmp.path());
     assert!(s.warnings.is_empty(), "{:?}", s.warnings);
-    assert_eq!(s.id, "0ab84937-9fe7-4284-986a-33c832af0b6a");
+    assert_eq!(s.id, "3c9d2e1f-7a6b-4c5d-9e8f-0a1b2c3d4e5f");
     // 11 distinct message ids; 5 of them were appended twice.
     assert_eq!(s.messages.len(), 11);
     let roles: Vec<Role> = s.messages.iter().map(|m| m.role).collect();
@@ -82,43 +86,45 @@ fn real_jsonl_fixture_replays_to_one_version_per_id() {
     assert_eq!(s.messages[0].kind, MessageKind::Event);
     assert_eq!(s.messages[10].content, "info: Request cancelled.");
     let calls: Vec<&ToolCall> = s.messages.iter().flat_map(|m| &m.tool_calls).collect();
-    assert_eq!(calls.len(), 12);
+    assert_eq!(calls.len(), 11);
     assert!(calls.iter().all(|c| c.is_error == Some(false)));
-    let readme = calls.iter().find(|c| c.tool_call_id == "aao1q07o").unwrap();
+    let readme = calls.iter().find(|c| c.tool_call_id == "rf01abcd").unwrap();
     assert_eq!(readme.tool_name, "read_file");
-    assert!(readme
-        .output
-        .as_deref()
-        .unwrap()
-        .starts_with("<div align=\"center\" markdown=\"1\">"));
+    assert_eq!(
+        readme.output.as_deref(),
+        Some("# Bellbot\n\nA small chat bot that rings a bell.")
+    );
     assert!(s.messages[2]
         .thinking
         .as_deref()
         .unwrap()
-        .starts_with("Initiating File Generation\nI'm now focused"));
+        .starts_with("Starting the memory file\nI am now reading the project layout"));
     // Usage of the last version of each id; cached tokens counted apart from input.
     let c = s.cost();
-    assert_eq!(c.input_tokens, 202_586 - 48_951);
-    assert_eq!(c.cached_tokens, 48_951);
-    assert_eq!(c.output_tokens, 2_152);
-    assert_eq!(c.thinking_tokens, 2_141);
+    assert_eq!(c.input_tokens, 187_000 - 46_000);
+    assert_eq!(c.cached_tokens, 46_000);
+    assert_eq!(c.output_tokens, 2_120);
+    assert_eq!(c.thinking_tokens, 2_100);
     assert_eq!(s.cwd, None, "no projects.json, no marker: no guessed cwd");
 }
 
 #[test]
-fn real_legacy_and_partial_fixtures_load() {
+fn legacy_and_partial_fixtures_load() {
     let tmp = tempfile::tempdir().unwrap();
-    let hash = "ab14fe397f91d5f283525b3178d2314aef552f761131c42172a21b7bf735e73d";
+    let hash = "c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3";
     let chats = tmp.path().join(".gemini/tmp").join(hash).join("chats");
     fs::create_dir_all(&chats).unwrap();
     fs::copy(
-        Path::new(REAL).join("vct_session-2026-03-27_legacy.json"),
-        chats.join("session-2026-03-27T10-19-8a20078e.json"),
+        Path::new(SHAPES).join("legacy.json"),
+        chats.join("session-2026-03-28T11-00-7e8f9a0b.json"),
     )
     .unwrap();
-    fs::copy(
-        Path::new(REAL).join("derived_partial_last_line.jsonl"),
-        chats.join("session-2026-04-23T12-52-0ab84937.jsonl"),
+    // The JSONL chat with the agent cut off while writing one more record.
+    let mut partial = fs::read_to_string(Path::new(SHAPES).join("chat.jsonl")).unwrap();
+    partial.push_str(r#"{"id":"g-7","timestamp":"2026-04-20T09:05:00.000Z","type":"gem"#);
+    fs::write(
+        chats.join("session-2026-04-20T09-00-3c9d2e1f.jsonl"),
+        partial,
     )
     .unwrap();
     let st = store(tmp.path());
@@ -128,8 +134,8 @@ fn real_legacy_and_partial_fixtures_load() {
     assert_eq!(
         ids,
         [
-            "0ab84937-9fe7-4284-986a-33c832af0b6a",
-            "8a20078e-2d5e-4f81-a640-9b879bbb7e6d"
+            "3c9d2e1f-7a6b-4c5d-9e8f-0a1b2c3d4e5f",
+            "7e8f9a0b-1c2d-4e3f-8a4b-5c6d7e8f9a0b"
         ]
     );
     let partial = st.load(&listed[0]);
@@ -143,28 +149,37 @@ fn real_legacy_and_partial_fixtures_load() {
     assert_eq!(legacy.messages.len(), 4);
     assert!(legacy.messages[0]
         .content
-        .starts_with("請幫我依照專案實際狀況更新 README.md"));
+        .starts_with("split the user docs from the contributor docs in README.md"));
     let calls: Vec<&ToolCall> = legacy.messages.iter().flat_map(|m| &m.tool_calls).collect();
     assert_eq!(calls.len(), 7);
     assert!(calls.iter().all(|c| c.output.is_some()));
-    assert_eq!(legacy.cost().input_tokens, 76_348 - 39_826);
+    assert_eq!(
+        legacy.cost().input_tokens,
+        (11_000 + 21_000 + 23_000) - (7_000 + 12_000 + 13_000)
+    );
     assert_eq!(
         legacy.title.as_deref(),
-        Some("請幫我依照專案實際狀況更新 README.md README.zh-CN.md README.zh-TW.md, 開發者的引導不需要寫在裡面, 這三份文件應該更加偏向使用者取向")
+        Some("split the user docs from the contributor docs in README.md")
     );
 }
 
+/// Real chats of every shape are read by the real-corpus suite (`tests/real.rs`, when
+/// `SESSFS_REAL_SESSIONS` names them); here, every shape fixture.
 #[test]
-fn every_real_fixture_loads_into_a_transcript() {
-    for f in kit::entries(Path::new(REAL)) {
-        let n = kit::file_name(&f);
-        if !(n.ends_with(".jsonl") || n.ends_with(".json")) {
+fn every_shape_fixture_loads_into_a_transcript() {
+    let mut n = 0;
+    for f in kit::entries(Path::new(SHAPES)) {
+        let name = kit::file_name(&f);
+        if !(name.ends_with(".jsonl") || name.ends_with(".json")) {
             continue;
         }
+        n += 1;
         let s = load_file(&f, None, 0);
-        assert!(!s.messages.is_empty(), "{n}");
-        assert!(s.messages.iter().any(|m| m.role == Role::User), "{n}");
+        assert!(s.warnings.is_empty(), "{name}: {:?}", s.warnings);
+        assert!(!s.messages.is_empty(), "{name}");
+        assert!(s.messages.iter().any(|m| m.role == Role::User), "{name}");
     }
+    assert_eq!(n, 2);
 }
 
 #[test]
