@@ -277,15 +277,38 @@ fn two_records_on_one_line_of_an_id_less_file_stay_linear_and_in_order() {
 // ---------------------------------------------------------------------------------------
 // Class 4: OpenClaw's archived copies
 
+/// An entry id for `text`: the same prompt gets the same id in every copy of a transcript
+/// (a copy holds the same records), different prompts different ids (FNV-1a, 32 bits).
+fn entry_id(text: &str) -> String {
+    let h = text.bytes().fold(0x811c_9dc5_u32, |h, b| {
+        (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
+    });
+    format!("{h:08x}")
+}
+
+/// Tokens each generated OpenClaw reply records.
+const REPLY_INPUT: u64 = 100;
+const REPLY_OUTPUT: u64 = 10;
+
 /// A pi v3 transcript with the given header id and prompts, each answered.
 fn v3_session(id: &str, prompts: &[&str]) -> String {
+    let turns: Vec<(&str, Option<&str>)> = prompts.iter().map(|p| (*p, None)).collect();
+    v3_tree(id, &turns)
+}
+
+/// As [`v3_session`], each prompt following the answer to the prompt named beside it (a
+/// branch), or the turn before it.
+fn v3_tree(id: &str, turns: &[(&str, Option<&str>)]) -> String {
     let mut lines = vec![json!({"type": "session", "version": 3, "id": id,
         "timestamp": "2026-04-18T01:31:53.203Z", "cwd": "/home/u/.openclaw/workspace"})
     .to_string()];
     let mut parent = Value::Null;
-    for (i, p) in prompts.iter().enumerate() {
-        let uid = format!("{id:.8}u{i}");
-        let aid = format!("{id:.8}a{i}");
+    for (i, (p, after)) in turns.iter().enumerate() {
+        if let Some(a) = after {
+            parent = json!(entry_id(&format!("answer to: {a}")));
+        }
+        let uid = entry_id(p);
+        let aid = entry_id(&format!("answer to: {p}"));
         lines.push(
             json!({"type": "message", "id": uid, "parentId": parent,
                 "timestamp": format!("2026-04-18T01:{:02}:00.000Z", 32 + i),
@@ -298,8 +321,8 @@ fn v3_session(id: &str, prompts: &[&str]) -> String {
                 "message": {"role": "assistant",
                     "content": [{"type": "text", "text": format!("answer to: {p}")}],
                     "provider": "ollama", "model": "gemma4:e4b", "stopReason": "stop",
-                    "usage": {"input": 100, "output": 10, "cacheRead": 0, "cacheWrite": 0,
-                              "totalTokens": 110}}})
+                    "usage": {"input": REPLY_INPUT, "output": REPLY_OUTPUT, "cacheRead": 0,
+                              "cacheWrite": 0, "totalTokens": REPLY_INPUT + REPLY_OUTPUT}}})
             .to_string(),
         );
         parent = json!(aid);
@@ -315,18 +338,32 @@ const ZST_RESET: &str = "eeeeeeee-0000-4000-8000-000000000005";
 const CHECKPOINT: &str = "0f0f0f0f-1111-4222-8333-444444444444";
 
 /// An OpenClaw sessions directory as a year of `/reset`, backups and deletes leaves it.
-/// Returns the sessions directory and `(file name, listed id, prompt it alone holds)` for
-/// every archived copy that must be visible.
-fn openclaw_store(home: &Home) -> (PathBuf, Vec<(String, String, &'static str)>) {
+/// Returns the sessions directory and `(file name, listed id, prompt it holds, replies no
+/// live session holds)` for every archived copy that must be visible.
+fn openclaw_store(home: &Home) -> (PathBuf, Vec<(String, String, &'static str, u64)>) {
     let dir = home.path().join(".openclaw/agents/main/sessions");
     let first = "first prompt of the live session";
+    let abandoned = "prompt the live session later branched away from";
     write(
         &dir.join(format!("{LIVE}.jsonl")),
-        v3_session(LIVE, &[first, "second prompt of the live session"]).as_bytes(),
+        v3_tree(
+            LIVE,
+            &[
+                (first, None),
+                (abandoned, None),
+                ("second prompt of the live session", Some(first)),
+            ],
+        )
+        .as_bytes(),
     );
-    // Copies of the live conversation, taken before its second prompt.
+    // Copies of the live conversation: a backup taken while the abandoned turn was the
+    // active one (the live file holds it on a branch), a checkpoint holding a turn the
+    // live file lost.
     let bak = format!("{LIVE}.jsonl.bak-164503-1777924592329");
-    write(&dir.join(&bak), v3_session(LIVE, &[first]).as_bytes());
+    write(
+        &dir.join(&bak),
+        v3_session(LIVE, &[first, abandoned]).as_bytes(),
+    );
     let checkpoint = format!("{LIVE}.checkpoint.{CHECKPOINT}.jsonl");
     write(
         &dir.join(&checkpoint),
@@ -357,22 +394,26 @@ fn openclaw_store(home: &Home) -> (PathBuf, Vec<(String, String, &'static str)>)
         (
             bak,
             format!("{LIVE}.bak-164503-1777924592329"),
-            "first prompt of the live session",
+            "prompt the live session later branched away from",
+            0,
         ),
         (
             checkpoint,
             format!("{LIVE}.checkpoint.{CHECKPOINT}"),
             "prompt only the checkpoint holds",
+            1,
         ),
         (
             reset,
             format!("{RESET}.reset.2026-04-24T16-09-14.281Z"),
             "prompt before the reset",
+            1,
         ),
         (
             zst,
             format!("{ZST_RESET}.reset.2026-05-01T00-00-00.000Z"),
             "prompt of a compressed reset copy",
+            1,
         ),
     ];
     (dir, archived)
@@ -392,7 +433,7 @@ fn openclaw_archived_copies_are_sessions_and_deleted_ones_stay_hidden() {
     let unique: BTreeSet<&str> = ids.iter().copied().collect();
     assert_eq!(unique.len(), ids.len(), "one name per session: {ids:?}");
     let mut want: BTreeSet<String> = [LIVE, AFTER_RESET].map(String::from).into();
-    want.extend(archived.iter().map(|(_, id, _)| id.clone()));
+    want.extend(archived.iter().map(|(_, id, _, _)| id.clone()));
     assert_eq!(
         unique,
         want.iter().map(String::as_str).collect(),
@@ -404,7 +445,7 @@ fn openclaw_archived_copies_are_sessions_and_deleted_ones_stay_hidden() {
         .expect("openclaw/")
         .count();
     assert_eq!(rendered, want.len(), "one directory per session");
-    for (file, id, prompt) in &archived {
+    for (file, id, prompt, own) in &archived {
         let d = tree(&out).join("openclaw").join(id);
         assert!(
             read(&d.join("transcript.md")).contains(prompt),
@@ -429,7 +470,16 @@ fn openclaw_archived_copies_are_sessions_and_deleted_ones_stay_hidden() {
             json!(format!("openclaw:{LIVE}"))
         };
         assert_eq!(m["forkedFrom"], forked, "{file}");
+        // Replies the live session holds too count there, once.
+        assert_eq!(m["cost"]["inputTokens"], own * REPLY_INPUT, "{file}");
     }
+    // Live: three replies; after the reset: one; each copy: the replies only it holds.
+    let replies = 3 + 1 + archived.iter().map(|a| a.3).sum::<u64>();
+    let o = home.sessfs(&["cost", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let total: Value = serde_json::from_slice(&o.stdout).expect("cost --json");
+    assert_eq!(total["total"]["inputTokens"], replies * REPLY_INPUT);
+    assert_eq!(total["total"]["outputTokens"], replies * REPLY_OUTPUT);
     let everything: String = files(&tree(&out))
         .values()
         .map(|b| String::from_utf8_lossy(b).into_owned())

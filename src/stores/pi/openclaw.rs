@@ -142,6 +142,13 @@ impl Store for OpenclawStore {
             if let Some(index) = index_file(&l.path).filter(|p| p.is_file()) {
                 l.sources.push(index);
             }
+            // An archived copy's cost depends on what the live file still holds.
+            if let Some(a) = Archive::of(&l.path) {
+                let live = l.path.with_file_name(format!("{}.jsonl", a.stem));
+                if live.is_file() {
+                    l.sources.push(live);
+                }
+            }
             out.push(l);
         }
         out
@@ -444,6 +451,29 @@ fn archived(s: &mut Session, a: &Archive, path: &Path) {
     if continued && s.forked_from.is_none() {
         s.forked_from = Some(model::unified_id(Agent::Openclaw, &header_id));
     }
+    if continued {
+        // Entries the live file still holds (same entry id: the same record, copied) are
+        // the live session's: shown here, counted there, on every branch of either.
+        let live_ids = entry_ids(&live, &header_id);
+        let copied = s
+            .messages
+            .iter_mut()
+            .chain(s.branches.iter_mut().flat_map(|b| b.messages.iter_mut()))
+            .filter(|m| m.native_id.as_ref().is_some_and(|id| live_ids.contains(id)));
+        for m in copied {
+            m.inherited = true;
+        }
+    }
+}
+
+/// The entry id of every message of the transcript at `path`, every branch included.
+fn entry_ids(path: &Path, id: &str) -> HashSet<String> {
+    let s = parse::load_file(Dialect::Openclaw, path, id).session;
+    s.messages
+        .iter()
+        .chain(s.branches.iter().flat_map(|b| &b.messages))
+        .filter_map(|m| m.native_id.clone())
+        .collect()
 }
 
 // ---------------------------------------------------------------------------------------
