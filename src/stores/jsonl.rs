@@ -10,6 +10,15 @@
 //! back to back with no newline between them (two writers racing on one file). Every
 //! complete JSON value on a line is kept, in order, with a warning naming the line; only
 //! bytes that are no JSON at all are skipped (up to the next `{` or `[`).
+//!
+//! Every record therefore has a position, not just a line: [`Pos`] is the line and the
+//! record's place among the values of that line. A store that makes ids from positions (pi's
+//! id-less v1 files) gets one id per record, so two records glued onto one line never share
+//! an id, and the same bytes always give the same ids.
+//!
+//! Nothing read is dropped silently: [`read_records`] also hands back the raw text of every
+//! line it could not turn into records ([`Unparsed`]), which a store shows in the session as
+//! [`UNPARSED_FILE`] ([`unparsed_file`]) beside the warning that counts it.
 
 use serde::de::IgnoredAny;
 use serde_json::Value;
@@ -18,6 +27,69 @@ use std::path::Path;
 
 /// Warnings beyond this many per file are summarised in one line.
 const MAX_WARNINGS: usize = 20;
+
+/// Where a record sits in its file: its 1-based line and its place among the JSON values of
+/// that line (0 for the first; more only on a line holding several records).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Pos {
+    pub line: usize,
+    pub part: usize,
+}
+
+impl Pos {
+    /// An id for a record that has none of its own: `line-N` for the first record of line N,
+    /// `line-N.2`, `line-N.3`, … for the records glued after it. The same bytes always give
+    /// the same ids, and no two records of one file share one.
+    pub fn id(self) -> String {
+        match self.part {
+            0 => format!("line-{}", self.line),
+            p => format!("line-{}.{}", self.line, p + 1),
+        }
+    }
+}
+
+/// A line (or the part of one) that gave no record: kept so its text stays visible.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unparsed {
+    /// 1-based line number (a database row's `seq` where the lines come from rows).
+    pub line: usize,
+    /// Why it was not read, as the warning says.
+    pub reason: String,
+    /// The line's text (invalid UTF-8 replaced), whole even when some values were recovered.
+    pub text: String,
+}
+
+/// What one read of a JSONL source found beyond its records.
+#[derive(Debug, Default)]
+pub struct Scanned {
+    /// Problems, each line named once (at most 20 bad lines by number, then a count).
+    pub warnings: Vec<String>,
+    /// Every line that gave no record, or gave records and bytes that were none, in order.
+    pub unparsed: Vec<Unparsed>,
+}
+
+/// The session file that holds the raw text of lines a store could not read.
+pub const UNPARSED_FILE: &str = "unparsed.txt";
+
+/// `(UNPARSED_FILE, content)` for a session's [`Session::extra_files`](crate::model::Session),
+/// `None` when nothing was left unread. Each entry is a `line N: reason` heading, then the
+/// line's text as it is in the file, then an empty line.
+pub fn unparsed_file(unparsed: &[Unparsed]) -> Option<(String, String)> {
+    if unparsed.is_empty() {
+        return None;
+    }
+    let mut out = String::new();
+    for u in unparsed {
+        out.push_str(&format!("line {}: {}\n{}\n\n", u.line, u.reason, u.text));
+    }
+    Some((UNPARSED_FILE.to_owned(), out))
+}
+
+/// The warning that points at [`UNPARSED_FILE`] for `n` unread lines.
+pub fn unparsed_warning(n: usize) -> String {
+    let lines = if n == 1 { "line" } else { "lines" };
+    format!("{n} {lines} not shown as messages; their raw text is in {UNPARSED_FILE}")
+}
 
 /// Call `f(line_number, value)` for every line that parses as a JSON object or array.
 /// Returns the warnings (unreadable file, bad lines, a partial last line).
@@ -31,7 +103,10 @@ pub fn read(path: &Path, mut f: impl FnMut(usize, Value)) -> Vec<String> {
 
 /// As [`read`], from any reader; `name` is used in warnings.
 pub fn read_from(r: impl Read, name: &str, f: &mut dyn FnMut(usize, Value)) -> Vec<String> {
-    scan(r, name, &mut |n, text| parse_line(text).map(|v| f(n, v)))
+    scan(r, name, &mut |p, text| {
+        parse_line(text).map(|v| f(p.line, v))
+    })
+    .warnings
 }
 
 /// As [`read`], but `f` gets each line's bytes and parses them itself, so a store can
@@ -46,16 +121,37 @@ pub fn read_lines(
         Ok(f) => f,
         Err(e) => return vec![format!("cannot open {}: {e}", path.display())],
     };
-    scan(file, &path.display().to_string(), &mut f)
+    scan(file, &path.display().to_string(), &mut |p, b| f(p.line, b)).warnings
 }
 
 /// As [`read_lines`], from any reader (a decompressing one, say); `name` is used in warnings.
 pub fn read_lines_from(r: impl Read, name: &str, f: &mut LineFn<'_>) -> Vec<String> {
+    scan(r, name, &mut |p, b| f(p.line, b)).warnings
+}
+
+/// As [`read_lines`], but `f` gets each record's [`Pos`] (so records glued onto one line
+/// are told apart), and the raw text of every line that gave no record comes back too.
+pub fn read_records(path: &Path, mut f: impl FnMut(Pos, &[u8]) -> Result<(), String>) -> Scanned {
+    match super::kit::open_file(path) {
+        Ok(file) => scan(file, &path.display().to_string(), &mut f),
+        Err(e) => Scanned {
+            warnings: vec![format!("cannot open {}: {e}", path.display())],
+            unparsed: Vec::new(),
+        },
+    }
+}
+
+/// As [`read_records`], from any reader (a decompressing one, say); `name` is used in
+/// warnings.
+pub fn read_records_from(r: impl Read, name: &str, f: &mut RecordFn<'_>) -> Scanned {
     scan(r, name, f)
 }
 
-/// What [`scan`] hands each line to: `Err(reason)` skips the line with a warning.
+/// What [`read_lines`] hands each line to: `Err(reason)` skips the line with a warning.
 pub type LineFn<'f> = dyn FnMut(usize, &[u8]) -> Result<(), String> + 'f;
+
+/// What [`scan`] hands each record to: `Err(reason)` skips it with a warning.
+pub type RecordFn<'f> = dyn FnMut(Pos, &[u8]) -> Result<(), String> + 'f;
 
 /// Each scan's read buffer: half the size from which a buffer gets a mapping of its own
 /// ([`crate::alloc`]), so reading a session takes heap memory already faulted in rather than
@@ -63,24 +159,38 @@ pub type LineFn<'f> = dyn FnMut(usize, &[u8]) -> Result<(), String> + 'f;
 /// sessions).
 const READ_BUF: usize = crate::render::EXACT_COPY_BELOW / 2;
 
-/// The one loop behind every reader: lines, the partial last line, bad-line warnings.
-fn scan(r: impl Read, name: &str, f: &mut LineFn<'_>) -> Vec<String> {
+/// The one loop behind every reader: lines, the partial last line, bad-line warnings, and
+/// the raw text of every line that gave no record.
+fn scan(r: impl Read, name: &str, f: &mut RecordFn<'_>) -> Scanned {
     let mut reader = BufReader::with_capacity(READ_BUF, r);
-    let mut warnings = Vec::new();
+    let mut out = Scanned::default();
     let mut bad = 0usize;
     let mut buf = Vec::new();
     let mut line_no = 0usize;
+    // Keeps the raw text of a line that was not (wholly) read; `reason` is its warning.
+    let keep = |out: &mut Scanned, line: usize, reason: &str, text: &[u8]| {
+        out.unparsed.push(Unparsed {
+            line,
+            reason: reason.to_owned(),
+            text: String::from_utf8_lossy(text).into_owned(),
+        });
+    };
     loop {
         buf.clear();
         match reader.read_until(b'\n', &mut buf) {
             Ok(0) => break,
             Ok(_) => {}
             Err(e) => {
-                warnings.push(format!("{name}: read error after line {line_no}: {e}"));
+                out.warnings
+                    .push(format!("{name}: read error after line {line_no}: {e}"));
                 break;
             }
         }
         line_no += 1;
+        let first = Pos {
+            line: line_no,
+            part: 0,
+        };
         let complete = buf.last() == Some(&b'\n');
         let text = trim_ascii(&buf);
         if text.is_empty() {
@@ -91,76 +201,90 @@ fn scan(r: impl Read, name: &str, f: &mut LineFn<'_>) -> Vec<String> {
         // byte costs one replacement character, not the whole record.
         let lossy;
         let mut bytes = text;
-        let mut read = f(line_no, bytes);
+        let mut read = f(first, bytes);
         if read.is_err() && std::str::from_utf8(text).is_err() {
             lossy = String::from_utf8_lossy(text).into_owned();
             bytes = lossy.as_bytes();
-            read = f(line_no, bytes);
+            read = f(first, bytes);
         }
         let Err(e) = read else {
             continue;
         };
         // Not one usable record: the line may hold several values written back to back,
         // junk between values, or end in a value still being written. Keep every complete
-        // value the store accepts.
+        // value the store accepts, each at its own position.
         let (spans, broken) = value_spans(bytes);
         if spans == [(0, bytes.len())] {
             // One whole value the store could not use.
             bad += 1;
+            let reason = format!("skipped: {e}");
             if bad <= MAX_WARNINGS {
-                warnings.push(format!("{name}: line {line_no}: skipped: {e}"));
+                out.warnings
+                    .push(format!("{name}: line {line_no}: {reason}"));
             }
+            keep(&mut out, line_no, &reason, bytes);
             continue;
         }
         let kept = spans
             .iter()
-            .filter(|&&(a, b)| f(line_no, &bytes[a..b]).is_ok())
+            .enumerate()
+            .filter(|&(part, &(a, b))| {
+                let pos = Pos {
+                    line: line_no,
+                    part,
+                };
+                f(pos, &bytes[a..b]).is_ok()
+            })
             .count();
         match broken {
             Broken::None => {
                 let n = spans.len();
-                let kept = if kept == n {
+                let all = kept == n;
+                let kept = if all {
                     "all".to_string()
                 } else {
                     kept.to_string()
                 };
-                warnings.push(format!(
-                    "{name}: line {line_no}: {n} JSON values on one line, {kept} kept"
-                ));
+                let what = format!("{n} JSON values on one line, {kept} kept");
+                out.warnings.push(format!("{name}: line {line_no}: {what}"));
+                if !all {
+                    keep(&mut out, line_no, &what, bytes);
+                }
             }
             Broken::Eof if !complete => {
-                // Most likely the agent is still writing this line.
+                // Most likely the agent is still writing this line; its text stays
+                // visible in case it never finishes.
                 let what = if kept > 0 {
                     format!("{kept} complete JSON values kept, the partial rest ignored")
                 } else {
                     "partial last line ignored".to_string()
                 };
-                warnings.push(format!(
-                    "{name}: line {line_no}: {what} ({} bytes)",
-                    text.len()
-                ));
+                let what = format!("{what} ({} bytes)", text.len());
+                out.warnings.push(format!("{name}: line {line_no}: {what}"));
+                keep(&mut out, line_no, &what, bytes);
                 break;
             }
             _ => {
                 bad += 1;
+                let what = if kept > 0 {
+                    format!("{kept} JSON values kept, unparsable bytes skipped: {e}")
+                } else {
+                    format!("skipped: {e}")
+                };
                 if bad <= MAX_WARNINGS {
-                    let what = if kept > 0 {
-                        format!("{kept} JSON values kept, unparsable bytes skipped: {e}")
-                    } else {
-                        format!("skipped: {e}")
-                    };
-                    warnings.push(format!("{name}: line {line_no}: {what}"));
+                    out.warnings.push(format!("{name}: line {line_no}: {what}"));
                 }
+                keep(&mut out, line_no, &what, bytes);
             }
         }
     }
     if bad > MAX_WARNINGS {
-        warnings.push(format!(
+        out.warnings.push(format!(
             "{name}: {} more unparsable lines skipped",
             bad - MAX_WARNINGS
         ));
     }
-    warnings
+    out
 }
 
 /// One line as the typed record `T` (a store's borrowed `Deserialize` struct), read in one
@@ -310,7 +434,7 @@ mod tests {
             a: std::borrow::Cow<'a, str>,
         }
         let mut got = Vec::new();
-        let w = scan(
+        let w = read_lines_from(
             &b"{\"a\":\"x\"}\n{\"b\":1}\n{\"a\":\"y\xffz\"}\n{\"a\":"[..],
             "t",
             &mut |n, line| {
@@ -330,6 +454,45 @@ mod tests {
         let (v, w) = collect(b"{\"a\":\"x\xffy\"}\n");
         assert_eq!(v.len(), 1, "{w:?}");
         assert_eq!(v[0]["a"], "x\u{fffd}y");
+    }
+
+    /// Records glued onto one line get positions of their own, so ids made from positions
+    /// never collide; every line that gave no record comes back with its text.
+    #[test]
+    fn records_have_positions_and_unread_lines_keep_their_text() {
+        let mut got = Vec::new();
+        let scanned = read_records_from(
+            &b"{\"a\":1}\n{\"b\":2}{\"c\":3}\nnot json\n{\"d\":4}junk{\"e\":5}\n{\"f\":"[..],
+            "t",
+            &mut |p, bytes| {
+                parse_line(bytes)?;
+                got.push(p.id());
+                Ok(())
+            },
+        );
+        assert_eq!(
+            got,
+            ["line-1", "line-2", "line-2.2", "line-4", "line-4.2"],
+            "{scanned:?}"
+        );
+        let unread: Vec<(usize, &str)> = scanned
+            .unparsed
+            .iter()
+            .map(|u| (u.line, u.text.as_str()))
+            .collect();
+        assert_eq!(
+            unread,
+            [
+                (3, "not json"),
+                (4, "{\"d\":4}junk{\"e\":5}"),
+                (5, "{\"f\":")
+            ]
+        );
+        let (name, body) = unparsed_file(&scanned.unparsed).expect("a file");
+        assert_eq!(name, UNPARSED_FILE);
+        assert!(body.starts_with("line 3: skipped: invalid JSON"), "{body}");
+        assert!(body.contains("\nnot json\n\nline 4: "), "{body}");
+        assert!(unparsed_file(&[]).is_none());
     }
 
     /// Real pi files hold lines where two records were written back to back with no

@@ -10,8 +10,13 @@
 //! tree logic in one place.
 //!
 //! The agents migrate old files (v1 linear logs, v2 `hookMessage`) by rewriting them on open,
-//! with random ids. sessfs never writes: it migrates in memory with ids derived from line
-//! numbers, so the same bytes always give the same ids (and the same rendered files).
+//! with random ids. sessfs never writes: it migrates in memory with ids derived from each
+//! record's position (its line, and its place on the line when records were glued onto one
+//! line: [`crate::stores::jsonl::Pos`]), so the same bytes always give the same ids (and the
+//! same rendered files) and a linear file stays linear.
+//!
+//! A line that shows nowhere (no JSON, an unknown entry type, a partial last line) is never
+//! dropped silently: it costs a warning and its raw text is the session's `unparsed.txt`.
 //!
 //! Listing reads at most the first two lines of each file (omp puts a fixed 256-byte title
 //! slot before the header); bucket directory names are never decoded, because the three
@@ -166,7 +171,7 @@ impl Store for PiStore {
         let mut out = Vec::new();
         for (i, root) in self.base.roots.iter().enumerate() {
             for path in session_files(self.dialect, &root.path) {
-                let id = peek_id(&path).unwrap_or_else(|| id_from_file_name(&path));
+                let id = listed_id(self.dialect, &path);
                 let children = artifact_sessions(self.dialect, &path);
                 let mut listed = Listed::file(id, path, i);
                 listed.sources.extend(children);
@@ -179,7 +184,7 @@ impl Store for PiStore {
     /// The listing takes a file's id from its header, or from its name while it has none:
     /// a write keeps the listing while the header still gives the id listed.
     fn keeps_listing(&self, listed: &Listed) -> bool {
-        peek_id(&listed.path).unwrap_or_else(|| id_from_file_name(&listed.path)) == listed.id
+        listed_id(self.dialect, &listed.path) == listed.id
     }
 
     fn load(&self, listed: &Listed) -> Session {
@@ -210,10 +215,23 @@ impl Store for PiStore {
 /// a file `X.jsonl` is omp's artifact directory of that session (tool logs, subagent sessions):
 /// its files are not sessions of their own.
 ///
-/// OpenClaw: `<root>/agents/<agentId>/sessions/*.jsonl` and `<root>/*.jsonl`. Archived
-/// generations (`.jsonl.reset.<ts>`, `.bak`, `.deleted`) do not end in `.jsonl`; old
-/// `.checkpoint.<n>.jsonl` copies and other sidecars carry a dot in their stem and are skipped.
+/// OpenClaw: `<root>/agents/<agentId>/sessions/*.jsonl` and `<root>/*.jsonl`, plus the
+/// copies OpenClaw archives rather than deletes ([`Archive`]: `.jsonl.reset.<ts>`,
+/// `.jsonl.bak…`, `.checkpoint.<n>.jsonl`); what the user deleted (`.jsonl.deleted.<ts>`) and
+/// other sidecars with a dot in their stem are skipped.
+///
+/// A root that is itself a file (`--store openclaw=<file>`) is one session, whatever its
+/// name: that is how a user reads a copy sessfs does not list, such as a deleted one.
 pub fn session_files(dialect: Dialect, root: &Path) -> Vec<PathBuf> {
+    if root.is_file() {
+        // An OpenClaw database given as a root is read by [`openclaw`], not as JSONL.
+        let db = dialect == Dialect::Openclaw && kit::file_name(root).ends_with(".sqlite");
+        return if db {
+            Vec::new()
+        } else {
+            vec![root.to_path_buf()]
+        };
+    }
     let mut out = Vec::new();
     let (files, dirs) = scan(root);
     out.extend(files.into_iter().filter(|p| is_session_file(dialect, p)));
@@ -304,6 +322,12 @@ fn is_session_file(dialect: Dialect, p: &Path) -> bool {
     let Some(name) = p.file_name().map(names::os_id) else {
         return false;
     };
+    if dialect == Dialect::Openclaw {
+        // Archived copies are sessions too; a deleted one only when asked for by name.
+        if let Some(a) = Archive::parse(&name) {
+            return a.kind != ArchiveKind::Deleted;
+        }
+    }
     let Some(stem) = name.strip_suffix(".jsonl") else {
         return false;
     };
@@ -313,6 +337,96 @@ fn is_session_file(dialect: Dialect, p: &Path) -> bool {
     match dialect {
         Dialect::Openclaw => !stem.contains('.'),
         _ => true,
+    }
+}
+
+/// The id a file is listed under: an OpenClaw archived copy's own ([`Archive::id`]), else
+/// the header id, else the id its name carries.
+pub(crate) fn listed_id(dialect: Dialect, path: &Path) -> String {
+    if dialect == Dialect::Openclaw {
+        if let Some(a) = Archive::of(path) {
+            return a.id;
+        }
+    }
+    peek_id(path).unwrap_or_else(|| id_from_file_name(path))
+}
+
+/// Why OpenClaw kept a copy of a transcript beside the live one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArchiveKind {
+    /// `<id>.jsonl.reset.<ts>`: the conversation before a `/reset` (or `/new`).
+    Reset,
+    /// `<id>.jsonl.bak…` (e.g. `.bak-164503-1777924592329`): a backup of the live file.
+    Bak,
+    /// `<id>.checkpoint.<n>.jsonl`: a copy taken at a checkpoint (older releases).
+    Checkpoint,
+    /// `<id>.jsonl.deleted.<ts>`: what the user deleted; never listed from a directory.
+    Deleted,
+}
+
+impl ArchiveKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            ArchiveKind::Reset => "reset",
+            ArchiveKind::Bak => "bak",
+            ArchiveKind::Checkpoint => "checkpoint",
+            ArchiveKind::Deleted => "deleted",
+        }
+    }
+}
+
+/// An OpenClaw archived copy, told by its file name (optionally `.zst`-compressed).
+///
+/// Its header holds the id of the session it was copied from, so the header cannot name it:
+/// it is listed under its file name without `.jsonl` (`<id>.reset.<ts>`, `<id>.bak-…`,
+/// `<id>.checkpoint.<n>`), which no live session and no other copy can share.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Archive {
+    pub kind: ArchiveKind,
+    /// The id the copy is listed under.
+    pub id: String,
+    /// The live transcript's file stem (`<id>` of `<id>.jsonl`).
+    pub stem: String,
+    /// What follows the kind in the name: a timestamp, a checkpoint id, a backup tag.
+    pub suffix: String,
+}
+
+impl Archive {
+    pub fn of(path: &Path) -> Option<Archive> {
+        let name = path.file_name().map(names::os_id)?;
+        Archive::parse(&name)
+    }
+
+    pub fn parse(name: &str) -> Option<Archive> {
+        let base = name.strip_suffix(".zst").unwrap_or(name);
+        let (stem, kind, rest) = if let Some((stem, rest)) = base.split_once(".jsonl.") {
+            let kind = if rest.starts_with("reset.") {
+                ArchiveKind::Reset
+            } else if rest.starts_with("deleted.") {
+                ArchiveKind::Deleted
+            } else if rest == "bak" || rest.starts_with("bak.") || rest.starts_with("bak-") {
+                ArchiveKind::Bak
+            } else {
+                return None;
+            };
+            (stem, kind, rest)
+        } else {
+            let stem = base.strip_suffix(".jsonl")?;
+            let (live, _) = stem.split_once(".checkpoint.")?;
+            (live, ArchiveKind::Checkpoint, &stem[live.len() + 1..])
+        };
+        if stem.is_empty() || stem.contains('.') {
+            return None;
+        }
+        let suffix = rest[kind.name().len()..]
+            .trim_start_matches(['.', '-', '_'])
+            .to_owned();
+        Some(Archive {
+            kind,
+            id: format!("{stem}.{rest}"),
+            stem: stem.to_owned(),
+            suffix,
+        })
     }
 }
 

@@ -22,8 +22,17 @@
 //! `label`, `entry_json`) in the database. The first of display name, label, subject found
 //! there is the title; without one the transcript's own title (`session_info`, first prompt)
 //! stays.
+//!
+//! **Archived copies.** A `/reset` renames the transcript to `<id>.jsonl.reset.<ts>`; backups
+//! (`.jsonl.bak…`) and old checkpoints (`.checkpoint.<n>.jsonl`) sit beside the live file.
+//! They hold conversations found nowhere else (or earlier states of the live one), so each
+//! is a session of its own, under its file name without `.jsonl` ([`super::Archive`]): the
+//! header id inside is the id of the session it was copied from and cannot name it. A copy
+//! whose live file still holds its header id is `forkedFrom` that live session, so their
+//! shared replies count once. `.deleted.<ts>` copies are what the user deleted and are
+//! listed only when a store root names the file itself.
 
-use super::{parse, Dialect, PiStore};
+use super::{parse, peek_id, Archive, Dialect, PiStore};
 use crate::model::{self, Agent, Session};
 use crate::stores::kit;
 use crate::stores::sqlite::{self, Reader, Rows, Table};
@@ -133,6 +142,13 @@ impl Store for OpenclawStore {
             if let Some(index) = index_file(&l.path).filter(|p| p.is_file()) {
                 l.sources.push(index);
             }
+            // An archived copy's cost depends on what the live file still holds.
+            if let Some(a) = Archive::of(&l.path) {
+                let live = l.path.with_file_name(format!("{}.jsonl", a.stem));
+                if live.is_file() {
+                    l.sources.push(live);
+                }
+            }
             out.push(l);
         }
         out
@@ -145,6 +161,9 @@ impl Store for OpenclawStore {
         let mut s = self.files.load(listed);
         if let Some(t) = index_file(&listed.path).and_then(|p| file_title(&p, &s.id)) {
             s.title = Some(t);
+        }
+        if let Some(a) = Archive::of(&listed.path) {
+            archived(&mut s, &a, &listed.path);
         }
         s
     }
@@ -403,6 +422,58 @@ fn session_version(c: &Connection, id: &str) -> rusqlite::Result<u64> {
         [id],
     )?;
     Ok(sqlite::hash_version((counts.rows, index_rows(c, id)?)))
+}
+
+// ---------------------------------------------------------------------------------------
+// Archived copies
+
+/// Make a session read from an archived copy its own: its listed id (the header holds the
+/// id of the session it was copied from), a title that says which copy it is, an
+/// `archived:<kind>` tag, and `forkedFrom` = the live session when the live `<id>.jsonl`
+/// beside it still holds the copy's header id (a backup or checkpoint of a conversation that
+/// went on, whose shared replies then count once, in the live session). A reset's live file
+/// holds a new conversation under a new id, so a reset copy stands alone.
+fn archived(s: &mut Session, a: &Archive, path: &Path) {
+    let header_id = std::mem::replace(&mut s.id, a.id.clone());
+    let kind = a.kind.name();
+    let label = if a.suffix.is_empty() {
+        format!("[{kind}]")
+    } else {
+        format!("[{kind} {}]", a.suffix)
+    };
+    s.title = Some(match s.title.take() {
+        Some(t) => format!("{label} {t}"),
+        None => label,
+    });
+    s.tags.push(format!("archived:{kind}"));
+    let live = path.with_file_name(format!("{}.jsonl", a.stem));
+    let continued = header_id != a.id && peek_id(&live).is_some_and(|id| id == header_id);
+    if continued && s.forked_from.is_none() {
+        s.forked_from = Some(model::unified_id(Agent::Openclaw, &header_id));
+    }
+    if continued {
+        // Entries the live file still holds (same entry id: the same record, copied) are
+        // the live session's: shown here, counted there, on every branch of either.
+        let live_ids = entry_ids(&live, &header_id);
+        let copied = s
+            .messages
+            .iter_mut()
+            .chain(s.branches.iter_mut().flat_map(|b| b.messages.iter_mut()))
+            .filter(|m| m.native_id.as_ref().is_some_and(|id| live_ids.contains(id)));
+        for m in copied {
+            m.inherited = true;
+        }
+    }
+}
+
+/// The entry id of every message of the transcript at `path`, every branch included.
+fn entry_ids(path: &Path, id: &str) -> HashSet<String> {
+    let s = parse::load_file(Dialect::Openclaw, path, id).session;
+    s.messages
+        .iter()
+        .chain(s.branches.iter().flat_map(|b| &b.messages))
+        .filter_map(|m| m.native_id.clone())
+        .collect()
 }
 
 // ---------------------------------------------------------------------------------------

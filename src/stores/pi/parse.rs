@@ -14,8 +14,9 @@ use crate::model::{
     self, Branch, Message, MessageKind, Role, Session, Source, TokenUsage, ToolCall, ToolResult,
 };
 use crate::names;
+use crate::stores::jsonl::{self, Pos, Unparsed};
 use crate::stores::kit::{self, str_field, Loose, Obj};
-use crate::stores::{jsonl, parse_time, Listed};
+use crate::stores::{parse_time, Listed};
 use chrono::{DateTime, Utc};
 use serde::de::IgnoredAny;
 use serde::Deserialize;
@@ -278,8 +279,20 @@ pub(super) fn load(dialect: Dialect, listed: &Listed) -> Session {
 
 pub(super) fn load_file(dialect: Dialect, path: &Path, fallback_id: &str) -> Loaded {
     let mut l = Loader::new(dialect);
-    let read_warnings = jsonl::read_lines(path, |line, bytes| l.line(line, bytes));
-    l.finish(path, fallback_id, read_warnings)
+    let scanned = if kit::file_name(path).ends_with(".zst") {
+        // OpenClaw may keep archived generations zstd-compressed.
+        let name = path.display().to_string();
+        match kit::open_file(path).and_then(zstd::stream::read::Decoder::new) {
+            Ok(r) => jsonl::read_records_from(r, &name, &mut |pos, bytes| l.line(pos, bytes)),
+            Err(e) => jsonl::Scanned {
+                warnings: vec![format!("cannot open {name}: {e}")],
+                unparsed: Vec::new(),
+            },
+        }
+    } else {
+        jsonl::read_records(path, |pos, bytes| l.line(pos, bytes))
+    };
+    l.finish(path, fallback_id, scanned)
 }
 
 /// A session whose lines are held elsewhere than in a file: OpenClaw's `transcript_events`
@@ -295,17 +308,26 @@ pub(super) fn load_lines(
 ) -> Session {
     let mut l = Loader::new(dialect);
     l.header_optional = true;
-    let mut warnings = Vec::new();
+    let mut all = jsonl::Scanned::default();
     for (seq, text) in lines {
         let n = usize::try_from(*seq).unwrap_or(0);
         let name = format!("event {seq}");
-        warnings.extend(jsonl::read_lines_from(
-            text.as_bytes(),
-            &name,
-            &mut |_, bytes| l.line(n, bytes),
-        ));
+        // A row is one line; should it hold several records, each gets its own position.
+        let mut part = 0;
+        let mut scanned = jsonl::read_records_from(text.as_bytes(), &name, &mut |_, bytes| {
+            let read = l.line(Pos { line: n, part }, bytes);
+            if read.is_ok() {
+                part += 1;
+            }
+            read
+        });
+        for u in &mut scanned.unparsed {
+            u.line = n;
+        }
+        all.warnings.append(&mut scanned.warnings);
+        all.unparsed.append(&mut scanned.unparsed);
     }
-    let mut s = l.finish(path, id, warnings).session;
+    let mut s = l.finish(path, id, all).session;
     if s.id != id {
         s.warnings.push(format!(
             "header id {} differs from the row's session id",
@@ -338,6 +360,13 @@ struct Loader {
     missing_ids: usize,
     duplicate_ids: usize,
     extra_headers: usize,
+    /// `message` entries with no `message` field.
+    empty_messages: usize,
+    /// Records read but not shown (unknown entry types, extra headers, message entries
+    /// without a message): their text goes where unparsable lines' text goes.
+    unshown: Vec<Unparsed>,
+    /// The position of the record being read.
+    pos: Pos,
     /// Lines from a database, where the header line is not always stored: its absence is
     /// no problem.
     header_optional: bool,
@@ -366,6 +395,9 @@ impl Loader {
             missing_ids: 0,
             duplicate_ids: 0,
             extra_headers: 0,
+            empty_messages: 0,
+            unshown: Vec::new(),
+            pos: Pos::default(),
             header_optional: false,
             warnings: Vec::new(),
         }
@@ -381,7 +413,7 @@ impl Loader {
 
     /// Read one line; `Err` for a line that is not JSON. An array line is an entry with
     /// nothing in it, as a line of an unknown shape.
-    fn line(&mut self, line: usize, bytes: &[u8]) -> Result<(), String> {
+    fn line(&mut self, pos: Pos, bytes: &[u8]) -> Result<(), String> {
         let mut spare = String::new();
         let v: Line = jsonl::typed(bytes, &mut spare)?.unwrap_or_default();
         let ty = v.ty.str();
@@ -399,6 +431,7 @@ impl Loader {
                     self.header = Some(self.read_header(&h));
                 } else {
                     self.extra_headers += 1;
+                    self.unshown(pos, "extra session header, not read".to_owned(), bytes);
                 }
                 self.value_entry.push(None);
                 self.values += 1;
@@ -425,12 +458,13 @@ impl Loader {
                 (id.to_owned(), v.parent_id.str().map(str::to_owned))
             }
             _ => {
-                // v1 (or an entry that lost its id): a linear chain with ids from line
-                // numbers, so the same bytes always give the same ids.
+                // v1 (or an entry that lost its id): a linear chain with ids from
+                // positions, so the same bytes always give the same ids, and two records
+                // glued onto one line get two ids and stay in file order.
                 if self.version() >= 2 {
                     self.missing_ids += 1;
                 }
-                (format!("line-{line}"), self.prev_id.clone())
+                (pos.id(), self.prev_id.clone())
             }
         };
         let anchor = v.append_mode.str() != Some("side");
@@ -443,6 +477,7 @@ impl Loader {
         };
         let index = self.entries.len();
         let ty = ty.map(str::to_owned);
+        self.pos = pos;
         self.body(v, bytes, ty.as_deref(), ts, &mut entry, index);
 
         if self.by_id.insert(id.clone(), index).is_some() {
@@ -508,11 +543,13 @@ impl Loader {
         index: usize,
     ) {
         match ty {
-            Some("message") => {
-                if let Some(m) = v.message {
-                    e.msg = self.message(m.0.unwrap_or_default(), ts, &e.id);
+            Some("message") => match v.message {
+                Some(m) => e.msg = self.message(m.0.unwrap_or_default(), ts, &e.id),
+                None => {
+                    self.empty_messages += 1;
+                    self.unshown(self.pos, "message entry without a message".into(), bytes);
                 }
-            }
+            },
             // Very old Clawdbot transcripts: bare `{role, content, timestamp}` lines.
             None if v.role.is_some() => {
                 let mut spare = String::new();
@@ -608,9 +645,21 @@ impl Loader {
                 }
             }
             Some(t) if SILENT_TYPES.contains(&t) => {}
-            Some(t) => *self.unknown_types.entry(t.to_owned()).or_default() += 1,
-            None => *self.unknown_types.entry("(none)".to_owned()).or_default() += 1,
+            other => {
+                let t = other.unwrap_or("(none)");
+                *self.unknown_types.entry(t.to_owned()).or_default() += 1;
+                self.unshown(self.pos, format!("unknown entry type \"{t}\""), bytes);
+            }
         }
+    }
+
+    /// Keep the text of a record that renders nothing although it may hold something.
+    fn unshown(&mut self, pos: Pos, reason: String, bytes: &[u8]) {
+        self.unshown.push(Unparsed {
+            line: pos.line,
+            reason,
+            text: String::from_utf8_lossy(bytes).into_owned(),
+        });
     }
 
     /// Convert one AgentMessage. `None` for messages that are hidden by design.
@@ -690,11 +739,15 @@ impl Loader {
         Some(msg)
     }
 
-    fn finish(mut self, path: &Path, fallback_id: &str, read_warnings: Vec<String>) -> Loaded {
+    fn finish(mut self, path: &Path, fallback_id: &str, scanned: jsonl::Scanned) -> Loaded {
         let agent = self.dialect.agent();
         let header = self.header.take();
         let mut warnings = std::mem::take(&mut self.warnings);
-        warnings.extend(read_warnings);
+        warnings.extend(scanned.warnings);
+        // Every line not (wholly) shown, unparsable or unknown, in file order.
+        let mut unparsed = scanned.unparsed;
+        unparsed.append(&mut self.unshown);
+        unparsed.sort_by_key(|u| u.line);
         if header.is_none() && (!self.header_optional || self.entries.is_empty()) {
             warnings.push(if self.entries.is_empty() {
                 "no session header and no entries: empty or unreadable file".to_owned()
@@ -718,6 +771,12 @@ impl Loader {
             warnings.push(format!(
                 "{} duplicate entry ids; the later entry wins",
                 self.duplicate_ids
+            ));
+        }
+        if self.empty_messages > 0 {
+            warnings.push(format!(
+                "{} message entries without a message skipped",
+                self.empty_messages
             ));
         }
         for (t, n) in &self.unknown_types {
@@ -860,6 +919,10 @@ impl Loader {
             format: self.dialect.format().to_owned(),
             format_version,
         };
+        if let Some(file) = jsonl::unparsed_file(&unparsed) {
+            warnings.push(jsonl::unparsed_warning(unparsed.len()));
+            s.extra_files.push(file);
+        }
         s.warnings = warnings;
         Loaded { session: s, kept }
     }
