@@ -646,7 +646,13 @@ fn parse_system(v: Line<'_>, r: &mut Rec) {
             r.user_command = special
                 .as_ref()
                 .is_some_and(|c| c.special == super::text::Special::SlashCommand);
-            let cleaned = special.map(|c| c.text).unwrap_or(content);
+            // A command's note (its `<command-message>`) is kept on the line after it.
+            let cleaned = special
+                .map(|c| match c.note {
+                    Some(note) => format!("{}\n{note}", c.text),
+                    None => c.text,
+                })
+                .unwrap_or(content);
             let cleaned = cleaned.trim().to_string();
             if cleaned.is_empty() && wrapped {
                 // A command that printed nothing.
