@@ -637,8 +637,8 @@ pub fn title_from_text(text: &str) -> Option<String> {
 ///
 /// Nothing a store holds is dropped silently: each kind of problem costs one warning in
 /// `meta.json` with its count and the first place it occurred (`3 messages rows could not
-/// be parsed: tool_calls is not JSON (first: row 17: EOF while parsing …); their raw text is
-/// shown`), never one warning per record, so a store with a million bad rows still has a
+/// be parsed: tool_calls is not JSON (first: row 17: EOF while parsing …)`), never one
+/// warning per record, so a store with a million bad rows still has a
 /// short `meta.json`. The raw text itself is shown by the store, in the session, where the
 /// record stands: [`SessionBuilder::unparsed`] shows it as a collapsed context message
 /// labelled `unparsed <field>`; a tool call whose arguments are not JSON keeps its name and
@@ -689,12 +689,7 @@ impl Unparsed {
         self.kinds
             .iter()
             .map(|((what, problem), n, first)| {
-                let shown = if *n == 1 {
-                    "its raw text is shown"
-                } else {
-                    "their raw text is shown"
-                };
-                format!("{n} {what} could not be parsed: {problem} (first: {first}); {shown}")
+                format!("{n} {what} could not be parsed: {problem} (first: {first})")
             })
             .collect()
     }
