@@ -32,12 +32,13 @@ pub(super) struct Parsed {
 pub(super) fn parse_file(path: &Path) -> Parsed {
     let mut recs = Vec::new();
     let mut meta = FileMeta::default();
-    let warnings = jsonl::read_lines(path, |_, line| {
+    let mut warnings = jsonl::read_lines(path, |_, line| {
         if let Some(r) = records::parse_line(line, &mut meta)? {
             recs.push(r);
         }
         Ok(())
     });
+    warnings.extend(meta.unparsed.warnings());
     Parsed {
         recs,
         meta,
@@ -80,11 +81,11 @@ pub(super) fn build_messages(
     for &i in order {
         let Some(r) = recs.get(i) else { continue };
         match r.kind {
-            Kind::Assistant => {
+            Kind::Assistant => 'reply: {
                 if let Some(k) = r.msg_id.as_deref().and_then(|m| by_msg.get(m).copied()) {
                     if let Some(m) = out.get_mut(k) {
                         merge_assistant(m, r);
-                        continue;
+                        break 'reply;
                     }
                 }
                 let mut m = Message {
@@ -121,6 +122,18 @@ pub(super) fn build_messages(
                 }
             }
             Kind::Attachment | Kind::Other => {}
+        }
+        // What the record held that sessfs does not read, as stored, right after it.
+        for raw in &r.unread {
+            out.push(Message {
+                role: Role::System,
+                kind: MessageKind::Context,
+                label: Some("unparsed content".into()),
+                content: raw.clone(),
+                timestamp: r.timestamp,
+                native_id: r.uuid.clone(),
+                ..Message::default()
+            });
         }
     }
     out.retain(|m| {
