@@ -33,7 +33,7 @@
 //! - **Corrupt files cost a warning**, as agentuse's own scans skip them: a bad part is
 //!   skipped, a missing `message.json` loses the prompt but keeps the parts.
 
-use super::{parse_time, Base, Env, Listed, Root, Store};
+use super::{kit, parse_time, Base, Env, Listed, Root, Store};
 use crate::model::{
     placeholder, unified_id, Agent, Message, MessageKind, Role, Session, Subagent, TokenUsage,
     ToolCall,
@@ -239,6 +239,58 @@ struct Loaded {
     /// `(child session id, tool call id)` from `subagent_wait` payloads.
     child_links: Vec<(String, String)>,
     description: Option<String>,
+    /// Files and parts that could not be parsed, one warning per kind at the end.
+    unparsed: kit::Unparsed,
+}
+
+/// The text of a file that is not JSON, to show it as stored (`None` when it cannot be read
+/// or is too large to hold).
+fn raw_text(path: &Path) -> Option<String> {
+    let len = std::fs::metadata(path).ok()?.len();
+    if len > MAX_JSON_BYTES {
+        return None;
+    }
+    kit::read_file(path)
+        .ok()
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+}
+
+/// A file of `what` (`message.json files`, `part files`) that [`read_json`] refused: counted
+/// when it is not JSON, with its text as the returned context message; any other failure
+/// (unreadable, too large) stays the warning it was.
+fn refused(
+    out: &mut Loaded,
+    what: &str,
+    path: &Path,
+    error: String,
+    time: Option<chrono::DateTime<chrono::Utc>>,
+) -> Option<Message> {
+    let raw = error
+        .contains(": invalid JSON: ")
+        .then(|| raw_text(path))
+        .flatten();
+    let Some(raw) = raw else {
+        out.session.warnings.push(error);
+        return None;
+    };
+    out.unparsed.note(what, "invalid JSON", || error);
+    Some(unparsed_message(file_name(path), raw, time))
+}
+
+/// Text sessfs could not parse, shown as stored, collapsed (see [`kit::Unparsed`]).
+fn unparsed_message(
+    what: String,
+    raw: String,
+    time: Option<chrono::DateTime<chrono::Utc>>,
+) -> Message {
+    Message {
+        role: Role::System,
+        kind: MessageKind::Context,
+        label: Some(format!("unparsed {what}")),
+        content: raw,
+        timestamp: time,
+        ..Message::default()
+    }
 }
 
 fn load_session(dir: &Path, id: &str, parent: Option<String>, depth: usize) -> Loaded {
@@ -251,6 +303,7 @@ fn load_session(dir: &Path, id: &str, parent: Option<String>, depth: usize) -> L
         subagent_calls: Vec::new(),
         child_links: Vec::new(),
         description: None,
+        unparsed: kit::Unparsed::default(),
     };
 
     let info = match read_json(&dir.join("session.json"), "session.json") {
@@ -292,6 +345,8 @@ fn load_session(dir: &Path, id: &str, parent: Option<String>, depth: usize) -> L
             load_children(&sub, depth, &mut out);
         }
     }
+    let w = out.unparsed.warnings();
+    out.session.warnings.extend(w);
     out
 }
 
@@ -432,7 +487,10 @@ fn load_exchange(session_dir: &Path, md: &Path, default_model: Option<&str>, out
         match read_json(&md.join("message.json"), &label) {
             Ok(v) => Some(v),
             Err(e) => {
-                out.session.warnings.push(e);
+                let path = md.join("message.json");
+                if let Some(m) = refused(out, "message.json files", &path, e, None) {
+                    out.session.messages.push(m);
+                }
                 None
             }
         }
@@ -484,7 +542,12 @@ fn load_exchange(session_dir: &Path, md: &Path, default_model: Option<&str>, out
         let label = rel(session_dir, &part_path);
         match read_json(&part_path, &label) {
             Ok(part) => apply_part(&part, md, &label, &mut ex, out),
-            Err(e) => out.session.warnings.push(e),
+            Err(e) => {
+                if let Some(m) = refused(out, "part files", &part_path, e, ex.fallback_time) {
+                    ex.flush();
+                    ex.done.push(m);
+                }
+            }
         }
     }
     ex.flush();
@@ -701,10 +764,24 @@ fn apply_part(part: &Value, md: &Path, label: &str, ex: &mut Exchange, out: &mut
                 );
             }
         }
-        other => out
-            .session
-            .warnings
-            .push(format!("{label}: unknown part type {other:?} skipped")),
+        other => {
+            out.unparsed.note(
+                "part files",
+                &format!("unknown part type {other:?}"),
+                || label.to_string(),
+            );
+            // Shown as stored when it holds anything besides its type and ids.
+            let bare = part.as_object().is_some_and(|o| {
+                o.keys()
+                    .all(|k| matches!(k.as_str(), "type" | "id" | "messageID" | "sessionID"))
+            });
+            if !bare {
+                ex.flush();
+                let m =
+                    unparsed_message("part".into(), part.to_string(), time.or(ex.fallback_time));
+                ex.done.push(m);
+            }
+        }
     }
 }
 
@@ -1102,7 +1179,24 @@ mod tests {
         let listed = st.list();
         assert_eq!(listed.len(), 3, "still listed");
         let s = st.load(&l);
-        assert!(s.warnings.len() >= 4, "{:?}", s.warnings);
+        // The missing message.json, then one counted warning per kind of unparsable part.
+        assert_eq!(s.warnings.len(), 3, "{:?}", s.warnings);
+        assert!(s
+            .warnings
+            .iter()
+            .any(|w| w.starts_with("2 part files could not be parsed")));
+        // The bad parts are shown as stored; the bare `hologram` marker only counted.
+        let shown: Vec<&str> = s
+            .messages
+            .iter()
+            .filter(|m| {
+                m.label
+                    .as_deref()
+                    .is_some_and(|l| l.starts_with("unparsed "))
+            })
+            .map(|m| m.content.as_str())
+            .collect();
+        assert_eq!(shown, ["{\"id\": \"x\", \"type\": \"te", "[1,2"]);
         assert!(s
             .warnings
             .iter()

@@ -37,7 +37,7 @@
 
 pub use super::sqlite::Access;
 use super::sqlite::{self, Cell, PrivateCopy, Reader, Rows, Table};
-use super::{Base, Env, Listed, Root, Store};
+use super::{kit, Base, Env, Listed, Root, Store};
 use crate::model::{
     self, Agent, Message, MessageKind, Role, Session, Source, Subagent, TokenUsage, ToolCall,
     ToolResult,
@@ -526,10 +526,22 @@ fn push_children(rows: &Rows, s: &mut Session) {
         let Some(child) = r.get("id").text() else {
             continue;
         };
-        let description = r
+        let spec = match r
             .get("subagent_spec_json")
             .text()
-            .and_then(|j| serde_json::from_str::<Value>(&j).ok())
+            .map(|j| kit::json_text(&j))
+        {
+            Some(Ok(v)) => v,
+            Some(Err(e)) => {
+                // Read for the description only; the child's own session shows its work.
+                s.warnings.push(format!(
+                    "subagent {child}: subagent_spec_json is not JSON ({e}); no description"
+                ));
+                None
+            }
+            None => None,
+        };
+        let description = spec
             .and_then(|v| {
                 ["description", "name", "task"]
                     .iter()
@@ -803,8 +815,11 @@ impl Builder {
             }
             let Some((kind, f)) = tagged(b) else {
                 *self.unknown_blocks.entry("(untagged)".into()).or_default() += 1;
-                p.text
-                    .push(model::placeholder("unsupported content block", None, None));
+                // The block as stored follows its placeholder: nothing of it is lost.
+                p.text.push(format!(
+                    "{}\n{b}",
+                    model::placeholder("unsupported content block", None, None)
+                ));
                 continue;
             };
             match kind.as_str() {
@@ -855,10 +870,13 @@ impl Builder {
                         .and_then(Value::as_str)
                         .map(str::to_string)
                         .unwrap_or(kind);
-                    p.text.push(model::placeholder(
-                        &format!("unsupported content block: {name}"),
-                        None,
-                        None,
+                    p.text.push(format!(
+                        "{}\n{b}",
+                        model::placeholder(
+                            &format!("unsupported content block: {name}"),
+                            None,
+                            None,
+                        )
                     ));
                     *self.unknown_blocks.entry(name).or_default() += 1;
                 }
@@ -968,8 +986,12 @@ impl Builder {
             (None, None) if KNOWN.contains(&norm(role).as_str()) => {
                 self.row_warning(
                     native,
-                    &format!("`{role}` event is not valid JSON; skipped"),
+                    &format!("`{role}` event is not valid JSON; shown as stored"),
                 );
+                let mut m = self.msg(Role::System, content.to_string(), ts, native);
+                m.kind = MessageKind::Context;
+                m.label = Some(format!("unparsed {role} event"));
+                self.s.messages.push(m);
                 return;
             }
             _ => {
@@ -1046,7 +1068,7 @@ impl Builder {
         }
         for (kind, n) in &self.unknown_blocks {
             self.s.warnings.push(format!(
-                "{n} content blocks of unsupported type `{kind}` shown as placeholders"
+                "{n} content blocks of unsupported type `{kind}` shown as placeholders with their JSON"
             ));
         }
         let first = self.s.messages.iter().find_map(|m| m.timestamp);

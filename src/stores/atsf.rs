@@ -28,7 +28,7 @@
 //! - **Assets are never read**, only `stat`ed: images and audio become placeholders naming
 //!   the asset file and its size.
 
-use super::{jsonl, parse_time, Base, Env, Listed, Root, Store};
+use super::{jsonl, kit, parse_time, Base, Env, Listed, Root, Store};
 use crate::model::{placeholder, unified_id, Agent, Message, Role, Session, TokenUsage, ToolCall};
 use serde_json::Value;
 use std::collections::VecDeque;
@@ -353,12 +353,14 @@ pub fn load_thread(dir: &Path, id: &str) -> Session {
     }
     let mut msgs = Vec::new();
     let mut warns = Vec::new();
+    let mut unparsed = kit::Unparsed::default();
     let io_warnings = jsonl::read(&messages_path, |line, v| {
-        msgs.push(message(&v, line, dir, &mut warns));
+        msgs.push(message(&v, line, dir, &mut warns, &mut unparsed));
     });
     s.messages = msgs;
     s.warnings.extend(io_warnings);
     s.warnings.extend(warns);
+    s.warnings.extend(unparsed.warnings());
     if s.updated_at.is_none() {
         s.updated_at = s.messages.iter().rev().find_map(|m| m.timestamp);
     }
@@ -434,7 +436,13 @@ fn apply_manifest(m: &Value, s: &mut Session) {
     }
 }
 
-fn message(v: &Value, line: usize, dir: &Path, warns: &mut Vec<String>) -> Message {
+fn message(
+    v: &Value,
+    line: usize,
+    dir: &Path,
+    warns: &mut Vec<String>,
+    unparsed: &mut kit::Unparsed,
+) -> Message {
     let role = match v.get("role").and_then(Value::as_str).unwrap_or("") {
         "user" => Role::User,
         "agent" | "assistant" => Role::Assistant,
@@ -448,6 +456,7 @@ fn message(v: &Value, line: usize, dir: &Path, warns: &mut Vec<String>) -> Messa
     };
     let mut content = String::new();
     let mut thinking: Option<String> = None;
+    let place = || format!("messages.jsonl line {line}");
     match v.get("content") {
         Some(Value::String(t)) => content.push_str(t),
         Some(Value::Array(blocks)) => {
@@ -456,10 +465,20 @@ fn message(v: &Value, line: usize, dir: &Path, warns: &mut Vec<String>) -> Messa
                     Block::Text(t) => append(&mut content, &t),
                     Block::Thinking(t) => append(thinking.get_or_insert_with(String::new), &t),
                     Block::Skip => {}
+                    Block::Unknown(t) => {
+                        let ty = b.get("type").and_then(Value::as_str).unwrap_or("");
+                        unparsed.note("content blocks", &format!("unknown type `{ty}`"), place);
+                        append(&mut content, &t);
+                    }
                 }
             }
         }
-        _ => {}
+        None | Some(Value::Null) => {}
+        // Content of a shape the spec does not have: shown as stored.
+        Some(other) => {
+            unparsed.note("messages", "content is neither text nor blocks", place);
+            append(&mut content, &other.to_string());
+        }
     }
     // A reply cut short says so; ordinary ends of turn are not worth a line.
     if let Some(reason) = str_at(v, &["stopReason"]) {
@@ -475,11 +494,15 @@ fn message(v: &Value, line: usize, dir: &Path, warns: &mut Vec<String>) -> Messa
         };
         (!u.is_zero()).then_some(u)
     });
-    let tool_calls = v
-        .get("toolCalls")
-        .and_then(Value::as_array)
-        .map(|a| a.iter().map(tool_call).collect())
-        .unwrap_or_default();
+    let tool_calls = match v.get("toolCalls") {
+        Some(Value::Array(a)) => a.iter().map(tool_call).collect(),
+        None | Some(Value::Null) => Vec::new(),
+        Some(other) => {
+            unparsed.note("messages", "toolCalls is not a list", place);
+            append(&mut content, &other.to_string());
+            Vec::new()
+        }
+    };
     Message {
         role,
         content,
@@ -507,6 +530,8 @@ enum Block {
     Text(String),
     Thinking(String),
     Skip,
+    /// A block type the spec does not define (counted by the caller), as its placeholder.
+    Unknown(String),
 }
 
 fn block(b: &Value, dir: &Path) -> Block {
@@ -547,7 +572,7 @@ fn block(b: &Value, dir: &Path) -> Block {
             Block::Text(format!("[link: {name} {}]", text("uri")))
         }
         "tool_call_ref" => Block::Skip,
-        other => Block::Text(format!("[unknown block: {other}]")),
+        other => Block::Unknown(format!("[unknown block: {other}]")),
     }
 }
 

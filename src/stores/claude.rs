@@ -226,6 +226,9 @@ fn load_orphan(dir: &Path, id: &str) -> Session {
         let meta_str = |k: &str| meta_field(meta.as_ref(), k);
         let description = meta_str("description").or_else(|| meta_str("agentType"));
         let mut child = load_child(&file, &format!("{id}/{name}"), &parent_uid, &spill);
+        if meta.is_none() {
+            unparsed_agent_meta(meta_path.as_deref(), &mut child, &mut s.warnings);
+        }
         if let Some(d) = &description {
             child.title = Some(d.clone());
         }
@@ -341,10 +344,42 @@ fn meta_field(meta: Option<&Value>, key: &str) -> Option<String> {
 
 /// `.meta.json` of a nested subagent: `{agentType, description, toolUseId}`.
 fn read_agent_meta(path: &Path) -> Option<Value> {
-    let f = super::kit::open_file(path).ok()?;
+    agent_meta(path).ok().flatten()
+}
+
+/// [`read_agent_meta`], saying when the file is there but not JSON: `Err((text, error))`.
+/// `Ok(None)` when it cannot be read (gone, say).
+fn agent_meta(path: &Path) -> Result<Option<Value>, (String, String)> {
+    let Ok(f) = super::kit::open_file(path) else {
+        return Ok(None);
+    };
     let mut buf = Vec::new();
-    f.take(1024 * 1024).read_to_end(&mut buf).ok()?;
-    serde_json::from_slice(&buf).ok()
+    if f.take(1024 * 1024).read_to_end(&mut buf).is_err() {
+        return Ok(None);
+    }
+    serde_json::from_slice(&buf)
+        .map(Some)
+        .map_err(|e| (String::from_utf8_lossy(&buf).into_owned(), e.to_string()))
+}
+
+/// A subagent's `.meta.json` that is not JSON: the child shows it as stored, first, and
+/// `warnings` (the parent's) says so. Its description and call link are then unknown.
+fn unparsed_agent_meta(path: Option<&Path>, child: &mut Session, warnings: &mut Vec<String>) {
+    let Some(Err((raw, e))) = path.map(agent_meta) else {
+        return;
+    };
+    let name = path.map(file_name).unwrap_or_default();
+    warnings.push(format!("subagent {name} could not be parsed: {e}"));
+    child.messages.insert(
+        0,
+        crate::model::Message {
+            role: crate::model::Role::System,
+            kind: crate::model::MessageKind::Context,
+            label: Some(format!("unparsed {name}")),
+            content: raw,
+            ..crate::model::Message::default()
+        },
+    );
 }
 
 /// Load one main session file with its subagents, looking for flat subagent files beside it.
@@ -430,6 +465,9 @@ fn load(path: &Path, id: &str, flat: Option<Vec<PathBuf>>) -> Session {
                     .then(|| "context compaction summary".to_string())
             });
         let mut child = load_child(&file, &format!("{id}/{name}"), &parent_uid, &spill);
+        if meta.is_none() {
+            unparsed_agent_meta(meta_path.as_deref(), &mut child, &mut s.warnings);
+        }
         if let Some(d) = &description {
             child.title = Some(d.clone());
         }

@@ -1058,8 +1058,13 @@ impl Parser {
                 arguments,
                 call_id,
             } => {
-                let input = serde_json::from_str::<serde_json::Value>(&arguments)
-                    .unwrap_or_else(|_| serde_json::Value::String(arguments.into_owned()));
+                // Arguments that are not JSON (cut off) stay the call's input as text, counted.
+                let input = kit::call_arguments(
+                    &arguments,
+                    "function_call items",
+                    &mut self.b.unparsed,
+                    || format!("call {call_id}"),
+                );
                 self.call(call_id.into_owned(), name.into_owned(), input, ts);
             }
             ResponseItem::CustomToolCall {

@@ -556,7 +556,14 @@ impl CursorStore {
         for (id, data) in &raw.messages {
             match serde_json::from_slice::<Value>(data) {
                 Ok(v) => ai_sdk_message(&mut b, &v, id, model.as_deref()),
-                Err(e) => b.warn(format!("message blob {id}: invalid JSON: {e}")),
+                Err(e) => b.unparsed(
+                    "message blobs",
+                    "invalid JSON",
+                    || format!("blob {id}: {e}"),
+                    "message blob",
+                    &String::from_utf8_lossy(data),
+                    None,
+                ),
             }
         }
         // No per-message times: the session was last updated when its files were.
@@ -579,6 +586,35 @@ fn time_value(v: &Value) -> Option<DateTime<Utc>> {
             .and_then(DateTime::from_timestamp_millis)
             .or_else(|| kit::parse_rfc3339(s)),
         _ => super::parse_time(v),
+    }
+}
+
+/// A part or record of a shape sessfs does not read: counted under `what` and shown as
+/// stored, right where it stands (see [`kit::Unparsed`]).
+fn odd(b: &mut SessionBuilder, what: &str, problem: &str, place: &str, v: &Value) {
+    b.unparsed(
+        what,
+        problem,
+        || place.to_string(),
+        what.trim_end_matches('s'),
+        &v.to_string(),
+        None,
+    );
+}
+
+/// The parts of AI-SDK `content` that none of `known` types name (text parts may have no
+/// type): what [`parts_text`] and its callers would otherwise pass over.
+fn other_parts<'v>(content: Option<&'v Value>, known: &[&str]) -> Vec<&'v Value> {
+    match content {
+        Some(Value::Array(a)) => a
+            .iter()
+            .filter(|p| match kit::str_field(p, "type") {
+                Some(t) => !known.contains(&t),
+                None => p.get("text").and_then(Value::as_str).is_none(),
+            })
+            .collect(),
+        None | Some(Value::Null | Value::String(_)) => Vec::new(),
+        Some(other) => vec![other],
     }
 }
 
@@ -658,6 +694,15 @@ fn ai_sdk_message(b: &mut SessionBuilder, v: &Value, blob_id: &str, model: Optio
                 });
             }
             images(b, content);
+            for p in other_parts(content, &["text", "image", "file"]) {
+                odd(
+                    b,
+                    "message parts",
+                    "unknown type",
+                    &format!("blob {blob_id}"),
+                    p,
+                );
+            }
         }
         Some("assistant") => {
             let mut m = Message {
@@ -668,6 +713,7 @@ fn ai_sdk_message(b: &mut SessionBuilder, v: &Value, blob_id: &str, model: Optio
             };
             let mut text = Vec::new();
             let mut thinking = Vec::new();
+            let mut odd_parts: Vec<&Value> = Vec::new();
             match content {
                 Some(Value::String(s)) => text.push(s.clone()),
                 Some(Value::Array(parts)) => {
@@ -697,23 +743,43 @@ fn ai_sdk_message(b: &mut SessionBuilder, v: &Value, blob_id: &str, model: Optio
                                     ..ToolCall::default()
                                 })
                             }
-                            _ => {}
+                            _ => odd_parts.push(p),
                         }
                     }
                 }
-                _ => {}
+                None | Some(Value::Null) => {}
+                Some(other) => odd_parts.push(other),
             }
             m.content = text.join("\n\n");
             if !thinking.is_empty() {
                 m.thinking = Some(thinking.join("\n\n"));
             }
             b.push(m);
+            for p in odd_parts {
+                odd(
+                    b,
+                    "message parts",
+                    "unknown type",
+                    &format!("blob {blob_id}"),
+                    p,
+                );
+            }
         }
         Some("tool") => {
             let parts: Vec<&Value> = match content {
                 Some(Value::Array(a)) => a.iter().collect(),
                 Some(o @ Value::Object(_)) => vec![o],
-                _ => Vec::new(),
+                None | Some(Value::Null) => Vec::new(),
+                Some(other) => {
+                    odd(
+                        b,
+                        "message parts",
+                        "tool content is no list",
+                        &format!("blob {blob_id}"),
+                        other,
+                    );
+                    Vec::new()
+                }
             };
             for p in parts {
                 let (out, err) = output_text(p.get("result").or_else(|| p.get("output")));
@@ -728,10 +794,8 @@ fn ai_sdk_message(b: &mut SessionBuilder, v: &Value, blob_id: &str, model: Optio
             }
         }
         other => {
-            b.warn(format!(
-                "message blob {blob_id}: unknown role {}, skipped",
-                other.unwrap_or("(none)")
-            ));
+            let problem = format!("unknown role `{}`", other.unwrap_or(""));
+            odd(b, "message blobs", &problem, &format!("blob {blob_id}"), v);
         }
     }
 }
@@ -789,11 +853,15 @@ fn list_composers(c: &Connection) -> rusqlite::Result<Vec<String>> {
             full_conversation_headers_only: Option<Vec<serde::de::IgnoredAny>>,
             conversation: Option<Vec<serde::de::IgnoredAny>>,
         }
-        let head: Head = r
-            .get("value")
-            .str()
-            .and_then(|v| serde_json::from_str(v).ok())
-            .unwrap_or_default();
+        // A row that is not JSON may hold anything: listed, so its text is shown.
+        let head: Head = match r.get("value").str().map(serde_json::from_str::<Head>) {
+            Some(Ok(h)) => h,
+            Some(Err(_)) => {
+                out.push(id.to_string());
+                continue;
+            }
+            None => Head::default(),
+        };
         let inline = head
             .full_conversation_headers_only
             .is_some_and(|h| !h.is_empty())
@@ -893,7 +961,14 @@ fn build_ide(mut b: SessionBuilder, raw: &IdeRaw) -> Session {
     let composer: Value = match raw.composer.as_deref().map(serde_json::from_str::<Value>) {
         Some(Ok(v)) => v,
         Some(Err(e)) => {
-            b.warn(format!("composerData: invalid JSON: {e}"));
+            b.unparsed(
+                "composerData rows",
+                "invalid JSON",
+                || e.to_string(),
+                "composerData",
+                raw.composer.as_deref().unwrap_or_default(),
+                None,
+            );
             Value::Null
         }
         None => {
@@ -914,14 +989,31 @@ fn build_ide(mut b: SessionBuilder, raw: &IdeRaw) -> Session {
         .filter(|m| !m.is_empty() && *m != "default")
         .map(str::to_string);
     let mut bubbles: HashMap<&str, Value> = HashMap::new();
+    // Bubbles that are not JSON: shown as stored where the headers place them (or, when
+    // nothing places them, where their key sorts), counted once.
+    let mut bad: HashMap<&str, (&str, String)> = HashMap::new();
     for (bid, json) in &raw.bubbles {
         match serde_json::from_str::<Value>(json) {
             Ok(v) => {
                 bubbles.insert(bid.as_str(), v);
             }
-            Err(e) => b.warn(format!("bubble {bid}: invalid JSON: {e}")),
+            Err(e) => {
+                bad.insert(bid.as_str(), (json.as_str(), e.to_string()));
+            }
         }
     }
+    let bad_shown = |b: &mut SessionBuilder, bad: &mut HashMap<&str, (&str, String)>, bid: &str| {
+        if let Some((json, e)) = bad.remove(bid) {
+            b.unparsed(
+                "bubbles",
+                "invalid JSON",
+                || format!("bubble {bid}: {e}"),
+                "bubble",
+                json,
+                None,
+            );
+        }
+    };
     let headers: Vec<&str> = composer
         .get("fullConversationHeadersOnly")
         .and_then(Value::as_array)
@@ -937,6 +1029,8 @@ fn build_ide(mut b: SessionBuilder, raw: &IdeRaw) -> Session {
         for h in &headers {
             match bubbles.remove(h) {
                 Some(v) => order.push((h.to_string(), v)),
+                // Shown in place: an `Err` slot.
+                None if bad.contains_key(h) => order.push((h.to_string(), Value::Null)),
                 None => missing += 1,
             }
         }
@@ -960,11 +1054,22 @@ fn build_ide(mut b: SessionBuilder, raw: &IdeRaw) -> Session {
     } else {
         // No headers at all: key order (bubble ids carry no time, but it is stable).
         let mut rest: Vec<(&str, Value)> = bubbles.drain().collect();
+        rest.extend(bad.keys().map(|k| (*k, Value::Null)));
         rest.sort_by(|a, b| a.0.cmp(b.0));
         order.extend(rest.into_iter().map(|(k, v)| (k.to_string(), v)));
     }
     for (bid, v) in &order {
-        bubble(&mut b, bid, v, composer_model.as_deref());
+        if v.is_null() && bad.contains_key(bid.as_str()) {
+            bad_shown(&mut b, &mut bad, bid);
+        } else {
+            bubble(&mut b, bid, v, composer_model.as_deref());
+        }
+    }
+    // Not JSON and placed by nothing: still shown, after the conversation.
+    let mut left: Vec<String> = bad.keys().map(|k| k.to_string()).collect();
+    left.sort();
+    for bid in left {
+        bad_shown(&mut b, &mut bad, &bid);
     }
     b.finish()
 }
@@ -1310,6 +1415,7 @@ fn load_jsonl(path: &Path, id: &str) -> Session {
                     native_id: Some(format!("line-{n}")),
                     ..Message::default()
                 };
+                let mut odd_parts: Vec<&Value> = Vec::new();
                 let mut text = Vec::new();
                 match content {
                     Some(Value::String(s)) => text.push(s.clone()),
@@ -1337,17 +1443,27 @@ fn load_jsonl(path: &Path, id: &str) -> Session {
                                         ..ToolCall::default()
                                     });
                                 }
-                                _ => {}
+                                _ => odd_parts.push(p),
                             }
                         }
                     }
-                    _ => {}
+                    None | Some(Value::Null) => {}
+                    Some(other) => odd_parts.push(other),
                 }
                 m.content = text.join("\n\n");
                 b.push(m);
+                for p in odd_parts {
+                    odd(
+                        &mut b,
+                        "message parts",
+                        "unknown type",
+                        &format!("line {n}"),
+                        p,
+                    );
+                }
             }
-            Some("tool") => {
-                if let Some(Value::Array(parts)) = content {
+            Some("tool") => match content {
+                Some(Value::Array(parts)) => {
                     for p in parts {
                         let (out, err) = output_text(p.get("content").or_else(|| p.get("output")));
                         let call =
@@ -1355,11 +1471,19 @@ fn load_jsonl(path: &Path, id: &str) -> Session {
                         b.tool_result(call, None, out, err, None);
                     }
                 }
+                None | Some(Value::Null) => {}
+                Some(other) => odd(
+                    &mut b,
+                    "message parts",
+                    "tool content is no list",
+                    &format!("line {n}"),
+                    other,
+                ),
+            },
+            other => {
+                let problem = format!("unknown role `{}`", other.unwrap_or(""));
+                odd(&mut b, "lines", &problem, &format!("line {n}"), &v);
             }
-            other => b.warn(format!(
-                "line {n}: unknown role {}, skipped",
-                other.unwrap_or("(none)")
-            )),
         }
     }
     b.s.updated_at = mtime(path);

@@ -44,7 +44,7 @@ use crate::names;
 use chrono::{DateTime, Local, NaiveDateTime, TimeZone, Utc};
 use rusqlite::Connection;
 use serde_json::Value;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 /// Nesting deeper than this (continuations, subagents) is not read: a cycle guard.
@@ -522,42 +522,95 @@ impl HermesStore {
 #[derive(Default)]
 struct Msg {
     id: Option<String>,
+    /// Where the row is, for warnings: `row 17` (`messages.id`), `line 3` (gateway JSONL).
+    place: String,
     role: String,
     content: String,
     tool_call_id: Option<String>,
-    tool_calls: Option<Value>,
+    tool_calls: Json,
     tool_name: Option<String>,
     ts: Option<DateTime<Utc>>,
     reasoning: Option<String>,
-    reasoning_items: Option<Value>,
+    reasoning_items: Json,
     /// Shown in the transcript (`active = 1`, or compacted).
     visible: bool,
     carrier: bool,
 }
 
-fn json_cell(c: &Cell) -> Option<Value> {
-    let s = c.str()?;
-    serde_json::from_str(s)
-        .ok()
-        .filter(|v: &Value| !v.is_null())
+/// A JSON field of a message row: absent, parsed, or text that is not JSON (kept, with the
+/// parser's error, to be shown and counted).
+#[derive(Default)]
+enum Json {
+    #[default]
+    None,
+    Ok(Value),
+    Bad {
+        raw: String,
+        error: String,
+    },
+}
+
+impl Json {
+    /// JSON text (a database column, or a JSONL field holding JSON as a string).
+    fn text(s: &str) -> Json {
+        match kit::json_text(s) {
+            Ok(Some(v)) => Json::Ok(v),
+            Ok(None) => Json::None,
+            Err(error) => Json::Bad {
+                raw: s.to_string(),
+                error,
+            },
+        }
+    }
+
+    /// A column: text is parsed; a number is no JSON list or object and is kept as text.
+    fn cell(c: &Cell) -> Json {
+        match c {
+            Cell::Null => Json::None,
+            Cell::Text(s) => Json::text(s),
+            other => Json::Bad {
+                raw: other.text().unwrap_or_default(),
+                error: "a number, not JSON text".into(),
+            },
+        }
+    }
+
+    /// A JSONL field: a string holding JSON is parsed again (Hermes stores the column's
+    /// text), any other value is taken as it is.
+    fn value(v: Option<&Value>) -> Json {
+        match v {
+            None | Some(Value::Null) => Json::None,
+            Some(Value::String(s)) => Json::text(s),
+            Some(v) => Json::Ok(v.clone()),
+        }
+    }
+
+    fn ok(&self) -> Option<&Value> {
+        match self {
+            Json::Ok(v) => Some(v),
+            _ => None,
+        }
+    }
 }
 
 impl Msg {
     fn of_row(r: sqlite::Row<'_>) -> Msg {
         let flag = |k: &str, default: i64| r.get(k).int().unwrap_or(default) != 0;
+        let id = r.get("id").text();
         Msg {
-            id: r.get("id").text(),
+            place: format!("row {}", id.as_deref().unwrap_or("?")),
+            id,
             role: r.get("role").text().unwrap_or_default(),
             content: r.get("content").text().unwrap_or_default(),
             tool_call_id: r.get("tool_call_id").non_empty(),
-            tool_calls: json_cell(r.get("tool_calls")),
+            tool_calls: Json::cell(r.get("tool_calls")),
             tool_name: r.get("tool_name").non_empty(),
             ts: r.get("timestamp").time(),
             reasoning: r
                 .get("reasoning")
                 .non_empty()
                 .or_else(|| r.get("reasoning_content").non_empty()),
-            reasoning_items: json_cell(r.get("codex_reasoning_items")),
+            reasoning_items: Json::cell(r.get("codex_reasoning_items")),
             visible: flag("active", 1) || flag("compacted", 0),
             carrier: flag("_compressed_summary", 0),
         }
@@ -568,17 +621,14 @@ impl Msg {
 struct Builder {
     b: SessionBuilder,
     model: Option<String>,
-    unknown_roles: BTreeMap<String, usize>,
+    /// What a row is called in warnings: `messages rows`, or `lines` of the gateway JSONL.
+    what: &'static str,
 }
 
 impl Builder {
-    /// Append one message row to `b` (the session, or a branch's own builder).
-    fn row(
-        b: &mut SessionBuilder,
-        m: &Msg,
-        model: &Option<String>,
-        unknown: &mut BTreeMap<String, usize>,
-    ) {
+    /// Append one message row to `b` (the session, or a branch's own builder). A row or a
+    /// field of it that cannot be parsed is counted in `b.unparsed` and shown as raw text.
+    fn row(b: &mut SessionBuilder, m: &Msg, model: &Option<String>, what: &str) {
         let kind = if m.carrier || m.content.trim_start().starts_with(SUMMARY_PREFIX) {
             MessageKind::CompactionSummary
         } else {
@@ -593,17 +643,35 @@ impl Builder {
                 native_id: m.id.clone(),
                 ..Message::default()
             }),
-            "assistant" => b.push(Message {
-                role: Role::Assistant,
-                kind,
-                content: m.content.clone(),
-                timestamp: m.ts,
-                tool_calls: tool_calls(m.tool_calls.as_ref()),
-                thinking: thinking(m),
-                model: model.clone(),
-                native_id: m.id.clone(),
-                ..Message::default()
-            }),
+            "assistant" => {
+                let calls = tool_calls(&m.tool_calls, what, &m.place, &mut b.unparsed);
+                b.push(Message {
+                    role: Role::Assistant,
+                    kind,
+                    content: m.content.clone(),
+                    timestamp: m.ts,
+                    tool_calls: calls,
+                    thinking: thinking(m),
+                    model: model.clone(),
+                    native_id: m.id.clone(),
+                    ..Message::default()
+                });
+                for (field, json) in [
+                    ("tool_calls", &m.tool_calls),
+                    ("codex_reasoning_items", &m.reasoning_items),
+                ] {
+                    if let Json::Bad { raw, error } = json {
+                        b.unparsed(
+                            what,
+                            &format!("{field} is not JSON"),
+                            || format!("{}: {error}", m.place),
+                            field,
+                            raw,
+                            m.ts,
+                        );
+                    }
+                }
+            }
             "tool" => {
                 let id = m.tool_call_id.clone().unwrap_or_default();
                 b.tool_result(&id, m.tool_name.as_deref(), m.content.clone(), false, m.ts);
@@ -612,28 +680,77 @@ impl Builder {
                 }
             }
             "system" => b.context("system message", m.content.clone(), m.ts),
+            // The tool list and settings the gateway starts a file with; no conversation.
             "session_meta" => {}
-            other => *unknown.entry(other.to_string()).or_default() += 1,
+            other => {
+                // A role this version does not know: its text is still the session's.
+                b.unparsed
+                    .note(what, &format!("unknown role `{other}`"), || m.place.clone());
+                let label = if other.is_empty() {
+                    "message without a role".to_string()
+                } else {
+                    format!("{other} message")
+                };
+                let mut text = m.content.clone();
+                if let Some(raw) = match &m.tool_calls {
+                    Json::Ok(v) => Some(v.to_string()),
+                    Json::Bad { raw, .. } => Some(raw.clone()),
+                    Json::None => None,
+                } {
+                    if !text.is_empty() {
+                        text.push_str("\n\n");
+                    }
+                    text.push_str(&raw);
+                }
+                b.context(&label, text, m.ts);
+            }
         }
     }
 }
 
 /// `[{id, function: {name, arguments}}]` (OpenAI style; `arguments` a JSON string).
-fn tool_calls(v: Option<&Value>) -> Vec<ToolCall> {
-    let v = match v {
-        Some(Value::String(s)) => serde_json::from_str::<Value>(s).unwrap_or(Value::Null),
-        Some(v) => v.clone(),
-        None => return Vec::new(),
+/// Arguments that are not JSON stay the call's input as text and are counted; a list
+/// element that is no object is a call without a name whose input is that element; a
+/// value that is no list is one such call.
+fn tool_calls(v: &Json, what: &str, place: &str, unparsed: &mut kit::Unparsed) -> Vec<ToolCall> {
+    let Some(v) = v.ok() else {
+        return Vec::new();
     };
-    v.as_array()
-        .into_iter()
-        .flatten()
+    // A string holding the list (stored twice encoded).
+    let decoded;
+    let v = match v {
+        Value::String(s) => match serde_json::from_str::<Value>(s) {
+            Ok(d) => {
+                decoded = d;
+                &decoded
+            }
+            Err(_) => v,
+        },
+        v => v,
+    };
+    let items = match v {
+        Value::Array(a) => a.as_slice(),
+        other => std::slice::from_ref(other),
+    };
+    items
+        .iter()
         .map(|c| {
+            if !c.is_object() {
+                unparsed.note(what, "a tool call is not a JSON object", || {
+                    place.to_string()
+                });
+                return ToolCall {
+                    input: c.clone(),
+                    ..ToolCall::default()
+                };
+            }
             let f = c.get("function").unwrap_or(c);
-            let args = f.get("arguments").cloned().unwrap_or(Value::Null);
-            let input = match &args {
-                Value::String(s) => serde_json::from_str(s).unwrap_or(args.clone()),
-                _ => args,
+            let input = match f.get("arguments") {
+                Some(Value::String(s)) => {
+                    kit::call_arguments(s, what, unparsed, || place.to_string())
+                }
+                Some(a) => a.clone(),
+                None => Value::Null,
             };
             ToolCall {
                 tool_call_id: kit::str_any(c, &["id", "call_id"])
@@ -653,7 +770,7 @@ fn thinking(m: &Msg) -> Option<String> {
     if let Some(r) = m.reasoning.as_deref().filter(|r| *r != "None") {
         return Some(r.to_string());
     }
-    let items = m.reasoning_items.as_ref().and_then(Value::as_array)?;
+    let items = m.reasoning_items.ok().and_then(Value::as_array)?;
     let summaries: Vec<&str> = items
         .iter()
         .flat_map(|i| {
@@ -680,7 +797,7 @@ fn build(fam: &Family<Rows>, id: &str, source: &Source) -> Session {
     let mut out = Builder {
         b: SessionBuilder::new(Agent::Hermes, id),
         model: head.and_then(|r| r.get("model").non_empty()),
-        unknown_roles: BTreeMap::new(),
+        what: "messages rows",
     };
     out.b.s.source = source.clone();
     if let Some(r) = head {
@@ -692,6 +809,14 @@ fn build(fam: &Family<Rows>, id: &str, source: &Source) -> Session {
         out.b.s.cwd = r.get("cwd").non_empty();
         if let Some(src) = r.get("source").non_empty() {
             out.b.s.tags.push(src);
+        }
+        // Read for lineage only (nothing of it is shown), so a broken one costs the warning.
+        if let Json::Bad { error, .. } = Json::cell(r.get("model_config")) {
+            out.b
+                .unparsed
+                .note("sessions rows", "model_config is not JSON", || {
+                    format!("session {id}: {error}; its lineage markers are unknown")
+                });
         }
     } else {
         out.b.warn("session row not found (deleted while reading?)");
@@ -741,11 +866,6 @@ fn build(fam: &Family<Rows>, id: &str, source: &Source) -> Session {
         let msgs: Vec<Msg> = seg.data.iter().map(Msg::of_row).collect();
         add_messages(&mut out, &msgs, &mut branches);
     }
-    for (role, n) in std::mem::take(&mut out.unknown_roles) {
-        out.b.warn(format!(
-            "skipped {n} message rows with unknown role `{role}`"
-        ));
-    }
     let parent = model::unified_id(Agent::Hermes, id);
     let mut taken = HashSet::new();
     for sub in segments.iter().flat_map(|seg| &seg.subagents) {
@@ -783,7 +903,7 @@ fn add_messages(out: &mut Builder, msgs: &[Msg], branches: &mut Vec<Branch>) {
     let mut i = 0;
     while i < msgs.len() {
         if msgs[i].visible {
-            Builder::row(&mut out.b, &msgs[i], &out.model, &mut out.unknown_roles);
+            Builder::row(&mut out.b, &msgs[i], &out.model, out.what);
             i += 1;
             continue;
         }
@@ -794,8 +914,9 @@ fn add_messages(out: &mut Builder, msgs: &[Msg], branches: &mut Vec<Branch>) {
         let mut side = SessionBuilder::new(Agent::Hermes, "");
         side.s.messages = out.b.s.messages.clone();
         for m in &msgs[start..i] {
-            Builder::row(&mut side, m, &out.model, &mut out.unknown_roles);
+            Builder::row(&mut side, m, &out.model, out.what);
         }
+        out.b.unparsed.absorb(std::mem::take(&mut side.unparsed));
         let first = msgs[start].id.clone().unwrap_or_else(|| start.to_string());
         let mut taken: HashSet<String> = branches.iter().map(|b| b.name.clone()).collect();
         branches.push(Branch {
@@ -827,7 +948,7 @@ fn load_jsonl(path: &Path, id: &str) -> Session {
     let mut out = Builder {
         b: SessionBuilder::new(Agent::Hermes, id),
         model: None,
-        unknown_roles: BTreeMap::new(),
+        what: "lines",
     };
     out.b.s.source = Source {
         paths: vec![path.to_path_buf()],
@@ -848,21 +969,27 @@ fn load_jsonl(path: &Path, id: &str) -> Session {
             }
         },
     };
-    let mut bad = 0;
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
     let mut branches = Vec::new();
     for (n, line) in lines.iter().enumerate() {
         let v: Value = match serde_json::from_str(line) {
             Ok(v) => v,
             Err(e) => {
-                bad += 1;
-                if bad <= 20 {
-                    let partial = n + 1 == lines.len() && !text.ends_with('\n');
-                    out.b.warn(if partial {
-                        format!("line {}: partial last line (still being written?)", n + 1)
-                    } else {
-                        format!("line {}: invalid JSON: {e}", n + 1)
-                    });
+                if n + 1 == lines.len() && !text.ends_with('\n') {
+                    // Most likely still being written: it shows once it is whole.
+                    out.b.warn(format!(
+                        "line {}: partial last line (still being written?)",
+                        n + 1
+                    ));
+                } else {
+                    out.b.unparsed(
+                        "lines",
+                        "invalid JSON",
+                        || format!("line {}: {e}", n + 1),
+                        "line",
+                        line,
+                        None,
+                    );
                 }
                 continue;
             }
@@ -878,27 +1005,21 @@ fn load_jsonl(path: &Path, id: &str) -> Session {
         }
         let m = Msg {
             id: Some((n + 1).to_string()),
+            place: format!("line {}", n + 1),
             role: role.to_string(),
             content: kit::str_field(&v, "content").unwrap_or("").to_string(),
             tool_call_id: kit::str_field(&v, "tool_call_id").map(str::to_string),
-            tool_calls: v.get("tool_calls").cloned().filter(|t| !t.is_null()),
+            tool_calls: Json::value(v.get("tool_calls")),
             tool_name: kit::str_field(&v, "tool_name").map(str::to_string),
             ts: local_time(v.get("timestamp")),
             reasoning: kit::str_any(&v, &["reasoning", "reasoning_content"])
                 .filter(|r| !r.is_empty())
                 .map(str::to_string),
-            reasoning_items: v.get("codex_reasoning_items").cloned(),
+            reasoning_items: Json::value(v.get("codex_reasoning_items")),
             visible: true,
             carrier: false,
         };
         add_messages(&mut out, std::slice::from_ref(&m), &mut branches);
-    }
-    if bad > 20 {
-        out.b.warn(format!("{} more invalid lines", bad - 20));
-    }
-    for (role, n) in std::mem::take(&mut out.unknown_roles) {
-        out.b
-            .warn(format!("skipped {n} lines with unknown role `{role}`"));
     }
     out.b.finish()
 }

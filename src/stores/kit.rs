@@ -631,6 +631,107 @@ pub fn title_from_text(text: &str) -> Option<String> {
 }
 
 // ---------------------------------------------------------------------------------------
+// What could not be parsed
+
+/// Records, or fields of records, a store could not parse, counted by kind of problem.
+///
+/// Nothing a store holds is dropped silently: each kind of problem costs one warning in
+/// `meta.json` with its count and the first place it occurred (`3 messages rows could not
+/// be parsed: tool_calls is not JSON (first: row 17: EOF while parsing …)`), never one
+/// warning per record, so a store with a million bad rows still has a
+/// short `meta.json`. The raw text itself is shown by the store, in the session, where the
+/// record stands: [`SessionBuilder::unparsed`] shows it as a collapsed context message
+/// labelled `unparsed <field>`; a tool call whose arguments are not JSON keeps its name and
+/// id and holds the raw text as its input.
+#[derive(Debug, Default, Clone)]
+pub struct Unparsed {
+    /// `(what, problem)` -> (count, first place), in the order first seen.
+    kinds: Vec<((String, String), usize, String)>,
+}
+
+impl Unparsed {
+    /// Count one `what` (`messages rows`, `lines`, `message blobs`) that could not be parsed
+    /// because of `problem` (`tool_calls is not JSON`); `first` says where and why, and is
+    /// kept for the first one only.
+    pub fn note(&mut self, what: &str, problem: &str, first: impl FnOnce() -> String) {
+        match self
+            .kinds
+            .iter_mut()
+            .find(|(k, _, _)| k.0 == what && k.1 == problem)
+        {
+            Some((_, n, _)) => *n += 1,
+            None => self
+                .kinds
+                .push(((what.to_string(), problem.to_string()), 1, first())),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.kinds.is_empty()
+    }
+
+    /// Take the counts of `other` (a branch's builder) into these.
+    pub fn absorb(&mut self, other: Unparsed) {
+        for ((what, problem), n, first) in other.kinds {
+            match self
+                .kinds
+                .iter_mut()
+                .find(|(k, _, _)| k.0 == what && k.1 == problem)
+            {
+                Some((_, m, _)) => *m += n,
+                None => self.kinds.push(((what, problem), n, first)),
+            }
+        }
+    }
+
+    /// One warning per kind of problem, in the order first seen.
+    pub fn warnings(&self) -> Vec<String> {
+        self.kinds
+            .iter()
+            .map(|((what, problem), n, first)| {
+                format!("{n} {what} could not be parsed: {problem} (first: {first})")
+            })
+            .collect()
+    }
+}
+
+/// A JSON text that should parse: `Ok(None)` when it is empty or `null`, `Err(error)` when
+/// it is not JSON (the caller counts it in [`Unparsed`] and shows the text).
+pub fn json_text(s: &str) -> Result<Option<Value>, String> {
+    if s.trim().is_empty() {
+        return Ok(None);
+    }
+    match serde_json::from_str::<Value>(s) {
+        Ok(Value::Null) => Ok(None),
+        Ok(v) => Ok(Some(v)),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// A tool call's arguments as stored: JSON text becomes its value; text that is not JSON
+/// (cut off, say) is kept verbatim as a JSON string, so the call still shows what the model
+/// sent, and is counted in `unparsed` under `what`.
+pub fn call_arguments(
+    raw: &str,
+    what: &str,
+    unparsed: &mut Unparsed,
+    place: impl FnOnce() -> String,
+) -> Value {
+    if raw.trim().is_empty() {
+        return Value::String(raw.to_string());
+    }
+    match serde_json::from_str::<Value>(raw) {
+        Ok(v) => v,
+        Err(e) => {
+            unparsed.note(what, "tool call arguments are not JSON", || {
+                format!("{}: {e}", place())
+            });
+            Value::String(raw.to_string())
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
 // The session builder
 
 /// Builds a [`Session`] message by message and does the bookkeeping every store shares.
@@ -649,6 +750,8 @@ pub struct SessionBuilder {
     /// tool call id -> (message index, call index)
     calls: HashMap<String, (usize, usize)>,
     usage_keys: HashSet<String>,
+    /// What could not be parsed; one warning per kind at [`finish`](Self::finish).
+    pub unparsed: Unparsed,
 }
 
 impl SessionBuilder {
@@ -657,6 +760,7 @@ impl SessionBuilder {
             s: Session::new(agent, id),
             calls: HashMap::new(),
             usage_keys: HashSet::new(),
+            unparsed: Unparsed::default(),
         }
     }
 
@@ -744,6 +848,22 @@ impl SessionBuilder {
         });
     }
 
+    /// A record or field that could not be parsed: counted under `what`/`problem` (see
+    /// [`Unparsed`]) and its `raw` text shown verbatim where it stands, as context labelled
+    /// `unparsed <label>` (`unparsed tool_calls`, `unparsed line`).
+    pub fn unparsed(
+        &mut self,
+        what: &str,
+        problem: &str,
+        first: impl FnOnce() -> String,
+        label: &str,
+        raw: &str,
+        timestamp: Option<DateTime<Utc>>,
+    ) {
+        self.unparsed.note(what, problem, first);
+        self.context(&format!("unparsed {label}"), raw.to_string(), timestamp);
+    }
+
     /// A session event that is not conversation (model change, info notice, error).
     pub fn event(&mut self, text: String, timestamp: Option<DateTime<Utc>>) {
         self.push(Message {
@@ -758,6 +878,7 @@ impl SessionBuilder {
     /// The finished session: title, times and the one-copy rule applied.
     pub fn finish(mut self) -> Session {
         let s = &mut self.s;
+        s.warnings.extend(self.unparsed.warnings());
         if s.title.is_none() {
             s.title = s
                 .messages

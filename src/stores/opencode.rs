@@ -47,7 +47,7 @@ use crate::names;
 use chrono::{DateTime, Utc};
 use rusqlite::Connection;
 use serde_json::Value;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 /// Largest JSON file of the legacy tree that is parsed.
@@ -439,10 +439,17 @@ fn info_from_row(r: sqlite::Row<'_>) -> Value {
         "updated": r.get("time_updated").int(),
     });
     if let Some(rev) = r.get("revert").str() {
-        v["revert"] = serde_json::from_str(rev).unwrap_or(Value::Null);
+        match kit::json_text(rev) {
+            Ok(parsed) => v["revert"] = parsed.unwrap_or(Value::Null),
+            // Kept for `build`, which counts and shows it.
+            Err(e) => v[UNPARSED_REVERT] = serde_json::json!([rev, e]),
+        }
     }
     v
 }
+
+/// Where [`info_from_row`] keeps a `revert` column that is not JSON, with its error.
+const UNPARSED_REVERT: &str = "\u{0}unparsedRevert";
 
 // ---------------------------------------------------------------------------------------
 // The legacy JSON tree
@@ -567,12 +574,26 @@ fn tokens(v: Option<&Value>) -> Option<TokenUsage> {
     })
 }
 
+/// A message's parts as JSON, in id order, and the parts that are not JSON:
+/// `(part id, raw text, error)`, shown after the message.
+#[allow(clippy::type_complexity)]
+fn parts<'r>(raw: &'r Raw, mid: &str) -> (Vec<(String, Value)>, Vec<(&'r str, &'r str, String)>) {
+    let mut out = Vec::new();
+    let mut bad = Vec::new();
+    for (pid, data) in raw.parts.get(mid).into_iter().flatten() {
+        match serde_json::from_str::<Value>(data) {
+            Ok(v) => out.push((pid.clone(), v)),
+            Err(e) => bad.push((pid.as_str(), data.as_str(), e.to_string())),
+        }
+    }
+    (out, bad)
+}
+
 /// Builds one session (and its subagents) from its raw rows.
 struct Parser<'a> {
     b: SessionBuilder,
     /// child session id → `(tool call id, description)` from the parent's `task` calls.
     task_calls: HashMap<String, (String, Option<String>)>,
-    unknown_parts: BTreeMap<String, usize>,
     raw: &'a Raw,
 }
 
@@ -581,7 +602,6 @@ fn build(raw: &Raw, source: &dyn Fn(Option<String>) -> Source) -> Session {
     let mut p = Parser {
         b: SessionBuilder::new(Agent::Opencode, raw.id.clone()),
         task_calls: HashMap::new(),
-        unknown_parts: BTreeMap::new(),
         raw,
     };
     p.b.s.source = source(kit::str_field(info, "version").map(str::to_string));
@@ -595,6 +615,21 @@ fn build(raw: &Raw, source: &dyn Fn(Option<String>) -> Source) -> Session {
     p.b.s.forked_from = kit::str_field(info, "forkSessionID")
         .filter(|f| !f.is_empty() && *f != raw.id)
         .map(|f| model::unified_id(Agent::Opencode, f));
+    if let Some([Value::String(raw), Value::String(e)]) = info
+        .get(UNPARSED_REVERT)
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+    {
+        // Which messages were undone is unknown: all of them stay in the transcript.
+        p.b.unparsed(
+            "sessions rows",
+            "revert is not JSON",
+            || e.clone(),
+            "revert",
+            raw,
+            None,
+        );
+    }
     let revert = info.get("revert").filter(|r| r.is_object());
     let revert_msg = revert.and_then(|r| kit::str_field(r, "messageID"));
     let mut revert_at: Option<usize> = None;
@@ -602,25 +637,46 @@ fn build(raw: &Raw, source: &dyn Fn(Option<String>) -> Source) -> Session {
         if revert_at.is_none() && revert_msg.is_some_and(|r| mid.as_str() >= r) {
             revert_at = Some(p.b.s.messages.len());
         }
-        let v: Value = match serde_json::from_str(data) {
-            Ok(v) => v,
-            Err(e) => {
-                p.b.warn(format!("message {mid}: invalid JSON: {e}"));
+        let (v, problem) = match serde_json::from_str::<Value>(data) {
+            Ok(v) => match kit::str_field(&v, "role") {
+                Some("user" | "assistant") => (v, None),
+                other => (
+                    Value::Null,
+                    Some((
+                        format!("unknown role `{}`", other.unwrap_or("")),
+                        format!("message {mid}"),
+                    )),
+                ),
+            },
+            Err(e) => (
+                Value::Null,
+                Some(("invalid JSON".to_string(), format!("message {mid}: {e}"))),
+            ),
+        };
+        let (parts, bad) = parts(raw, mid);
+        match (kit::str_field(&v, "role"), problem) {
+            (Some("user"), None) => p.user(mid, &v, &parts),
+            (Some("assistant"), None) => p.assistant(mid, &v, &parts),
+            (_, problem) => {
+                // A message sessfs cannot read: it and every part of it, as stored.
+                let (problem, first) = problem.unwrap_or_default();
+                p.b.unparsed("messages", &problem, || first, "message", data, None);
+                for (pid, part) in p.raw.parts.get(mid).into_iter().flatten() {
+                    p.b.context(&format!("unparsed part {pid}"), part.clone(), None);
+                }
                 continue;
             }
-        };
-        let parts = p.parts(mid);
-        match kit::str_field(&v, "role") {
-            Some("user") => p.user(mid, &v, &parts),
-            Some("assistant") => p.assistant(mid, &v, &parts),
-            other => p.b.warn(format!(
-                "message {mid}: unknown role {}, skipped",
-                other.unwrap_or("(none)")
-            )),
         }
-    }
-    for (kind, n) in std::mem::take(&mut p.unknown_parts) {
-        p.b.warn(format!("{n} parts of unsupported type `{kind}` skipped"));
+        for (pid, data, e) in bad {
+            p.b.unparsed(
+                "parts",
+                "invalid JSON",
+                || format!("part {pid}: {e}"),
+                "part",
+                data,
+                None,
+            );
+        }
     }
     let parent_uid = model::unified_id(Agent::Opencode, &raw.id);
     let mut taken = HashSet::new();
@@ -654,20 +710,21 @@ fn build(raw: &Raw, source: &dyn Fn(Option<String>) -> Source) -> Session {
 }
 
 impl Parser<'_> {
-    /// A message's parts as JSON, in id order; bad JSON is a warning.
-    fn parts(&mut self, mid: &str) -> Vec<(String, Value)> {
-        let mut out = Vec::new();
-        for (pid, data) in self.raw.parts.get(mid).into_iter().flatten() {
-            match serde_json::from_str::<Value>(data) {
-                Ok(v) => out.push((pid.clone(), v)),
-                Err(e) => self.b.warn(format!("part {pid}: invalid JSON: {e}")),
-            }
+    /// A part of a type this version does not know: counted, and shown as stored when it
+    /// holds anything besides its type and ids.
+    fn unsupported(&mut self, pid: &str, kind: &str, part: &Value, ts: Option<DateTime<Utc>>) {
+        let first = || format!("part {pid}");
+        let problem = format!("unsupported type `{kind}`");
+        let bare = part.as_object().is_some_and(|o| {
+            o.keys()
+                .all(|k| matches!(k.as_str(), "type" | "id" | "messageID" | "sessionID"))
+        });
+        if bare {
+            self.b.unparsed.note("parts", &problem, first);
+        } else {
+            let raw = part.to_string();
+            self.b.unparsed("parts", &problem, first, "part", &raw, ts);
         }
-        out
-    }
-
-    fn unsupported(&mut self, kind: &str) {
-        *self.unknown_parts.entry(kind.to_string()).or_default() += 1;
     }
 
     fn user(&mut self, mid: &str, v: &Value, parts: &[(String, Value)]) {
@@ -675,7 +732,8 @@ impl Parser<'_> {
         let mut text: Vec<String> = Vec::new();
         let mut after: Vec<(&str, String)> = Vec::new();
         let mut compaction = None;
-        for (_, part) in parts {
+        let mut unknown: Vec<(&str, &str, &Value)> = Vec::new();
+        for (pid, part) in parts {
             let kind = kit::str_field(part, "type").unwrap_or("");
             match kind {
                 "text" => {
@@ -708,7 +766,7 @@ impl Parser<'_> {
                         .to_string(),
                 )),
                 "" | "step-start" | "snapshot" | "patch" => {}
-                other => self.unsupported(other),
+                other => unknown.push((pid, other, part)),
             }
         }
         if !text.is_empty() {
@@ -726,6 +784,9 @@ impl Parser<'_> {
         if let Some(c) = compaction {
             self.b.event(c.to_string(), ts);
         }
+        for (pid, kind, part) in unknown {
+            self.unsupported(pid, kind, part, ts);
+        }
     }
 
     fn assistant(&mut self, mid: &str, v: &Value, parts: &[(String, Value)]) {
@@ -737,7 +798,8 @@ impl Parser<'_> {
         let mut steps = TokenUsage::default();
         let mut step_cost = 0.0;
         let mut n_steps = 0;
-        for (_, part) in parts {
+        let mut unknown: Vec<(&str, &str, &Value)> = Vec::new();
+        for (pid, part) in parts {
             let kind = kit::str_field(part, "type").unwrap_or("");
             match kind {
                 "text" => {
@@ -767,7 +829,7 @@ impl Parser<'_> {
                     step_cost += part.get("cost").and_then(Value::as_f64).unwrap_or(0.0);
                 }
                 "" | "step-start" | "snapshot" | "patch" | "retry" | "compaction" => {}
-                other => self.unsupported(other),
+                other => unknown.push((pid, other, part)),
             }
         }
         let usage = if n_steps > 0 {
@@ -799,6 +861,9 @@ impl Parser<'_> {
         });
         for t in contexts {
             self.b.context("synthetic text", t, ts);
+        }
+        for (pid, kind, part) in unknown {
+            self.unsupported(pid, kind, part, ts);
         }
         if let Some(err) = v.get("error").filter(|e| e.is_object()) {
             let name = kit::str_field(err, "name").unwrap_or("error");

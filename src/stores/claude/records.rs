@@ -82,6 +82,9 @@ pub(super) struct Rec {
     pub system_text: Option<String>,
     /// A system record that is a slash command the user typed (2.1 `local_command`).
     pub user_command: bool,
+    /// Parts of `message.content` sessfs does not read (see [`unread_parts`]), as JSON
+    /// text: shown as stored after the record's message, counted in [`FileMeta::unparsed`].
+    pub unread: Vec<String>,
 }
 
 impl Rec {
@@ -110,6 +113,7 @@ impl Rec {
             persisted: None,
             system_text: None,
             user_command: false,
+            unread: Vec::new(),
         }
     }
 }
@@ -131,6 +135,8 @@ pub(super) struct FileMeta {
     pub forked_from: Option<String>,
     /// `(agentId, tool_use id)` from `toolUseResult.agentId` and `agent_progress` lines.
     pub agent_links: Vec<(String, String)>,
+    /// Content sessfs could not read, counted by kind (the warnings of the file).
+    pub unparsed: kit::Unparsed,
 }
 
 impl FileMeta {
@@ -313,11 +319,91 @@ struct MediaSource<'a> {
 /// `Err` for a line that is not JSON; arrays and other shapes are no node.
 pub(super) fn parse_line(line: &[u8], meta: &mut FileMeta) -> Result<Option<Rec>, String> {
     let mut spare = String::new();
-    Ok(jsonl::typed::<Line>(line, &mut spare)?.and_then(|l| record(l, meta)))
+    let mut odd = false;
+    let mut r = jsonl::typed::<Line>(line, &mut spare)?.and_then(|l| record(l, meta, &mut odd));
+    if let (true, Some(r)) = (odd, r.as_mut()) {
+        // Rare: read the line again as a tree to show what the typed read passed over.
+        let place = r
+            .uuid
+            .as_deref()
+            .unwrap_or("a record without uuid")
+            .to_string();
+        for (problem, raw) in unread_parts(line) {
+            meta.unparsed.note("message content parts", &problem, || {
+                format!("record {place}")
+            });
+            r.unread.push(raw);
+        }
+    }
+    Ok(r)
+}
+
+/// Block types [`block`] reads, in `message.content` and in `tool_result` content.
+const KNOWN_BLOCKS: [&str; 9] = [
+    "text",
+    "thinking",
+    "redacted_thinking",
+    "tool_use",
+    "server_tool_use",
+    "tool_result",
+    "image",
+    "document",
+    "tool_reference",
+];
+const KNOWN_RESULT_BLOCKS: [&str; 4] = ["text", "image", "document", "tool_reference"];
+
+/// What of a line's `message.content` the typed read shows nothing of, as `(problem, JSON
+/// text)`: content that is neither text nor a list, list elements that are no block or
+/// string, blocks of a type sessfs does not read, text blocks whose text is no string,
+/// and the same inside `tool_result` content.
+fn unread_parts(line: &[u8]) -> Vec<(String, String)> {
+    let Ok(v) = serde_json::from_slice::<Value>(line) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let content = v.get("message").and_then(|m| m.get("content"));
+    let items = match content {
+        None | Some(Value::Null | Value::String(_)) => return out,
+        Some(Value::Array(a)) => a,
+        Some(other) => {
+            out.push((
+                "content is neither text nor blocks".into(),
+                other.to_string(),
+            ));
+            return out;
+        }
+    };
+    fn check(item: &Value, known: &[&str], out: &mut Vec<(String, String)>) {
+        let problem = match item {
+            Value::String(_) => return,
+            Value::Object(o) => match o.get("type").and_then(Value::as_str) {
+                Some("text") if !o.get("text").is_some_and(Value::is_string) => {
+                    "a text block without text".to_string()
+                }
+                Some(t) if known.contains(&t) => return,
+                Some(t) => format!("unknown block type `{t}`"),
+                None => "a block without type".to_string(),
+            },
+            _ => "an element that is no block".to_string(),
+        };
+        out.push((problem, item.to_string()));
+    }
+    for item in items {
+        check(item, &KNOWN_BLOCKS, &mut out);
+        if item.get("type").and_then(Value::as_str) == Some("tool_result") {
+            if let Some(Value::Array(inner)) = item.get("content") {
+                for x in inner {
+                    check(x, &KNOWN_RESULT_BLOCKS, &mut out);
+                }
+            }
+        }
+    }
+    out
 }
 
 /// Turn one read line into a graph node (if it is one), updating `meta` either way.
-fn record(v: Line<'_>, meta: &mut FileMeta) -> Option<Rec> {
+/// `odd` is set when its message content holds something the typed read passes over.
+fn record(v: Line<'_>, meta: &mut FileMeta, odd: &mut bool) -> Option<Rec> {
     let ty = v.ty.str().unwrap_or("");
     let ts = v.timestamp.time();
     if let Some(t) = ts {
@@ -395,7 +481,7 @@ fn record(v: Line<'_>, meta: &mut FileMeta) -> Option<Rec> {
             .and_then(|f| f.session_id.nonempty());
     }
     match kind {
-        Kind::User | Kind::Assistant => parse_message(v, &mut r, meta),
+        Kind::User | Kind::Assistant => parse_message(v, &mut r, meta, odd),
         Kind::System => parse_system(v, &mut r),
         _ => {}
     }
@@ -414,7 +500,7 @@ fn note_progress(v: &Line<'_>, meta: &mut FileMeta) {
     }
 }
 
-fn parse_message(v: Line<'_>, r: &mut Rec, meta: &mut FileMeta) {
+fn parse_message(v: Line<'_>, r: &mut Rec, meta: &mut FileMeta, odd: &mut bool) {
     let mut texts: Vec<Cow<'_, str>> = Vec::new();
     let mut thinking: Vec<Cow<'_, str>> = Vec::new();
     if let Some(m) = v.message.0 {
@@ -437,12 +523,13 @@ fn parse_message(v: Line<'_>, r: &mut Rec, meta: &mut FileMeta) {
                 for item in items {
                     match item {
                         Item::Text(s) => texts.push(s),
-                        Item::Block(b) => block(*b, r, &mut texts, &mut thinking),
-                        Item::Other => {}
+                        Item::Block(b) => block(*b, r, &mut texts, &mut thinking, odd),
+                        Item::Other => *odd = true,
                     }
                 }
             }
-            Content::Null | Content::Other(_) => {}
+            Content::Null => {}
+            Content::Other(_) => *odd = true,
         }
     }
     r.text = join_texts(&texts);
@@ -490,13 +577,13 @@ fn block<'a>(
     r: &mut Rec,
     texts: &mut Vec<Cow<'a, str>>,
     thinking: &mut Vec<Cow<'a, str>>,
+    odd: &mut bool,
 ) {
     match b.ty.str().unwrap_or("") {
-        "text" => {
-            if let Loose::Str(t) = b.text {
-                texts.push(t);
-            }
-        }
+        "text" => match b.text {
+            Loose::Str(t) => texts.push(t),
+            _ => *odd = true,
+        },
         "thinking" => {
             let t = match b.thinking {
                 Loose::Str(t) => t,
@@ -519,7 +606,7 @@ fn block<'a>(
         }),
         "tool_result" => r.results.push(ResultBlock {
             id: b.tool_use_id.nonempty().unwrap_or_default(),
-            output: result_output(b.content),
+            output: result_output(b.content, odd),
             is_error: b.is_error.is_true(),
         }),
         "image" | "document" => texts.push(Cow::Owned(media_placeholder(&b))),
@@ -530,7 +617,7 @@ fn block<'a>(
                 name.unwrap_or_default()
             )));
         }
-        _ => {}
+        _ => *odd = true,
     }
 }
 
@@ -544,7 +631,7 @@ fn media_placeholder(b: &Block<'_>) -> String {
 }
 
 /// The text of a `tool_result` content: a string or text/image blocks.
-fn result_output(c: Content<'_>) -> String {
+fn result_output(c: Content<'_>, odd: &mut bool) -> String {
     match c {
         Content::Text(s) => s.into_owned(),
         Content::Blocks(items) => {
@@ -553,11 +640,10 @@ fn result_output(c: Content<'_>) -> String {
                 match item {
                     Item::Text(s) => parts.push(s),
                     Item::Block(b) => match b.ty.str() {
-                        Some("text") => {
-                            if let Loose::Str(t) = b.text {
-                                parts.push(t);
-                            }
-                        }
+                        Some("text") => match b.text {
+                            Loose::Str(t) => parts.push(t),
+                            _ => *odd = true,
+                        },
                         Some("image") | Some("document") => {
                             parts.push(Cow::Owned(media_placeholder(&b)))
                         }
@@ -565,9 +651,9 @@ fn result_output(c: Content<'_>) -> String {
                             let n = b.tool_name.nonempty().unwrap_or_default();
                             parts.push(Cow::Owned(format!("[tool reference: {n}]")));
                         }
-                        _ => {}
+                        _ => *odd = true,
                     },
-                    Item::Other => {}
+                    Item::Other => *odd = true,
                 }
             }
             parts.join("\n")
@@ -646,7 +732,13 @@ fn parse_system(v: Line<'_>, r: &mut Rec) {
             r.user_command = special
                 .as_ref()
                 .is_some_and(|c| c.special == super::text::Special::SlashCommand);
-            let cleaned = special.map(|c| c.text).unwrap_or(content);
+            // A command's note (its `<command-message>`) is kept on the line after it.
+            let cleaned = special
+                .map(|c| match c.note {
+                    Some(note) => format!("{}\n{note}", c.text),
+                    None => c.text,
+                })
+                .unwrap_or(content);
             let cleaned = cleaned.trim().to_string();
             if cleaned.is_empty() && wrapped {
                 // A command that printed nothing.
@@ -765,6 +857,15 @@ mod tests {
         assert_eq!(m.cwd, None);
         assert_eq!(r.timestamp, kit::parse_rfc3339("2026-01-01T00:00:00Z"));
         assert_eq!(r.text, "bare");
+        // What the typed read passes over is kept as stored and counted, never dropped.
+        assert_eq!(r.unread, ["3", r#"["x"]"#, r#"{"type":"text","text":5}"#]);
+        assert_eq!(
+            m.unparsed.warnings(),
+            [
+                "2 message content parts could not be parsed: an element that is no block (first: record u2)",
+                "1 message content parts could not be parsed: a text block without text (first: record u2)"
+            ]
+        );
         let outs: Vec<(&str, &str, bool)> = r
             .results
             .iter()

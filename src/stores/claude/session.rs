@@ -32,12 +32,13 @@ pub(super) struct Parsed {
 pub(super) fn parse_file(path: &Path) -> Parsed {
     let mut recs = Vec::new();
     let mut meta = FileMeta::default();
-    let warnings = jsonl::read_lines(path, |_, line| {
+    let mut warnings = jsonl::read_lines(path, |_, line| {
         if let Some(r) = records::parse_line(line, &mut meta)? {
             recs.push(r);
         }
         Ok(())
     });
+    warnings.extend(meta.unparsed.warnings());
     Parsed {
         recs,
         meta,
@@ -80,11 +81,11 @@ pub(super) fn build_messages(
     for &i in order {
         let Some(r) = recs.get(i) else { continue };
         match r.kind {
-            Kind::Assistant => {
+            Kind::Assistant => 'reply: {
                 if let Some(k) = r.msg_id.as_deref().and_then(|m| by_msg.get(m).copied()) {
                     if let Some(m) = out.get_mut(k) {
                         merge_assistant(m, r);
-                        continue;
+                        break 'reply;
                     }
                 }
                 let mut m = Message {
@@ -121,6 +122,18 @@ pub(super) fn build_messages(
                 }
             }
             Kind::Attachment | Kind::Other => {}
+        }
+        // What the record held that sessfs does not read, as stored, right after it.
+        for raw in &r.unread {
+            out.push(Message {
+                role: Role::System,
+                kind: MessageKind::Context,
+                label: Some("unparsed content".into()),
+                content: raw.clone(),
+                timestamp: r.timestamp,
+                native_id: r.uuid.clone(),
+                ..Message::default()
+            });
         }
     }
     out.retain(|m| {
@@ -221,11 +234,16 @@ fn user_messages(r: &Rec, ctx: &Ctx, out: &mut Vec<Message>, warnings: &mut Vec<
     // `isMeta`: text Claude Code wrote for the model (hook feedback, reminders, skill
     // bodies, the expansion of the slash command just before it). Context, shown collapsed.
     if r.meta || text::is_command_caveat(&r.text) {
-        let after_command = out.last().is_some_and(|m| {
-            m.role == Role::User
-                && matches!(m.kind, MessageKind::Normal | MessageKind::Event)
-                && m.content.starts_with('/')
-        });
+        // The command's note (its status line) may stand between the two.
+        let after_command = out
+            .iter()
+            .rev()
+            .find(|m| m.label.as_deref() != Some(COMMAND_NOTE))
+            .is_some_and(|m| {
+                m.role == Role::User
+                    && matches!(m.kind, MessageKind::Normal | MessageKind::Event)
+                    && m.content.starts_with('/')
+            });
         let label = text::context_label(&r.text, after_command);
         let content = match text::clean_command_text(&r.text) {
             Some(c) if c.special == Special::Notification => c.text,
@@ -234,9 +252,11 @@ fn user_messages(r: &Rec, ctx: &Ctx, out: &mut Vec<Message>, warnings: &mut Vec<
         out.push(context(label, content));
         return;
     }
+    let mut note = None;
     let (role, kind, content) = if r.compact_summary {
         (Role::User, MessageKind::CompactionSummary, r.text.clone())
-    } else if let Some(c) = text::clean_command_text(&r.text) {
+    } else if let Some(mut c) = text::clean_command_text(&r.text) {
+        note = c.note.take();
         match c.special {
             Special::SlashCommand if text::is_local_command(&c.text) => {
                 (Role::User, MessageKind::Event, c.text)
@@ -276,7 +296,23 @@ fn user_messages(r: &Rec, ctx: &Ctx, out: &mut Vec<Message>, warnings: &mut Vec<
         native_id: r.uuid.clone(),
         ..Message::default()
     });
+    // What the command's wrapper said besides the command ("init is analyzing your
+    // codebase…"): an event right after it.
+    if let Some(note) = note {
+        out.push(Message {
+            role: Role::System,
+            kind: MessageKind::Event,
+            label: Some(COMMAND_NOTE.to_string()),
+            content: note,
+            timestamp: r.timestamp,
+            native_id: r.uuid.clone(),
+            ..Message::default()
+        });
+    }
 }
+
+/// The label of the event that shows a slash command's `<command-message>`.
+const COMMAND_NOTE: &str = "command message";
 
 /// A `!` shell command and its output, which Claude Code writes as two user records at once
 /// (`<bash-input>`, then `<bash-stdout>`/`<bash-stderr>`): one execution message whose text

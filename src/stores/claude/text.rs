@@ -27,6 +27,11 @@ pub(super) struct Cleaned {
     pub special: Special,
     /// For [`Special::ShellInput`]: the output, when the same text also holds it.
     pub output: Option<String>,
+    /// For [`Special::SlashCommand`]: what the wrapper says besides the command, shown after
+    /// it: the status line Claude Code printed while the command ran (`<command-message>`
+    /// "init is analyzing your codebase…", when it is more than the command's name) and any
+    /// text outside the known tags. `None` when there is nothing more.
+    pub note: Option<String>,
 }
 
 /// The inner text of the first `<tag>...</tag>` in `s`.
@@ -37,6 +42,40 @@ fn inner<'a>(s: &'a str, tag: &str) -> Option<&'a str> {
     let rest = s.get(start..)?;
     let end = rest.find(&close).unwrap_or(rest.len());
     rest.get(..end)
+}
+
+/// `t` with every `<tag>…</tag>` block of `tags` removed (an unclosed block runs to the
+/// end), trimmed: the text a wrapper holds outside the tags sessfs reads.
+fn outside(t: &str, tags: &[&str]) -> String {
+    let mut s = t.to_string();
+    for tag in tags {
+        let (open, close) = (format!("<{tag}>"), format!("</{tag}>"));
+        while let Some(a) = s.find(&open) {
+            let end = s[a..].find(&close).map_or(s.len(), |e| a + e + close.len());
+            s.replace_range(a..end, "\n");
+        }
+    }
+    s.lines()
+        .map(str::trim_end)
+        .filter(|l| !l.trim().is_empty())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The note of a slash command (see [`Cleaned::note`]): its `<command-message>` unless it
+/// only repeats the command's name, then whatever text lies outside the three tags.
+fn command_note(t: &str, name: &str) -> Option<String> {
+    let mut parts = Vec::new();
+    if let Some(m) = inner(t, "command-message").map(str::trim) {
+        if !m.is_empty() && m != name.trim_start_matches('/') && m != name {
+            parts.push(m.to_string());
+        }
+    }
+    let rest = outside(t, &["command-name", "command-message", "command-args"]);
+    if !rest.is_empty() {
+        parts.push(rest);
+    }
+    (!parts.is_empty()).then(|| parts.join("\n"))
 }
 
 /// Recognise a wrapped command text and say what it means in plain words.
@@ -58,6 +97,7 @@ pub(super) fn clean_command_text(s: &str) -> Option<Cleaned> {
             text.push_str(args);
         }
         return Some(Cleaned {
+            note: command_note(t, name),
             text,
             special: Special::SlashCommand,
             output: None,
@@ -69,10 +109,19 @@ pub(super) fn clean_command_text(s: &str) -> Option<Cleaned> {
         if out == "(no content)" {
             out.clear();
         }
+        // Text beside the output tags is kept after it.
+        let rest = outside(t, &["local-command-stdout", "local-command-stderr"]);
+        if !rest.is_empty() {
+            if !out.is_empty() {
+                out.push('\n');
+            }
+            out.push_str(&crate::render::strip_terminal(&rest));
+        }
         return Some(Cleaned {
             text: out,
             special: Special::CommandOutput,
             output: None,
+            note: None,
         });
     }
     if t.starts_with("<bash-input>") {
@@ -83,6 +132,7 @@ pub(super) fn clean_command_text(s: &str) -> Option<Cleaned> {
             text: cmd.to_string(),
             special: Special::ShellInput,
             output,
+            note: None,
         });
     }
     if t.starts_with("<task-notification>") {
@@ -90,6 +140,7 @@ pub(super) fn clean_command_text(s: &str) -> Option<Cleaned> {
             text: task_notification(t),
             special: Special::Notification,
             output: None,
+            note: None,
         });
     }
     if t.starts_with("<bash-stdout>") || t.starts_with("<bash-stderr>") {
@@ -97,6 +148,7 @@ pub(super) fn clean_command_text(s: &str) -> Option<Cleaned> {
             text: outputs(t, "bash-stdout", "bash-stderr"),
             special: Special::ShellOutput,
             output: None,
+            note: None,
         });
     }
     None
