@@ -27,7 +27,7 @@
 //! messages" marker followed by the repair messages, `Redact` a marker. The log is
 //! append-only, so sessfs shows it whole: rows a compaction or a rewind replaced stay in the
 //! transcript before the marker, rather than being dropped as the agent does when it
-//! rebuilds its context. Rows with an unknown role are skipped with a warning, as the agent
+//! rebuilds its context. Rows with an unknown role are shown as stored, with a warning that counts them; the agent
 //! itself skips them.
 //!
 //! **Extras.** The agent's scratchpad (`tool_outputs`) appears as
@@ -995,7 +995,12 @@ impl Builder {
                 return;
             }
             _ => {
+                // Counted once per role, and the row stays visible as stored.
                 *self.unknown_roles.entry(role.to_string()).or_default() += 1;
+                let mut m = self.msg(Role::System, content.to_string(), ts, native);
+                m.kind = MessageKind::Context;
+                m.label = Some(format!("{role} message"));
+                self.s.messages.push(m);
                 return;
             }
         };
@@ -1063,7 +1068,7 @@ impl Builder {
         }
         for (role, n) in &self.unknown_roles {
             self.s.warnings.push(format!(
-                "skipped {n} message rows with unknown role `{role}`"
+                "{n} message rows with unknown role `{role}` shown as stored"
             ));
         }
         for (kind, n) in &self.unknown_blocks {

@@ -354,11 +354,11 @@ pub fn load_thread(dir: &Path, id: &str) -> Session {
     let mut msgs = Vec::new();
     let mut warns = Vec::new();
     let mut unparsed = kit::Unparsed::default();
-    let io_warnings = jsonl::read(&messages_path, |line, v| {
+    let scanned = jsonl::read(&messages_path, |line, v| {
         msgs.push(message(&v, line, dir, &mut warns, &mut unparsed));
     });
     s.messages = msgs;
-    s.warnings.extend(io_warnings);
+    scanned.into_session(&mut s);
     s.warnings.extend(warns);
     s.warnings.extend(unparsed.warnings());
     if s.updated_at.is_none() {
@@ -572,7 +572,8 @@ fn block(b: &Value, dir: &Path) -> Block {
             Block::Text(format!("[link: {name} {}]", text("uri")))
         }
         "tool_call_ref" => Block::Skip,
-        other => Block::Unknown(format!("[unknown block: {other}]")),
+        // Counted by the caller; the block's JSON stays visible after its placeholder.
+        other => Block::Unknown(format!("[unknown block: {other}] {b}")),
     }
 }
 
@@ -834,7 +835,15 @@ mod tests {
 
         let s1 = by("t1");
         assert_eq!(s1.messages.len(), 1);
-        assert_eq!(s1.messages[0].content, "[unknown block: hologram]");
+        assert_eq!(
+            s1.messages[0].content,
+            r#"[unknown block: hologram] {"type":"hologram","x":1}"#
+        );
+        // The line that is no JSON and the partial last line keep their text.
+        let (name, unread) = &s1.extra_files[0];
+        assert_eq!(name, "unparsed.txt");
+        assert!(unread.contains("line 2: ") && unread.contains("\nnot json\n"), "{unread}");
+        assert!(unread.contains(r#"{"id":"b","role":"agent""#), "{unread}");
         assert!(
             s1.warnings.iter().any(|w| w.contains("partial last line")),
             "{:?}",

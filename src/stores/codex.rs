@@ -676,7 +676,8 @@ fn read_index(path: &Path) -> HashMap<String, String> {
     let Ok(f) = kit::open_file(path) else {
         return out;
     };
-    jsonl::read_lines_from(f, INDEX, &mut |_, text| {
+    // Titles only: an index line that cannot be read costs its title, nothing else.
+    let _ = jsonl::read_lines_from(f, INDEX, &mut |_, text| {
         let l: IndexLine = serde_json::from_slice(text).map_err(|e| e.to_string())?;
         if let Some(name) = l
             .thread_name
@@ -787,9 +788,12 @@ fn mark_inherited(messages: &mut [Message], parent: &[Message]) {
 pub fn parse_file(path: &Path, id: &str) -> Parsed {
     let mut p = Parser::new(id);
     let name = path.display().to_string();
-    let warnings = match open(path) {
+    let scanned = match open(path) {
         Ok(r) => jsonl::read_lines_from(r, &name, &mut |n, text| p.line(n, text)),
-        Err(e) => vec![format!("cannot open {name}: {e}")],
+        Err(e) => jsonl::Scanned {
+            warnings: vec![format!("cannot open {name}: {e}")],
+            unparsed: Vec::new(),
+        },
     };
     let format = if is_zst(path) {
         "codex-jsonl-zst"
@@ -798,7 +802,7 @@ pub fn parse_file(path: &Path, id: &str) -> Parsed {
     };
     let mut parsed = p.finish(format);
     parsed.session.source.paths = vec![path.to_path_buf()];
-    parsed.session.warnings.extend(warnings);
+    scanned.into_session(&mut parsed.session);
     if parsed.session.messages.is_empty() && parsed.session.warnings.is_empty() {
         parsed.session.warnings.push(format!("{name}: no messages"));
     }

@@ -794,7 +794,7 @@ fn read_events(path: &Path, warnings: &mut Vec<String>) -> Vec<Ev> {
         });
         Ok(())
     });
-    warnings.extend(io);
+    warnings.extend(io.warnings);
     warnings.extend(local);
     evs
 }

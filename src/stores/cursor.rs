@@ -1380,10 +1380,7 @@ fn load_jsonl(path: &Path, id: &str) -> Session {
     };
     let mut n_calls = 0usize;
     let mut lines: Vec<(usize, Value)> = Vec::new();
-    let warnings = super::jsonl::read(path, |n, v| lines.push((n, v)));
-    for w in warnings {
-        b.warn(w);
-    }
+    super::jsonl::read(path, |n, v| lines.push((n, v))).into_session(&mut b.s);
     for (n, v) in lines {
         let msg = v.get("message").unwrap_or(&v);
         let content = msg.get("content").or_else(|| v.get("content"));

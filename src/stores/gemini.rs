@@ -711,7 +711,7 @@ fn load_file(path: &Path, parent: Option<String>, depth: usize) -> Session {
             replay.apply(r, &format!("line {n}"));
             Ok(())
         });
-        replay.warnings.extend(warnings);
+        replay.warnings.extend(warnings.warnings);
     }
 
     let id = if replay.session_id.is_empty() {

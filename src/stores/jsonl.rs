@@ -85,6 +85,18 @@ pub fn unparsed_file(unparsed: &[Unparsed]) -> Option<(String, String)> {
     Some((UNPARSED_FILE.to_owned(), out))
 }
 
+impl Scanned {
+    /// Hand what a read found to the session it was read for: its warnings, and the raw
+    /// text of every unread line as [`UNPARSED_FILE`], with the warning that points there.
+    pub fn into_session(self, s: &mut crate::model::Session) {
+        s.warnings.extend(self.warnings);
+        if let Some(file) = unparsed_file(&self.unparsed) {
+            s.warnings.push(unparsed_warning(self.unparsed.len()));
+            s.extra_files.push(file);
+        }
+    }
+}
+
 /// The warning that points at [`UNPARSED_FILE`] for `n` unread lines.
 pub fn unparsed_warning(n: usize) -> String {
     let lines = if n == 1 { "line" } else { "lines" };
@@ -92,41 +104,43 @@ pub fn unparsed_warning(n: usize) -> String {
 }
 
 /// Call `f(line_number, value)` for every line that parses as a JSON object or array.
-/// Returns the warnings (unreadable file, bad lines, a partial last line).
-pub fn read(path: &Path, mut f: impl FnMut(usize, Value)) -> Vec<String> {
-    let file = match super::kit::open_file(path) {
-        Ok(f) => f,
-        Err(e) => return vec![format!("cannot open {}: {e}", path.display())],
-    };
-    read_from(file, &path.display().to_string(), &mut f)
+/// Returns the warnings (unreadable file, bad lines, a partial last line) and the lines
+/// that gave no value.
+pub fn read(path: &Path, mut f: impl FnMut(usize, Value)) -> Scanned {
+    match super::kit::open_file(path) {
+        Ok(file) => read_from(file, &path.display().to_string(), &mut f),
+        Err(e) => cannot_open(path, e),
+    }
 }
 
 /// As [`read`], from any reader; `name` is used in warnings.
-pub fn read_from(r: impl Read, name: &str, f: &mut dyn FnMut(usize, Value)) -> Vec<String> {
+pub fn read_from(r: impl Read, name: &str, f: &mut dyn FnMut(usize, Value)) -> Scanned {
     scan(r, name, &mut |p, text| {
         parse_line(text).map(|v| f(p.line, v))
     })
-    .warnings
+}
+
+fn cannot_open(path: &Path, e: std::io::Error) -> Scanned {
+    Scanned {
+        warnings: vec![format!("cannot open {}: {e}", path.display())],
+        unparsed: Vec::new(),
+    }
 }
 
 /// As [`read`], but `f` gets each line's bytes and parses them itself, so a store can
 /// deserialize into typed structs that borrow from the line. `f` returns `Err(reason)` for
 /// a line it cannot use; that line is skipped and reported like a line that is not JSON.
 /// A line with invalid UTF-8 is offered again with the bad bytes replaced.
-pub fn read_lines(
-    path: &Path,
-    mut f: impl FnMut(usize, &[u8]) -> Result<(), String>,
-) -> Vec<String> {
-    let file = match super::kit::open_file(path) {
-        Ok(f) => f,
-        Err(e) => return vec![format!("cannot open {}: {e}", path.display())],
-    };
-    scan(file, &path.display().to_string(), &mut |p, b| f(p.line, b)).warnings
+pub fn read_lines(path: &Path, mut f: impl FnMut(usize, &[u8]) -> Result<(), String>) -> Scanned {
+    match super::kit::open_file(path) {
+        Ok(file) => scan(file, &path.display().to_string(), &mut |p, b| f(p.line, b)),
+        Err(e) => cannot_open(path, e),
+    }
 }
 
 /// As [`read_lines`], from any reader (a decompressing one, say); `name` is used in warnings.
-pub fn read_lines_from(r: impl Read, name: &str, f: &mut LineFn<'_>) -> Vec<String> {
-    scan(r, name, &mut |p, b| f(p.line, b)).warnings
+pub fn read_lines_from(r: impl Read, name: &str, f: &mut LineFn<'_>) -> Scanned {
+    scan(r, name, &mut |p, b| f(p.line, b))
 }
 
 /// As [`read_lines`], but `f` gets each record's [`Pos`] (so records glued onto one line
@@ -134,10 +148,7 @@ pub fn read_lines_from(r: impl Read, name: &str, f: &mut LineFn<'_>) -> Vec<Stri
 pub fn read_records(path: &Path, mut f: impl FnMut(Pos, &[u8]) -> Result<(), String>) -> Scanned {
     match super::kit::open_file(path) {
         Ok(file) => scan(file, &path.display().to_string(), &mut f),
-        Err(e) => Scanned {
-            warnings: vec![format!("cannot open {}: {e}", path.display())],
-            unparsed: Vec::new(),
-        },
+        Err(e) => cannot_open(path, e),
     }
 }
 
@@ -407,7 +418,7 @@ mod tests {
 
     fn collect(input: &[u8]) -> (Vec<Value>, Vec<String>) {
         let mut out = Vec::new();
-        let w = read_from(input, "t", &mut |_, v| out.push(v));
+        let w = read_from(input, "t", &mut |_, v| out.push(v)).warnings;
         (out, w)
     }
 
@@ -442,7 +453,8 @@ mod tests {
                 got.push((n, r.a.into_owned()));
                 Ok(())
             },
-        );
+        )
+        .warnings;
         assert_eq!(got, [(1, "x".into()), (3, "y\u{fffd}z".into())]);
         assert_eq!(w.len(), 2, "{w:?}");
         assert!(w[0].contains("line 2: skipped"));

@@ -27,22 +27,26 @@ pub(super) struct Parsed {
     pub recs: Vec<Rec>,
     pub meta: FileMeta,
     pub warnings: Vec<String>,
+    /// Lines that gave no record, kept so their text stays visible.
+    pub unparsed: Vec<jsonl::Unparsed>,
 }
 
 pub(super) fn parse_file(path: &Path) -> Parsed {
     let mut recs = Vec::new();
     let mut meta = FileMeta::default();
-    let mut warnings = jsonl::read_lines(path, |_, line| {
+    let scanned = jsonl::read_lines(path, |_, line| {
         if let Some(r) = records::parse_line(line, &mut meta)? {
             recs.push(r);
         }
         Ok(())
     });
+    let mut warnings = scanned.warnings;
     warnings.extend(meta.unparsed.warnings());
     Parsed {
         recs,
         meta,
         warnings,
+        unparsed: scanned.unparsed,
     }
 }
 
@@ -529,6 +533,12 @@ pub(super) fn assemble(parsed: &Parsed, shape: Shape) -> Session {
                     _ => None,
                 })
         });
+    if shape.whole_file {
+        if let Some(file) = jsonl::unparsed_file(&parsed.unparsed) {
+            warnings.push(jsonl::unparsed_warning(parsed.unparsed.len()));
+            s.extra_files.push(file);
+        }
+    }
     s.warnings = warnings;
     s
 }

@@ -651,7 +651,7 @@ fn omp_buckets_in_every_spelling_list_and_artifacts_do_not() {
 }
 
 #[test]
-fn openclaw_lists_agents_and_skips_archives() {
+fn openclaw_lists_agents_and_archived_copies() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let state = tmp.path().join(".openclaw-work");
     let s = state.join("agents/main/sessions");
@@ -674,7 +674,18 @@ fn openclaw_lists_agents_and_skips_archives() {
         .iter()
         .map(|p| p.file_name().expect("name").to_string_lossy().into_owned())
         .collect();
-    assert_eq!(files, ["u1.jsonl", "u2-topic-7.jsonl", "u3.jsonl"]);
+    // Archived copies are sessions of their own; what the user deleted stays hidden.
+    assert_eq!(
+        files,
+        [
+            "u1.checkpoint.3.jsonl",
+            "u1.jsonl",
+            "u1.jsonl.bak",
+            "u1.jsonl.reset.2026-01-01T00-00-00",
+            "u2-topic-7.jsonl",
+            "u3.jsonl"
+        ]
+    );
 }
 
 #[test]
