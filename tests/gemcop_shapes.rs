@@ -281,20 +281,27 @@ fn copilot_usage_without_a_shutdown_comes_from_the_replies_and_is_never_counted_
 fn records_that_cannot_be_read_are_counted_in_warnings_and_stay_visible() {
     let home = Home::empty();
     let chats = home.path().join(".gemini/tmp/broken/chats");
+    // No JSON at all in the middle, and a last line still being written (shown once whole).
+    let mut lines = jsonl(&[
+        json!({"sessionId": "dd00aa11-0000-4000-8000-000000000001", "projectHash": "p",
+                   "startTime": "2026-05-01T10:00:00.000Z", "kind": "main"}),
+        json!({"id": "u1", "type": "user", "content": "READABLE-PROMPT-GARNET"}),
+        // A reply whose tokens are not an object, a message of a type from the future,
+        // and a record of no known shape.
+        json!({"id": "g1", "type": "gemini", "content": "TOKENS-ODD-GARNET", "tokens": "lots"}),
+        json!({"id": "z1", "type": "hologram", "content": "HOLOGRAM-GARNET"}),
+        json!({"id": "z2", "type": "hologram", "content": "HOLOGRAM-TWO-GARNET"}),
+        json!({"$future": "SHAPELESS-GARNET"}),
+        json!({"id": "g2", "type": "gemini", "content": "READABLE-REPLY-GARNET"}),
+    ]);
+    lines.insert_str(
+        lines.find("{\"id\":\"g2\"").expect("g2 line"),
+        "JUNK-LINE-GARNET {\n",
+    );
+    lines.push_str(r#"{"id":"g3","type":"gemini","content":"PARTIAL-TAIL-GAR"#);
     put(
         &chats.join("session-2026-05-01T10-00-dd00aa11.jsonl"),
-        &jsonl(&[
-            json!({"sessionId": "dd00aa11-0000-4000-8000-000000000001", "projectHash": "p",
-                   "startTime": "2026-05-01T10:00:00.000Z", "kind": "main"}),
-            json!({"id": "u1", "type": "user", "content": "READABLE-PROMPT-GARNET"}),
-            // A reply whose tokens are not an object, a message of a type from the future,
-            // and a record of no known shape.
-            json!({"id": "g1", "type": "gemini", "content": "TOKENS-ODD-GARNET", "tokens": "lots"}),
-            json!({"id": "z1", "type": "hologram", "content": "HOLOGRAM-GARNET"}),
-            json!({"id": "z2", "type": "hologram", "content": "HOLOGRAM-TWO-GARNET"}),
-            json!({"$future": "SHAPELESS-GARNET"}),
-            json!({"id": "g2", "type": "gemini", "content": "READABLE-REPLY-GARNET"}),
-        ]),
+        &lines,
     );
     // A legacy document with one message that cannot be read among readable ones.
     put(
@@ -331,9 +338,12 @@ fn records_that_cannot_be_read_are_counted_in_warnings_and_stay_visible() {
                 json!({"note": "FUTURE-EVENT-AMBER"}),
             ),
             json!(["COPILOT-BARE-ARRAY-AMBER"]),
+            json!("JUNK-EVENT-AMBER"),
             event("assistant.turn_start", 4, json!({"turnId": "0"})),
             reply(5, "COPILOT-REPLY-AMBER", 5),
-        ]),
+        ])
+        // A line that is no JSON at all.
+        .replace("\"JUNK-EVENT-AMBER\"\n", "JUNK-EVENT-AMBER {\n"),
     );
 
     let (_keep, tree) = render(&home);
@@ -348,8 +358,9 @@ fn records_that_cannot_be_read_are_counted_in_warnings_and_stay_visible() {
                 "HOLOGRAM-TWO-GARNET",
                 "SHAPELESS-GARNET",
                 "READABLE-REPLY-GARNET",
+                "JUNK-LINE-GARNET",
             ],
-            3,
+            5,
         ),
         (
             "gemini/ee00bb22-0000-4000-8000-000000000001",
@@ -368,8 +379,9 @@ fn records_that_cannot_be_read_are_counted_in_warnings_and_stay_visible() {
                 "FUTURE-EVENT-AMBER",
                 "COPILOT-BARE-ARRAY-AMBER",
                 "COPILOT-REPLY-AMBER",
+                "JUNK-EVENT-AMBER",
             ],
-            3,
+            4,
         ),
     ];
     for (dir, texts, warnings) in cases {
@@ -377,6 +389,10 @@ fn records_that_cannot_be_read_are_counted_in_warnings_and_stay_visible() {
         for text in texts {
             assert!(t.contains(text), "{dir}: {text} is not in transcript.md");
         }
+        assert!(
+            !t.contains("PARTIAL-TAIL"),
+            "{dir}: a line still being written shows"
+        );
         let meta: Value =
             serde_json::from_str(&read(&tree.join(dir).join("meta.json"))).expect("meta");
         let w = meta["warnings"].as_array().expect("warnings");

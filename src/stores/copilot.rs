@@ -34,12 +34,14 @@
 //! - **Nothing is dropped unseen**: an event whose `data` is not what its type promises, a
 //!   line that is JSON but no event, and an event of a type sessfs does not read are
 //!   counted, one warning per kind of problem ([`Unread`]), and their raw text is shown where
-//!   they stood, as context labelled `unparsed record`.
+//!   they stood, as context labelled `unparsed record`; so is a line holding no JSON at all
+//!   (counted by the line reader), except a partial last line, still being written.
 //!   Only types with nothing of their own to show are passed over ([`QUIET_TYPES`]).
 //!   `skill.invoked` (the skill body given to the model) and `system.notification` are
 //!   context. In history documents an entry that cannot be read is shown the same way.
 //! - `workspace.yaml` is a handful of flat `key: value` lines; they are read by hand.
 
+use super::gemini::JunkLines;
 use super::{jsonl, kit, Base, Env, Listed, Root, Store};
 use crate::model::{
     unified_id, Agent, Branch, Message, MessageKind, Role, Session, Subagent, TokenUsage, ToolCall,
@@ -828,20 +830,30 @@ fn read_events(path: &Path, warnings: &mut Vec<String>) -> Vec<Ev> {
     let mut evs = Vec::new();
     let mut local: Vec<String> = Vec::new();
     let mut unread_count = Unread::default();
+    let mut junk = JunkLines::default();
     let io = jsonl::read_lines(path, |n, line| {
+        if let Some(text) = junk.before(n) {
+            evs.push(Ev::loose(unread(&text)));
+        }
         let at = format!("line {n}");
         let text = || String::from_utf8_lossy(line);
         let env: Envelope<'_> = match serde_json::from_slice(line) {
             Ok(env) => env,
             // One JSON value that is no event: kept as text. Anything else goes back to
-            // the line reader, which recovers values written back to back.
+            // the line reader, which recovers values written back to back, and what is no
+            // JSON at all is shown as it is ([`JunkLines`]).
             Err(e) if serde_json::from_slice::<IgnoredAny>(line).is_ok() => {
                 unread_count.note("not an event", || format!("{at}: {e}"));
                 evs.push(Ev::loose(unread(&text())));
+                junk.kept(n);
                 return Ok(());
             }
-            Err(e) => return Err(format!("not an event: {e}")),
+            Err(e) => {
+                junk.junk(n, line);
+                return Err(format!("not an event: {e}"));
+            }
         };
+        junk.kept(n);
         let ty = EvType::of(&env.ty);
         let item = if ty == EvType::Other {
             if env.ty.is_empty() {
@@ -887,6 +899,9 @@ fn read_events(path: &Path, warnings: &mut Vec<String>) -> Vec<Ev> {
         });
         Ok(())
     });
+    if let Some(text) = junk.finish(path) {
+        evs.push(Ev::loose(unread(&text)));
+    }
     warnings.extend(io);
     warnings.extend(local);
     warnings.extend(unread_count.warnings("events"));

@@ -53,7 +53,8 @@
 //!   that is JSON of another shape (or of an unknown `type`) is counted, one warning per
 //!   kind of problem ([`Unread`]), and its raw text is shown where it stood, as context
 //!   labelled `unparsed record`; a legacy document that is not JSON at all is shown whole.
-//!   Lines that are no JSON go to the shared line reader.
+//!   A line that holds no JSON value at all is counted by the shared line reader and shown
+//!   the same way ([`JunkLines`]), except a partial last line, still being written.
 //! - Records are parsed into typed, borrowed structs; only tool arguments, results and
 //!   content parts (free-form by nature) are `Value`s.
 
@@ -591,6 +592,65 @@ impl Unread {
     }
 }
 
+/// Lines of a JSONL file that hold no JSON value at all (half a record, bytes of junk). The
+/// line reader skips each with a counted warning; this keeps its text, to be shown where it
+/// stood, unless a value on it was recovered (the reader splits records written back to
+/// back) or it is the partial last line, which the agent is most likely still writing and
+/// which shows once it is whole. The stores call [`before`](Self::before) at every line
+/// handed to them, [`junk`](Self::junk) for bytes that are no JSON, [`kept`](Self::kept)
+/// for a value read, and [`finish`](Self::finish) after the file. Copilot's reader shares it.
+#[derive(Default)]
+pub(super) struct JunkLines {
+    /// (line, text, a value on it was kept)
+    pending: Option<(usize, String, bool)>,
+    last: usize,
+}
+
+impl JunkLines {
+    /// The text of an earlier junk line to show now, before line `n`.
+    pub(super) fn before(&mut self, n: usize) -> Option<String> {
+        self.last = self.last.max(n);
+        if self.pending.as_ref().is_some_and(|p| p.0 == n) {
+            return None;
+        }
+        let (_, text, kept) = self.pending.take()?;
+        (!kept).then_some(text)
+    }
+
+    pub(super) fn junk(&mut self, n: usize, bytes: &[u8]) {
+        if self.pending.as_ref().is_none_or(|p| p.0 != n) {
+            self.pending = Some((n, String::from_utf8_lossy(bytes).into_owned(), false));
+        }
+    }
+
+    pub(super) fn kept(&mut self, n: usize) {
+        if let Some(p) = self.pending.as_mut().filter(|p| p.0 == n) {
+            p.2 = true;
+        }
+    }
+
+    /// The last junk line's text, unless it is the file's partial last line.
+    pub(super) fn finish(mut self, path: &Path) -> Option<String> {
+        let (n, text, kept) = self.pending.take()?;
+        let partial = n == self.last && !ends_in_newline(path);
+        (!kept && !partial).then_some(text)
+    }
+}
+
+/// Whether the file's last byte is a newline (an empty or unreadable file counts as ending
+/// in one).
+fn ends_in_newline(path: &Path) -> bool {
+    use std::io::{Seek, SeekFrom};
+    let Ok(mut f) = kit::open_file(path) else {
+        return true;
+    };
+    let mut last = [b'\n'];
+    if f.seek(SeekFrom::End(-1)).is_ok() {
+        let _ = f.read_exact(&mut last);
+    }
+    last[0] == b'\n'
+}
+
 /// A record that could not be read, as it stands in the file: collapsed context labelled
 /// `unparsed record`, never a prompt or a reply.
 fn unparsed_message(raw: &str) -> Message {
@@ -613,6 +673,17 @@ struct Rec {
     msg: Message,
     /// `agentId` of each tool call, to link subagent chats to the call that ran them.
     agents: Vec<(String, String)>,
+}
+
+impl Rec {
+    /// A record that could not be read, as its raw text.
+    fn unparsed(raw: &str) -> Rec {
+        Rec {
+            id: String::new(),
+            msg: unparsed_message(raw),
+            agents: Vec::new(),
+        }
+    }
 }
 
 /// The state a chat file replays into.
@@ -698,11 +769,7 @@ impl Replay {
             "" => at.to_string(),
             e => format!("{at}: {e}"),
         });
-        self.recs.push(Rec {
-            id: String::new(),
-            msg: unparsed_message(raw),
-            agents: Vec::new(),
-        });
+        self.recs.push(Rec::unparsed(raw));
     }
 
     /// Append a message, or replace the message with its id where it stands.
@@ -938,7 +1005,11 @@ fn load_chat(path: &Path, parent: Option<String>, depth: usize, listed: Option<&
     if legacy {
         read_legacy(path, &mut replay);
     } else {
+        let mut junk = JunkLines::default();
         let warnings = jsonl::read_lines(path, |n, line| {
+            if let Some(text) = junk.before(n) {
+                replay.recs.push(Rec::unparsed(&text));
+            }
             let at = format!("line {n}");
             match serde_json::from_slice::<Record<'_>>(line) {
                 Ok(r) => replay.apply(r, &String::from_utf8_lossy(line), &at),
@@ -949,10 +1020,17 @@ fn load_chat(path: &Path, parent: Option<String>, depth: usize, listed: Option<&
                     let raw = String::from_utf8_lossy(line);
                     replay.unread(&raw, "not a chat record", &at, &e.to_string());
                 }
-                Err(e) => return Err(format!("not a chat record: {e}")),
+                Err(e) => {
+                    junk.junk(n, line);
+                    return Err(format!("not a chat record: {e}"));
+                }
             }
+            junk.kept(n);
             Ok(())
         });
+        if let Some(text) = junk.finish(path) {
+            replay.recs.push(Rec::unparsed(&text));
+        }
         replay.warnings.extend(warnings);
     }
 
