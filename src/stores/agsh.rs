@@ -1464,9 +1464,12 @@ mod tests {
                 (User, Normal),
                 (Assistant, Normal),
                 (Tool, Normal),
+                // The `mystery_role` row, shown as stored.
+                (System, Context),
                 (Assistant, Normal),
             ]
         );
+        assert_eq!(m[8].label.as_deref(), Some("mystery_role message"));
         assert_eq!(m[0].content, "Please fix   the failing build");
         assert_eq!(s.turn_count(), 2);
         assert_eq!(m[1].content, "Let me run the build.");
@@ -1504,7 +1507,7 @@ mod tests {
             .contains("[unsupported content block: hologram]"));
         assert_eq!(m[7].tool_result.as_ref().unwrap().tool_name, "write_file");
         assert_eq!(m[7].text(), "wrote t.rs");
-        assert!(m[8].content.starts_with("[{\"type\":\"text\""));
+        assert!(m[9].content.starts_with("[{\"type\":\"text\""));
         assert_eq!(m[1].native_id.as_deref(), Some("2"));
         let w = s.warnings.join("\n");
         assert!(w.contains("invalid JSON"), "{w}");

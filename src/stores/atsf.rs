@@ -842,7 +842,10 @@ mod tests {
         // The line that is no JSON and the partial last line keep their text.
         let (name, unread) = &s1.extra_files[0];
         assert_eq!(name, "unparsed.txt");
-        assert!(unread.contains("line 2: ") && unread.contains("\nnot json\n"), "{unread}");
+        assert!(
+            unread.contains("line 2: ") && unread.contains("\nnot json\n"),
+            "{unread}"
+        );
         assert!(unread.contains(r#"{"id":"b","role":"agent""#), "{unread}");
         assert!(
             s1.warnings.iter().any(|w| w.contains("partial last line")),

@@ -22,11 +22,23 @@
 //! - **Subagents** (events with an `agentId`) become nested child sessions named after the
 //!   agent (`subagent.started.agentName`), attached to the tool call that spawned them
 //!   (`data.parentToolCallId`), and are left out of the parent's transcript.
-//! - **Usage is per session**: per-call usage events are ephemeral (never written), so
-//!   the token totals of `session.shutdown.modelMetrics` (summed over models and over the
-//!   shutdowns of a resumed session) become [`Session::reported_usage`]; input excludes cache
-//!   reads, as pricing expects. `requests.cost` counts *premium requests* (it equals
-//!   `totalPremiumRequests` in real files), not USD, so it is a tag, never a cost.
+//! - **Usage is per CLI process**: per-call usage events are ephemeral (never written); each
+//!   process (a `session.start` or `session.resume` to its `session.shutdown`) writes its
+//!   totals in `session.shutdown.modelMetrics` when it exits. A process that crashed, was
+//!   killed or still runs wrote none, and the only usage left of it is each reply's
+//!   `assistant.message.outputTokens`. So the session's [`Session::reported_usage`] is, per
+//!   process, its shutdown's totals where there is one (its replies then are not counted
+//!   again), else its replies' output tokens; input excludes cache reads, as pricing
+//!   expects. `requests.cost` counts *premium requests* (it equals `totalPremiumRequests` in
+//!   real files), not USD, so it is a tag, never a cost.
+//! - **Nothing is dropped unseen**: an event whose `data` is not what its type promises, a
+//!   line that is JSON but no event, and an event of a type sessfs does not read are
+//!   counted, one warning per kind of problem ([`kit::Unparsed`]), and their raw text is shown where
+//!   they stood, as context labelled `unparsed record`; so is a line holding no JSON at all
+//!   (counted by the line reader), except a partial last line, still being written.
+//!   Only types with nothing of their own to show are passed over ([`QUIET_TYPES`]).
+//!   `skill.invoked` (the skill body given to the model) and `system.notification` are
+//!   context. In history documents an entry that cannot be read is shown the same way.
 //! - `workspace.yaml` is a handful of flat `key: value` lines; they are read by hand.
 
 use super::{jsonl, kit, Base, Env, Listed, Root, Store};
@@ -35,6 +47,7 @@ use crate::model::{
     SEALED_THINKING,
 };
 use chrono::{DateTime, Utc};
+use serde::de::IgnoredAny;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -251,16 +264,29 @@ enum EvType {
     SubagentFailed,
     #[serde(rename = "abort")]
     Abort,
+    #[serde(rename = "skill.invoked")]
+    SkillInvoked,
+    #[serde(rename = "system.notification")]
+    SystemNotification,
     #[serde(other)]
     Other,
+}
+
+impl EvType {
+    fn of(s: &str) -> EvType {
+        use serde::de::IntoDeserializer;
+        let d: serde::de::value::StrDeserializer<'_, serde::de::value::Error> =
+            s.into_deserializer();
+        EvType::deserialize(d).unwrap_or(EvType::Other)
+    }
 }
 
 /// `{type, data, id, timestamp, parentId, agentId?}`; `data` is parsed by type afterwards.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Envelope<'a> {
-    #[serde(rename = "type", default)]
-    ty: Option<EvType>,
+    #[serde(rename = "type", default, borrow, deserialize_with = "kit::cow_str")]
+    ty: Cow<'a, str>,
     #[serde(default, borrow)]
     data: Option<&'a RawValue>,
     #[serde(default, borrow, deserialize_with = "kit::cow_str")]
@@ -322,6 +348,8 @@ data_struct!(SubagentData {
     agent_description
 });
 data_struct!(AbortData { reason });
+data_struct!(SkillData { name, content });
+data_struct!(NotificationData { content });
 data_struct!(CommonData {
     parent_tool_call_id
 });
@@ -441,6 +469,10 @@ struct Ev {
     parent_call: Option<String>,
     ts: Option<DateTime<Utc>>,
     item: Item,
+    /// `session.start` or `session.resume`: a CLI process began writing here.
+    begins: bool,
+    /// `outputTokens` of an `assistant.message`.
+    out_tokens: u64,
 }
 
 enum Item {
@@ -458,7 +490,7 @@ enum Item {
     /// A message as it is; `None` model on assistant messages is filled in from the
     /// current model while converting.
     Msg(Message),
-    Context(&'static str, String),
+    Context(String, String),
     Reasoning(String),
     ToolStart {
         call: String,
@@ -495,35 +527,20 @@ fn event_msg(text: String) -> Item {
     })
 }
 
-/// Parse `data` as `T`; a mismatch costs a warning and the event (`None`).
-fn data<'a, T: Deserialize<'a> + Default>(
-    raw: Option<&'a RawValue>,
-    what: &str,
-    warnings: &mut Vec<String>,
-) -> Option<T> {
+/// Parse `data` as `T`; a mismatch is the reason the event cannot be read.
+fn data<'a, T: Deserialize<'a> + Default>(raw: Option<&'a RawValue>) -> Result<T, String> {
     match raw {
-        None => Some(T::default()),
-        Some(r) => match serde_json::from_str(r.get()) {
-            Ok(t) => Some(t),
-            Err(e) => {
-                warnings.push(format!("{what}: unexpected data skipped: {e}"));
-                None
-            }
-        },
+        None => Ok(T::default()),
+        Some(r) => serde_json::from_str(r.get()).map_err(|e| format!("unexpected data: {e}")),
     }
 }
 
-fn digest(env: &Envelope<'_>, at: &str, warnings: &mut Vec<String>) -> Item {
+/// The event's item; `Err(reason)` when its `data` is not what its type promises.
+fn digest(env: &Envelope<'_>, ty: EvType, at: &str, w: &mut Vec<String>) -> Result<Item, String> {
     let raw = env.data;
-    let Some(ty) = env.ty else {
-        return Item::Other;
-    };
-    let w = warnings;
-    match ty {
+    Ok(match ty {
         EvType::Start => {
-            let Some(d) = data::<StartData<'_>>(raw, at, w) else {
-                return Item::Other;
-            };
+            let d = data::<StartData<'_>>(raw)?;
             if d.version > SCHEMA_VERSION {
                 w.push(format!(
                     "{at}: event schema version {} is newer than the {SCHEMA_VERSION} sessfs reads; read as version {SCHEMA_VERSION}",
@@ -542,9 +559,7 @@ fn digest(env: &Envelope<'_>, at: &str, warnings: &mut Vec<String>) -> Item {
         }
         EvType::Resume => event_msg("session resumed".into()),
         EvType::ModelChange => {
-            let Some(d) = data::<ModelChangeData<'_>>(raw, at, w) else {
-                return Item::Other;
-            };
+            let d = data::<ModelChangeData<'_>>(raw)?;
             match non_empty(&d.new_model) {
                 Some(m) => {
                     let mut text = match non_empty(&d.previous_model) {
@@ -560,15 +575,11 @@ fn digest(env: &Envelope<'_>, at: &str, warnings: &mut Vec<String>) -> Item {
             }
         }
         EvType::ModeChanged => {
-            let Some(d) = data::<ModeData<'_>>(raw, at, w) else {
-                return Item::Other;
-            };
+            let d = data::<ModeData<'_>>(raw)?;
             event_msg(format!("mode: {} -> {}", d.previous_mode, d.new_mode))
         }
         EvType::Info | EvType::Warning | EvType::Error => {
-            let Some(d) = data::<NoticeData<'_>>(raw, at, w) else {
-                return Item::Other;
-            };
+            let d = data::<NoticeData<'_>>(raw)?;
             let label = match ty {
                 EvType::Info => "info",
                 EvType::Warning => "warning",
@@ -577,9 +588,7 @@ fn digest(env: &Envelope<'_>, at: &str, warnings: &mut Vec<String>) -> Item {
             event_msg(format!("{label}: {}", d.message))
         }
         EvType::CompactionComplete => {
-            let Some(d) = data::<CompactionData<'_>>(raw, at, w) else {
-                return Item::Other;
-            };
+            let d = data::<CompactionData<'_>>(raw)?;
             match non_empty(&d.summary_content) {
                 Some(text) => Item::Msg(Message {
                     role: Role::System,
@@ -591,15 +600,11 @@ fn digest(env: &Envelope<'_>, at: &str, warnings: &mut Vec<String>) -> Item {
             }
         }
         EvType::TaskComplete => {
-            let Some(d) = data::<TaskData<'_>>(raw, at, w) else {
-                return Item::Other;
-            };
+            let d = data::<TaskData<'_>>(raw)?;
             event_msg(format!("task complete: {}", d.summary))
         }
         EvType::Shutdown => {
-            let Some(d) = data::<ShutdownData>(raw, at, w) else {
-                return Item::Other;
-            };
+            let d = data::<ShutdownData>(raw)?;
             let mut usage = TokenUsage::default();
             let mut premium = 0.0;
             for m in d.model_metrics.values() {
@@ -619,20 +624,16 @@ fn digest(env: &Envelope<'_>, at: &str, warnings: &mut Vec<String>) -> Item {
             Item::Shutdown { usage, premium }
         }
         EvType::SystemMessage => {
-            let Some(d) = data::<SystemData<'_>>(raw, at, w) else {
-                return Item::Other;
-            };
+            let d = data::<SystemData<'_>>(raw)?;
             let label = if d.role == "developer" {
                 "developer message"
             } else {
                 "system prompt"
             };
-            Item::Context(label, d.content.into_owned())
+            Item::Context(label.into(), d.content.into_owned())
         }
         EvType::UserMessage => {
-            let Some(d) = data::<UserData<'_>>(raw, at, w) else {
-                return Item::Other;
-            };
+            let d = data::<UserData<'_>>(raw)?;
             let mut content = d.content.into_owned();
             for a in d.attachments.iter().flatten() {
                 let what = if a.path.is_empty() {
@@ -645,7 +646,7 @@ fn digest(env: &Envelope<'_>, at: &str, warnings: &mut Vec<String>) -> Item {
             if content.trim().is_empty() && !d.transformed_content.trim().is_empty() {
                 // Sent by the harness, not typed: a nudge such as "you have not yet
                 // marked the task as complete".
-                Item::Context("injected prompt", d.transformed_content.into_owned())
+                Item::Context("injected prompt".into(), d.transformed_content.into_owned())
             } else {
                 Item::Msg(Message {
                     role: Role::User,
@@ -655,9 +656,7 @@ fn digest(env: &Envelope<'_>, at: &str, warnings: &mut Vec<String>) -> Item {
             }
         }
         EvType::AssistantMessage => {
-            let Some(d) = data::<AssistantData<'_>>(raw, at, w) else {
-                return Item::Other;
-            };
+            let d = data::<AssistantData<'_>>(raw)?;
             let thinking = non_empty(&d.reasoning_text).or_else(|| {
                 (!d.reasoning_opaque.is_empty() || !d.encrypted_content.is_empty())
                     .then(|| SEALED_THINKING.to_string())
@@ -684,27 +683,21 @@ fn digest(env: &Envelope<'_>, at: &str, warnings: &mut Vec<String>) -> Item {
             })
         }
         EvType::AssistantReasoning => {
-            let Some(d) = data::<ReasoningData<'_>>(raw, at, w) else {
-                return Item::Other;
-            };
+            let d = data::<ReasoningData<'_>>(raw)?;
             match non_empty(&d.content) {
                 Some(t) => Item::Reasoning(t),
                 None => Item::Other,
             }
         }
         EvType::ToolStart => {
-            let Some(d) = data::<ToolStartData<'_>>(raw, at, w) else {
-                return Item::Other;
-            };
+            let d = data::<ToolStartData<'_>>(raw)?;
             Item::ToolStart {
                 call: d.tool_call_id.into_owned(),
                 name: d.tool_name.into_owned(),
             }
         }
         EvType::ToolComplete => {
-            let Some(d) = data::<ToolCompleteData<'_>>(raw, at, w) else {
-                return Item::Other;
-            };
+            let d = data::<ToolCompleteData<'_>>(raw)?;
             let mut is_error = d.success == Some(false);
             let mut output = d
                 .result
@@ -736,9 +729,7 @@ fn digest(env: &Envelope<'_>, at: &str, warnings: &mut Vec<String>) -> Item {
             }
         }
         EvType::SubagentStarted => {
-            let Some(d) = data::<SubagentData<'_>>(raw, at, w) else {
-                return Item::Other;
-            };
+            let d = data::<SubagentData<'_>>(raw)?;
             let name = non_empty(&d.agent_name)
                 .or_else(|| non_empty(&d.agent_display_name))
                 .unwrap_or_else(|| "subagent".into());
@@ -750,9 +741,7 @@ fn digest(env: &Envelope<'_>, at: &str, warnings: &mut Vec<String>) -> Item {
             }
         }
         EvType::SubagentCompleted | EvType::SubagentFailed => {
-            let Some(d) = data::<SubagentData<'_>>(raw, at, w) else {
-                return Item::Other;
-            };
+            let d = data::<SubagentData<'_>>(raw)?;
             let how = if ty == EvType::SubagentFailed {
                 "failed"
             } else {
@@ -761,28 +750,103 @@ fn digest(env: &Envelope<'_>, at: &str, warnings: &mut Vec<String>) -> Item {
             event_msg(format!("subagent {} {how}", d.agent_name))
         }
         EvType::Abort => {
-            let Some(d) = data::<AbortData<'_>>(raw, at, w) else {
-                return Item::Other;
-            };
+            let d = data::<AbortData<'_>>(raw)?;
             event_msg(format!("aborted: {}", d.reason))
         }
+        EvType::SkillInvoked => {
+            let d = data::<SkillData<'_>>(raw)?;
+            let label = match non_empty(&d.name) {
+                Some(n) => format!("skill {n}"),
+                None => "skill".into(),
+            };
+            Item::Context(label, d.content.into_owned())
+        }
+        EvType::SystemNotification => {
+            let d = data::<NotificationData<'_>>(raw)?;
+            Item::Context("notification".into(), d.content.into_owned())
+        }
+        // Told apart by the caller.
         EvType::Other => Item::Other,
-    }
+    })
 }
 
-fn read_events(path: &Path, warnings: &mut Vec<String>) -> Vec<Ev> {
+/// Event types that hold nothing of their own to show: turn brackets, hook runs (their
+/// input repeats the tool call and result beside them), compaction and usage markers,
+/// permission prompts and agent selection. Any other type sessfs does not read is shown
+/// as raw text, with a warning.
+const QUIET_TYPES: &[&str] = &[
+    "assistant.turn_start",
+    "assistant.turn_end",
+    "hook.start",
+    "hook.end",
+    "session.compaction_start",
+    "session.usage_checkpoint",
+    "permission.requested",
+    "permission.completed",
+    "subagent.selected",
+    "subagent.deselected",
+];
+
+/// A record sessfs cannot read, kept where it stood: its raw text as collapsed context
+/// labelled `unparsed record`.
+fn unread(raw: &str) -> Item {
+    Item::Context(UNPARSED.into(), raw.trim().to_string())
+}
+
+const UNPARSED: &str = "unparsed record";
+
+/// The events of `path`, and the lines that held none, whose text the session keeps.
+fn read_events(path: &Path, warnings: &mut Vec<String>) -> (Vec<Ev>, Vec<jsonl::Unparsed>) {
     let mut evs = Vec::new();
     let mut local: Vec<String> = Vec::new();
+    let mut unread_count = kit::Unparsed::default();
     let io = jsonl::read_lines(path, |n, line| {
-        let env: Envelope<'_> =
-            serde_json::from_slice(line).map_err(|e| format!("not an event: {e}"))?;
         let at = format!("line {n}");
-        let item = digest(&env, &at, &mut local);
+        let text = || String::from_utf8_lossy(line);
+        let env: Envelope<'_> = match serde_json::from_slice(line) {
+            Ok(env) => env,
+            // One JSON value that is no event: kept as text. Anything else goes back to
+            // the line reader, which recovers values written back to back and keeps the
+            // text of what is no JSON at all.
+            Err(e) if serde_json::from_slice::<IgnoredAny>(line).is_ok() => {
+                unread_count.note("events", "not an event", || format!("{at}: {e}"));
+                evs.push(Ev::loose(unread(&text())));
+                return Ok(());
+            }
+            Err(e) => return Err(format!("not an event: {e}")),
+        };
+        let ty = EvType::of(&env.ty);
+        let item = if ty == EvType::Other {
+            if env.ty.is_empty() {
+                unread_count.note("events", "an event without a type", || at.clone());
+                unread(&text())
+            } else if QUIET_TYPES.contains(&env.ty.as_ref()) {
+                Item::Other
+            } else {
+                let problem = format!("a type sessfs does not read ({})", env.ty);
+                unread_count.note("events", &problem, || at.clone());
+                unread(&text())
+            }
+        } else {
+            match digest(&env, ty, &at, &mut local) {
+                Ok(item) => item,
+                Err(e) => {
+                    let problem = format!("{} data of another shape", env.ty);
+                    unread_count.note("events", &problem, || format!("{at}: {e}"));
+                    unread(&text())
+                }
+            }
+        };
         let parent_call = if env.agent_id.is_empty() {
             None
         } else {
-            let c: Option<CommonData<'_>> = data(env.data, &at, &mut Vec::new());
-            c.and_then(|c| non_empty(&c.parent_tool_call_id))
+            data::<CommonData<'_>>(env.data)
+                .ok()
+                .and_then(|c| non_empty(&c.parent_tool_call_id))
+        };
+        let out_tokens = match ty {
+            EvType::AssistantMessage => data::<Tokens>(env.data).map_or(0, |t| t.output_tokens),
+            _ => 0,
         };
         evs.push(Ev {
             id: env.id.into_owned(),
@@ -791,12 +855,77 @@ fn read_events(path: &Path, warnings: &mut Vec<String>) -> Vec<Ev> {
             parent_call,
             ts: kit::parse_rfc3339(&env.timestamp),
             item,
+            begins: matches!(ty, EvType::Start | EvType::Resume),
+            out_tokens,
         });
         Ok(())
     });
     warnings.extend(io.warnings);
     warnings.extend(local);
-    evs
+    warnings.extend(unread_count.warnings());
+    (evs, io.unparsed)
+}
+
+/// `assistant.message.data.outputTokens`: the only usage written per reply, read when no
+/// `session.shutdown` sums up the process that made the reply.
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct Tokens {
+    #[serde(default, deserialize_with = "kit::count")]
+    output_tokens: u64,
+}
+
+impl Ev {
+    /// An event read from a line that is no event envelope: it takes part in nothing but
+    /// the file order.
+    fn loose(item: Item) -> Ev {
+        Ev {
+            id: String::new(),
+            parent: None,
+            agent: None,
+            parent_call: None,
+            ts: None,
+            item,
+            begins: false,
+            out_tokens: 0,
+        }
+    }
+}
+
+/// Tokens and premium requests of a session. A CLI process writes its totals in one
+/// `session.shutdown` when it exits; a process that crashed, was killed or still runs
+/// wrote none, and the only usage it left is each reply's `outputTokens`. So events are
+/// read in file order as runs (each `session.start` / `session.resume` begins one): a run
+/// that ends in a shutdown counts the shutdown's totals and nothing else, a run without
+/// one counts its replies' output tokens. No reply is counted twice, and no run is lost.
+fn usage(evs: &[Ev]) -> (Option<TokenUsage>, f64) {
+    let mut total: Option<TokenUsage> = None;
+    let mut premium = 0.0;
+    let mut pending = 0u64;
+    let flush = |pending: &mut u64, total: &mut Option<TokenUsage>| {
+        if *pending > 0 {
+            total
+                .get_or_insert_with(TokenUsage::default)
+                .add(&TokenUsage {
+                    output_tokens: *pending,
+                    ..TokenUsage::default()
+                });
+        }
+        *pending = 0;
+    };
+    for e in evs {
+        if e.begins {
+            flush(&mut pending, &mut total);
+        }
+        if let Item::Shutdown { usage, premium: p } = &e.item {
+            total.get_or_insert_with(TokenUsage::default).add(usage);
+            premium += p;
+            pending = 0;
+        }
+        pending += e.out_tokens;
+    }
+    flush(&mut pending, &mut total);
+    (total, premium)
 }
 
 // ---------------------------------------------------------------------------------------
@@ -877,8 +1006,6 @@ struct Facts {
     repository: Option<String>,
     branch: Option<String>,
     start: Option<DateTime<Utc>>,
-    usage: Option<TokenUsage>,
-    premium: f64,
 }
 
 /// Turn events into messages on `b`, in the order given.
@@ -935,18 +1062,19 @@ fn convert<'e>(evs: impl Iterator<Item = &'e Ev>, b: &mut kit::SessionBuilder, f
                 let name = tool_names.get(call).map(String::as_str);
                 b.tool_result(call, name, output.clone(), *is_error, e.ts);
             }
-            Item::Shutdown { usage, premium } => {
-                f.usage.get_or_insert_with(TokenUsage::default).add(usage);
-                f.premium += premium;
-            }
-            Item::SubagentStarted { .. } | Item::Other => {}
+            Item::Shutdown { .. } | Item::SubagentStarted { .. } | Item::Other => {}
         }
     }
 }
 
 fn load_events(path: &Path, id: &str) -> Session {
     let mut warnings = Vec::new();
-    let evs = read_events(path, &mut warnings);
+    let mut extra = Vec::new();
+    let (evs, unread_lines) = read_events(path, &mut warnings);
+    if let Some(file) = jsonl::unparsed_file(&unread_lines) {
+        warnings.push(jsonl::unparsed_warning(unread_lines.len()));
+        extra.push(file);
+    }
     let ord = order(&evs, &mut warnings);
 
     // Group events by agent; `None` is the session's own agent.
@@ -1013,8 +1141,9 @@ fn load_events(path: &Path, id: &str) -> Session {
     if let Some(b) = get("branch").or(facts.branch) {
         s.tags.push(format!("branch:{b}"));
     }
-    if facts.premium > 0.0 {
-        s.tags.push(format!("premium-requests:{}", facts.premium));
+    let (usage, premium) = usage(&evs);
+    if premium > 0.0 {
+        s.tags.push(format!("premium-requests:{premium}"));
     }
     s.created_at = get("created_at")
         .and_then(|t| kit::parse_rfc3339(&t))
@@ -1023,7 +1152,7 @@ fn load_events(path: &Path, id: &str) -> Session {
     if let Some(t) = get("updated_at").and_then(|t| kit::parse_rfc3339(&t)) {
         s.updated_at = s.updated_at.max(Some(t));
     }
-    s.reported_usage = facts.usage;
+    s.reported_usage = usage;
     s.source.paths = vec![path.to_path_buf()];
     if dir.is_some() && !ws.is_empty() {
         s.source.paths.push(path.with_file_name("workspace.yaml"));
@@ -1031,6 +1160,7 @@ fn load_events(path: &Path, id: &str) -> Session {
     s.source.format = "copilot-events-jsonl".into();
     s.source.format_version = facts.version;
     s.warnings.splice(0..0, warnings);
+    s.extra_files.extend(extra);
     s
 }
 
@@ -1129,10 +1259,11 @@ struct History<'a> {
     session_id: Cow<'a, str>,
     #[serde(default, borrow, deserialize_with = "kit::cow_str")]
     start_time: Cow<'a, str>,
+    /// Entries are read one by one, so one that cannot be read costs only itself.
     #[serde(default, borrow)]
-    chat_messages: Vec<ChatMessage<'a>>,
+    chat_messages: Vec<&'a RawValue>,
     #[serde(default, borrow)]
-    timeline: Vec<TimelineEntry<'a>>,
+    timeline: Vec<&'a RawValue>,
 }
 
 /// An OpenAI-style chat message.
@@ -1227,7 +1358,11 @@ fn load_history(path: &Path, id: &str) -> Session {
     let h: History<'_> = match serde_json::from_str(&text) {
         Ok(h) => h,
         Err(e) => {
-            b.warn(format!("not a Copilot history session: {e}"));
+            // A document cut short or of another shape: its text is all there is.
+            b.warn(format!(
+                "not a Copilot history session: {e}; its raw text is shown"
+            ));
+            b.context(UNPARSED, text.trim().to_string(), None);
             return b.finish();
         }
     };
@@ -1238,18 +1373,44 @@ fn load_history(path: &Path, id: &str) -> Session {
         ));
     }
     b.s.created_at = kit::parse_rfc3339(&h.start_time);
+    let mut unread = kit::Unparsed::default();
     if h.timeline.is_empty() {
-        chat_messages(h.chat_messages, &mut b);
+        chat_messages(h.chat_messages, &mut b, &mut unread);
     } else {
-        timeline(h.timeline, &mut b);
+        timeline(h.timeline, &mut b, &mut unread);
+    }
+    for w in unread.warnings() {
+        b.warn(w);
     }
     b.finish()
 }
 
+/// An entry of a history document that cannot be read: counted, and its text shown where
+/// it stood.
+fn unread_entry(
+    b: &mut kit::SessionBuilder,
+    unread: &mut kit::Unparsed,
+    raw: &RawValue,
+    problem: &str,
+    first: impl FnOnce() -> String,
+) {
+    unread.note("entries", problem, first);
+    b.context(UNPARSED, raw.get().trim().to_string(), None);
+}
+
 /// The timeline is what the user saw, with times and tool results: preferred when present.
-fn timeline(entries: Vec<TimelineEntry<'_>>, b: &mut kit::SessionBuilder) {
-    let mut unknown = 0usize;
-    for e in entries {
+fn timeline(entries: Vec<&RawValue>, b: &mut kit::SessionBuilder, unread: &mut kit::Unparsed) {
+    for (i, raw) in entries.into_iter().enumerate() {
+        let at = format!("timeline[{i}]");
+        let e = match serde_json::from_str::<TimelineEntry<'_>>(raw.get()) {
+            Ok(e) => e,
+            Err(e) => {
+                unread_entry(b, unread, raw, "not a timeline entry", || {
+                    format!("{at}: {e}")
+                });
+                continue;
+            }
+        };
         let ts = kit::parse_rfc3339(&e.timestamp);
         let text = e.text.into_owned();
         match e.ty.unwrap_or(TimelineType::Other) {
@@ -1293,18 +1454,29 @@ fn timeline(entries: Vec<TimelineEntry<'_>>, b: &mut kit::SessionBuilder) {
                     }),
                 }
             }
-            TimelineType::Other => unknown += 1,
+            TimelineType::Other => unread_entry(
+                b,
+                unread,
+                raw,
+                "a timeline type sessfs does not read",
+                || at,
+            ),
         }
-    }
-    if unknown > 0 {
-        b.warn(format!(
-            "{unknown} timeline entries of unknown type skipped"
-        ));
     }
 }
 
-fn chat_messages(msgs: Vec<ChatMessage<'_>>, b: &mut kit::SessionBuilder) {
-    for m in msgs {
+fn chat_messages(msgs: Vec<&RawValue>, b: &mut kit::SessionBuilder, unread: &mut kit::Unparsed) {
+    for (i, raw) in msgs.into_iter().enumerate() {
+        let at = format!("chatMessages[{i}]");
+        let m = match serde_json::from_str::<ChatMessage<'_>>(raw.get()) {
+            Ok(m) => m,
+            Err(e) => {
+                unread_entry(b, unread, raw, "not a chat message", || {
+                    format!("{at}: {e}")
+                });
+                continue;
+            }
+        };
         let content = chat_text(&m.content);
         match m.role.as_ref() {
             "system" | "developer" => b.context("system prompt", content, None),
@@ -1339,7 +1511,10 @@ fn chat_messages(msgs: Vec<ChatMessage<'_>>, b: &mut kit::SessionBuilder) {
                 });
             }
             "tool" => b.tool_result(&m.tool_call_id, None, content, false, None),
-            other => b.warn(format!("chat message with role {other:?} skipped")),
+            other => {
+                let problem = format!("a chat message with role {other:?}");
+                unread_entry(b, unread, raw, &problem, || at);
+            }
         }
     }
 }

@@ -5,8 +5,24 @@
 //! ```text
 //! tmp/<slug or sha256>/chats/session-<ts>-<id8>.jsonl   line 1 metadata, then records (≥ 2026-04)
 //! tmp/<slug or sha256>/chats/session-<ts>-<id8>.json    one whole ConversationRecord (before)
-//! tmp/<slug>/chats/<parentSessionId>/<id>.jsonl         a subagent's chat, nested under its parent
+//! tmp/<slug>/chats/<parent id>/<agent id>.jsonl         a subagent's chat (`.json` before 2026-04)
+//! tmp/<slug>/chats/skill-extraction-<id8>/<agent id>.*  the memory service's extraction agent
 //! ```
+//!
+//! Where Gemini CLI writes them (google-gemini/gemini-cli at commit
+//! 5411f113cafae26161b4969b0237b8e1e024e2c2): `ChatRecordingService.initialize` in
+//! `packages/core/src/services/chatRecordingService.ts` puts a chat of `kind: "subagent"` in
+//! `chats/<sanitizeFilenamePart(parentSessionId)>/<agent id>.jsonl` (`.json` at dcf5afafda,
+//! before the JSONL migration f744913584), and a main chat in `chats/session-…`;
+//! `LocalAgentExecutor.executionContext` in `packages/core/src/agents/local-executor.ts` sets
+//! `parentSessionId` to the parent's own parent id or else its prompt id, so every subagent of
+//! a session, however deep, lands in the top-level session's folder; `buildAgentLoopContext`
+//! in `packages/core/src/services/memoryService.ts` runs the skill-extraction agent under the
+//! prompt id `skill-extraction-<8 hex>`, which no chat ever has; and
+//! `deleteSubagentSessionDirAndArtifactsAsync` in `packages/core/src/utils/sessionOperations.ts`
+//! treats both `.json` and `.jsonl` in such a folder as chats. The A2A server passes its
+//! fixed task id `'a2a-server'` as the session id (`loadConfig` in
+//! `packages/a2a-server/src/http/app.ts` and `src/config/config.ts`), so its chats share one.
 //!
 //! Design decisions and why:
 //! - **The JSONL file is a log of edits, replayed in order.** A message record whose `id` was
@@ -24,8 +40,21 @@
 //!   *including* `tokens.cached`; sessfs counts cache reads apart, as pricing expects.
 //! - **cwd is never guessed**: the slug's entry in `~/.gemini/projects.json`, else the
 //!   `.project_root` marker in the project directory; old sha256 directories have neither.
-//! - **Subagents are not top-level sessions**: `chats/<parentId>/*.jsonl` become
-//!   [`Subagent`]s of the parent, loaded with the same parser.
+//! - **Every chat file is a session or a subagent.** Every `.json`/`.jsonl` in `chats/` is a
+//!   chat (a `.json` beside the `.jsonl` of the same name is the legacy file Gemini migrated
+//!   and is left out). The chats in `chats/<folder>/` are [`Subagent`]s of the chat whose id
+//!   names the folder, loaded with the same parser; a folder no chat names (skill
+//!   extraction, or a chat deleted by hand) is a session of its own, `orphaned`, with those
+//!   chats as its subagents, the way Claude Code's orphaned subagent sets are shown.
+//! - **Two chats never share a name**: where several files carry one `sessionId`, the
+//!   largest keeps it and the others get `@<file tag>` (the minute in their file name), so
+//!   the one holding the conversation is the one found under the plain id.
+//! - **A record sessfs cannot read is kept**: a line, `$set.messages` entry or legacy message
+//!   that is JSON of another shape (or of an unknown `type`) is counted, one warning per
+//!   kind of problem ([`kit::Unparsed`]), and its raw text is shown where it stood, as context
+//!   labelled `unparsed record`; a legacy document that is not JSON at all is shown whole.
+//!   A line that holds no JSON value at all is counted by the shared line reader and its
+//!   text kept in the session's `unparsed.txt`, as for every JSONL store.
 //! - Records are parsed into typed, borrowed structs; only tool arguments, results and
 //!   content parts (free-form by nature) are `Value`s.
 
@@ -33,7 +62,9 @@ use super::{jsonl, kit, Base, Env, Listed, Root, Store};
 use crate::model::{
     unified_id, Agent, Branch, Message, MessageKind, Role, Session, Subagent, TokenUsage, ToolCall,
 };
+use serde::de::IgnoredAny;
 use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::Value;
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -84,6 +115,7 @@ impl Store for GeminiStore {
                 list_chats(&chats, i, &mut out);
             }
         }
+        split_shared_ids(&mut out);
         out
     }
 
@@ -95,7 +127,11 @@ impl Store for GeminiStore {
     }
 
     fn load(&self, listed: &Listed) -> Session {
-        let mut s = load_file(&listed.path, None, 0);
+        let mut s = if listed.path.is_dir() {
+            load_folder(&listed.path, &listed.id)
+        } else {
+            load_chat(&listed.path, None, 0, Some(&listed.id))
+        };
         set_cwd(&mut s, project_cwd(&listed.path));
         s
     }
@@ -125,42 +161,154 @@ fn chats_dirs(root: &Path) -> Vec<PathBuf> {
     out
 }
 
-fn is_session_file(p: &Path) -> bool {
+/// A chat file: in a `chats/` directory every `.jsonl` and `.json` is one (main chats are
+/// `session-*`; a subagent whose parent was unknown is `<id>.json[l]`); the spec layout (a
+/// root holding session files directly) keeps the `session-` prefix rule.
+fn is_chat_file(p: &Path, any_name: bool) -> bool {
     let n = kit::file_name(p);
-    n.starts_with("session-") && (n.ends_with(".jsonl") || n.ends_with(".json"))
+    (any_name || n.starts_with("session-")) && (n.ends_with(".jsonl") || n.ends_with(".json"))
 }
 
-/// Sessions of one `chats/` directory. A `.json` whose id also has a `.jsonl` (Gemini
-/// migrates a legacy chat to JSONL when it is resumed) is left out.
-fn list_chats(chats: &Path, root: usize, out: &mut Vec<Listed>) {
-    let files: Vec<PathBuf> = kit::entries(chats)
-        .into_iter()
-        .filter(|p| p.is_file() && is_session_file(p))
+/// A file name without its `.jsonl` / `.json` extension.
+fn stem(name: &str) -> &str {
+    name.strip_suffix(".jsonl")
+        .or_else(|| name.strip_suffix(".json"))
+        .unwrap_or(name)
+}
+
+/// The directory Gemini keeps a session's subagent chats in: the id with every character
+/// outside `[A-Za-z0-9_-]` replaced by `_` (`sanitizeFilenamePart`).
+fn folder_name(id: &str) -> String {
+    id.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// Chat files of one directory, sorted, a legacy `.json` left out when the `.jsonl` of the
+/// same name is beside it (Gemini migrates a legacy chat to `<name>.jsonl` when it is
+/// resumed, and leaves the old file).
+fn chat_files(dir: &Path, any_name: bool) -> Vec<PathBuf> {
+    chats_among(&kit::typed_entries(dir), any_name)
+}
+
+/// [`chat_files`] of entries already listed.
+fn chats_among(entries: &[(PathBuf, kit::EntryType)], any_name: bool) -> Vec<PathBuf> {
+    let files: Vec<&PathBuf> = entries
+        .iter()
+        .filter(|(p, t)| *t == kit::EntryType::File && is_chat_file(p, any_name))
+        .map(|(p, _)| p)
         .collect();
-    let mut seen: HashSet<String> = HashSet::new();
-    let (jsonl, json): (Vec<PathBuf>, Vec<PathBuf>) = files
+    let migrated: HashSet<&str> = files
+        .iter()
+        .filter_map(|p| kit::file_name(p).strip_suffix(".jsonl"))
+        .collect();
+    files
         .into_iter()
-        .partition(|p| kit::file_name(p).ends_with(".jsonl"));
-    for path in jsonl.into_iter().chain(json) {
+        .filter(|p| {
+            !kit::file_name(p)
+                .strip_suffix(".json")
+                .is_some_and(|s| migrated.contains(s))
+        })
+        .cloned()
+        .collect()
+}
+
+/// Sessions of one `chats/` directory: every chat file, and every subdirectory that names
+/// no chat of this directory (its chats become the subagents of a session named after the
+/// directory, see [`load_folder`]).
+fn list_chats(chats: &Path, root: usize, out: &mut Vec<Listed>) {
+    let any_name = kit::file_name(chats) == "chats";
+    let entries = kit::typed_entries(chats);
+    let mut owned: HashSet<String> = HashSet::new();
+    for path in chats_among(&entries, any_name) {
         let id = listed_id(&path);
-        if !seen.insert(id.clone()) {
-            continue;
-        }
-        let mut l = Listed::file(id.clone(), path, root);
-        let children = chats.join(&id);
+        let folder = folder_name(&id);
+        let children = chats.join(&folder);
+        let mut l = Listed::file(id, path, root);
         if children.is_dir() {
             l.sources.push(children.clone());
-            l.sources.extend(child_files(&children));
+            l.sources.extend(chat_files(&children, true));
         }
+        owned.insert(folder);
+        out.push(l);
+    }
+    if !any_name {
+        return;
+    }
+    for (dir, t) in entries {
+        let name = kit::file_name(&dir).to_string();
+        if t != kit::EntryType::Dir || owned.contains(&name) || name.starts_with('.') {
+            continue;
+        }
+        let children = chat_files(&dir, true);
+        if children.is_empty() {
+            continue;
+        }
+        let mut l = Listed::file(name, dir, root);
+        l.sources.extend(children);
         out.push(l);
     }
 }
 
-fn child_files(dir: &Path) -> Vec<PathBuf> {
-    kit::entries(dir)
-        .into_iter()
-        .filter(|p| p.is_file() && kit::file_name(p).ends_with(".jsonl"))
-        .collect()
+/// Two chat files with one `sessionId` (Gemini CLI's A2A server gives every chat the id
+/// `a2a-server`) must not share a name, and the one holding the conversation must keep the
+/// plain id: of each such group the largest file keeps it, the others become
+/// `<id>@<file tag>` ([`file_tag`]). Folder sessions keep their names (the tree tells a
+/// clash apart with `~2`).
+fn split_shared_ids(out: &mut [Listed]) {
+    let mut groups: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    for (i, l) in out.iter().enumerate() {
+        if !l.path.is_dir() {
+            groups.entry(l.id.clone()).or_default().push(i);
+        }
+    }
+    for (id, idx) in groups {
+        if idx.len() < 2 {
+            continue;
+        }
+        let sizes: Vec<u64> = idx
+            .iter()
+            .map(|&i| std::fs::metadata(&out[i].path).map_or(0, |m| m.len()))
+            .collect();
+        // Largest first; of equal sizes the first path.
+        let Some(keep) = (0..idx.len()).min_by(|&a, &b| {
+            sizes[b]
+                .cmp(&sizes[a])
+                .then_with(|| out[idx[a]].path.cmp(&out[idx[b]].path))
+        }) else {
+            continue;
+        };
+        for (k, &i) in idx.iter().enumerate() {
+            if k != keep {
+                out[i].id = format!("{id}@{}", file_tag(&out[i].path, &id));
+            }
+        }
+    }
+}
+
+/// What tells a chat file apart from another with the same id: its name without the
+/// `session-` prefix, the extension and the `-<first 8 characters of the id>` tail, which
+/// leaves the minute it was started (`session-2026-05-19T06-06-a2a-serv.jsonl` →
+/// `2026-05-19T06-06`); the whole file name where that leaves nothing.
+fn file_tag(path: &Path, id: &str) -> String {
+    let name = kit::file_name(path);
+    let body = stem(name);
+    let body = body.strip_prefix("session-").unwrap_or(body);
+    let short: String = folder_name(id).chars().take(8).collect();
+    let tag = body
+        .strip_suffix(short.as_str())
+        .map_or(body, |t| t.trim_end_matches('-'));
+    if tag.is_empty() || tag == id {
+        name.to_string()
+    } else {
+        tag.to_string()
+    }
 }
 
 /// The session id without a full parse: the first line's `sessionId` for JSONL, the
@@ -250,16 +398,27 @@ fn project_cwd(chat_file: &Path) -> Option<String> {
 // ---------------------------------------------------------------------------------------
 // Records
 
-#[derive(Deserialize, Clone, Copy, PartialEq, Eq, Debug)]
-#[serde(rename_all = "lowercase")]
+/// A message record's `type`; one sessfs does not know is shown as raw text.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum MsgType {
     User,
     Gemini,
     Info,
     Warning,
     Error,
-    #[serde(other)]
-    Other,
+}
+
+impl MsgType {
+    fn of(s: &str) -> Option<MsgType> {
+        Some(match s {
+            "user" => MsgType::User,
+            "gemini" => MsgType::Gemini,
+            "info" => MsgType::Info,
+            "warning" => MsgType::Warning,
+            "error" => MsgType::Error,
+            _ => return None,
+        })
+    }
 }
 
 #[derive(Deserialize, Clone, Copy, PartialEq, Eq, Debug)]
@@ -299,8 +458,8 @@ struct Record<'a> {
     id: Cow<'a, str>,
     #[serde(default, borrow, deserialize_with = "kit::cow_str")]
     timestamp: Cow<'a, str>,
-    #[serde(rename = "type", default)]
-    ty: Option<MsgType>,
+    #[serde(rename = "type", default, borrow, deserialize_with = "kit::cow_str")]
+    ty: Cow<'a, str>,
     /// `PartListUnion`: a string, one part or a list of parts.
     #[serde(default)]
     content: Value,
@@ -318,8 +477,9 @@ struct Record<'a> {
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
 struct Patch<'a> {
+    /// Each message is read on its own, so one that cannot be read costs only itself.
     #[serde(default, borrow)]
-    messages: Option<Vec<Record<'a>>>,
+    messages: Option<Vec<&'a RawValue>>,
     #[serde(default, borrow, deserialize_with = "kit::cow_str")]
     summary: Cow<'a, str>,
     #[serde(default, borrow, deserialize_with = "kit::cow_str")]
@@ -340,8 +500,9 @@ struct Conversation<'a> {
     summary: Cow<'a, str>,
     #[serde(default, borrow, deserialize_with = "kit::cow_str")]
     kind: Cow<'a, str>,
+    /// Each message is read on its own, so one that cannot be read costs only itself.
     #[serde(default, borrow)]
-    messages: Vec<Record<'a>>,
+    messages: Vec<&'a RawValue>,
 }
 
 #[derive(Deserialize)]
@@ -398,6 +559,21 @@ impl Tokens {
 }
 
 // ---------------------------------------------------------------------------------------
+// What cannot be read
+
+/// A record that could not be read, as it stands in the file: collapsed context labelled
+/// `unparsed record`, never a prompt or a reply.
+fn unparsed_message(raw: &str) -> Message {
+    Message {
+        role: Role::System,
+        kind: MessageKind::Context,
+        label: Some("unparsed record".into()),
+        content: raw.trim().to_string(),
+        ..Message::default()
+    }
+}
+
+// ---------------------------------------------------------------------------------------
 // Replay
 
 /// One message of the replayed conversation.
@@ -407,6 +583,17 @@ struct Rec {
     msg: Message,
     /// `agentId` of each tool call, to link subagent chats to the call that ran them.
     agents: Vec<(String, String)>,
+}
+
+impl Rec {
+    /// A record that could not be read, as its raw text.
+    fn unparsed(raw: &str) -> Rec {
+        Rec {
+            id: String::new(),
+            msg: unparsed_message(raw),
+            agents: Vec::new(),
+        }
+    }
 }
 
 /// The state a chat file replays into.
@@ -422,7 +609,7 @@ struct Replay {
     branches: Vec<Branch>,
     taken: HashSet<String>,
     warnings: Vec<String>,
-    unknown_types: HashSet<String>,
+    unread_count: kit::Unparsed,
 }
 
 impl Replay {
@@ -441,21 +628,22 @@ impl Replay {
         set(&mut self.kind, kind);
     }
 
-    fn apply(&mut self, r: Record<'_>, at: &str) {
+    /// Replay one record; `raw` is its text, shown as it is when it cannot be read.
+    fn apply(&mut self, r: Record<'_>, raw: &str, at: &str) {
         if let Some(p) = r.set {
             let p = *p;
             if let Some(messages) = p.messages {
                 self.recs.clear();
                 self.index.clear();
-                for m in messages {
-                    self.message(m, at);
+                for (i, m) in messages.into_iter().enumerate() {
+                    self.raw_message(m, &format!("{at}: $set.messages[{i}]"));
                 }
             }
             self.meta("", "", &p.last_updated, &p.summary, "");
         } else if let Some(target) = r.rewind_to {
             self.rewind(&target, at);
-        } else if r.ty.is_some() || !r.id.is_empty() {
-            self.message(r, at);
+        } else if !r.ty.is_empty() || !r.id.is_empty() {
+            self.message(r, raw, at);
         } else if !r.session_id.is_empty() {
             if r.version > KNOWN_VERSION {
                 self.warnings.push(format!(
@@ -471,22 +659,37 @@ impl Replay {
                 &r.kind,
             );
         } else {
-            self.warnings
-                .push(format!("{at}: record of unknown shape skipped"));
+            self.unread(raw, "record of unknown shape", at, "");
         }
     }
 
+    /// A message of a legacy document or a `$set.messages` checkpoint, read on its own.
+    fn raw_message(&mut self, raw: &RawValue, at: &str) {
+        match serde_json::from_str::<Record<'_>>(raw.get()) {
+            Ok(r) => self.message(r, raw.get(), at),
+            Err(e) => self.unread(raw.get(), "not a chat message", at, &e.to_string()),
+        }
+    }
+
+    /// A record that cannot be read: counted under `problem` (`at` and `error` name the
+    /// first), and its raw text kept where it stood, so nothing the file holds is out of
+    /// sight.
+    fn unread(&mut self, raw: &str, problem: &str, at: &str, error: &str) {
+        self.unread_count.note("records", problem, || match error {
+            "" => at.to_string(),
+            e => format!("{at}: {e}"),
+        });
+        self.recs.push(Rec::unparsed(raw));
+    }
+
     /// Append a message, or replace the message with its id where it stands.
-    fn message(&mut self, r: Record<'_>, at: &str) {
-        let ty = r.ty.unwrap_or(MsgType::Other);
-        let Some(rec) = to_rec(r, ty) else {
-            let name = format!("{ty:?}").to_lowercase();
-            if self.unknown_types.insert(name) {
-                self.warnings
-                    .push(format!("{at}: message of unknown type skipped"));
-            }
+    fn message(&mut self, r: Record<'_>, raw: &str, at: &str) {
+        let Some(ty) = MsgType::of(&r.ty) else {
+            let problem = format!("message of unknown type {:?}", r.ty.as_ref());
+            self.unread(raw, &problem, at, "");
             return;
         };
+        let rec = to_rec(r, ty);
         match self.index.get(&rec.id) {
             Some(&i) if !rec.id.is_empty() => self.recs[i] = rec,
             _ => {
@@ -528,7 +731,7 @@ impl Replay {
     }
 }
 
-fn to_rec(r: Record<'_>, ty: MsgType) -> Option<Rec> {
+fn to_rec(r: Record<'_>, ty: MsgType) -> Rec {
     let timestamp = kit::parse_rfc3339(&r.timestamp);
     let (content, mut thinking) = parts_text(&r.content);
     let native_id = Some(r.id.to_string()).filter(|s| !s.is_empty());
@@ -582,13 +785,12 @@ fn to_rec(r: Record<'_>, ty: MsgType) -> Option<Rec> {
                 ..Message::default()
             }
         }
-        MsgType::Other => return None,
     };
-    Some(Rec {
+    Rec {
         id: r.id.into_owned(),
         msg,
         agents,
-    })
+    }
 }
 
 fn tool_call(c: ToolCallRecord<'_>) -> ToolCall {
@@ -698,26 +900,43 @@ fn push_para(buf: &mut String, s: &str) {
 // ---------------------------------------------------------------------------------------
 // Loading
 
+/// Parse a subagent's chat file (or any chat, owning the folder named by its id).
 fn load_file(path: &Path, parent: Option<String>, depth: usize) -> Session {
+    load_chat(path, parent, depth, None)
+}
+
+/// Parse one chat file. `listed` is the id the listing gave a top-level chat: a chat whose
+/// id was given a file tag ([`split_shared_ids`]) shares its id with a larger chat, which
+/// owns the subagent folder of that id.
+fn load_chat(path: &Path, parent: Option<String>, depth: usize, listed: Option<&str>) -> Session {
     let mut replay = Replay::default();
+    let mut unread_lines = Vec::new();
     let name = kit::file_name(path).to_string();
     let legacy = name.ends_with(".json");
     if legacy {
         read_legacy(path, &mut replay);
     } else {
-        let warnings = jsonl::read_lines(path, |n, line| {
-            let r: Record<'_> =
-                serde_json::from_slice(line).map_err(|e| format!("not a chat record: {e}"))?;
-            replay.apply(r, &format!("line {n}"));
+        let scanned = jsonl::read_lines(path, |n, line| {
+            let at = format!("line {n}");
+            match serde_json::from_slice::<Record<'_>>(line) {
+                Ok(r) => replay.apply(r, &String::from_utf8_lossy(line), &at),
+                // One JSON value of a shape sessfs cannot read: kept as text. Anything
+                // else goes back to the line reader, which recovers values written back
+                // to back and reports what is no JSON at all.
+                Err(e) if serde_json::from_slice::<IgnoredAny>(line).is_ok() => {
+                    let raw = String::from_utf8_lossy(line);
+                    replay.unread(&raw, "not a chat record", &at, &e.to_string());
+                }
+                Err(e) => return Err(format!("not a chat record: {e}")),
+            }
             Ok(())
         });
-        replay.warnings.extend(warnings.warnings);
+        replay.warnings.extend(scanned.warnings);
+        unread_lines = scanned.unparsed;
     }
 
     let id = if replay.session_id.is_empty() {
-        name.trim_end_matches(".jsonl")
-            .trim_end_matches(".json")
-            .to_string()
+        stem(&name).to_string()
     } else {
         replay.session_id.clone()
     };
@@ -736,8 +955,13 @@ fn load_file(path: &Path, parent: Option<String>, depth: usize) -> Session {
     if replay.kind.as_deref() == Some("subagent") {
         b.s.tags.push("subagent".into());
     }
-    for w in replay.warnings.drain(..) {
+    let unread = replay.unread_count.warnings();
+    for w in replay.warnings.drain(..).chain(unread) {
         b.warn(w);
+    }
+    if let Some(file) = jsonl::unparsed_file(&unread_lines) {
+        b.warn(jsonl::unparsed_warning(unread_lines.len()));
+        b.s.extra_files.push(file);
     }
     let mut agent_calls: Vec<(String, String)> = Vec::new();
     for r in replay.recs {
@@ -750,31 +974,89 @@ fn load_file(path: &Path, parent: Option<String>, depth: usize) -> Session {
     }
     b.s.branches = replay.branches;
 
-    // Subagent chats: `chats/<this id>/<child id>.jsonl`.
-    let children = path.parent().map(|d| d.join(&id));
-    if let Some(dir) = children.filter(|d| d.is_dir()) {
+    // Subagent chats: `chats/<this id>/<child id>.json[l]`.
+    let children = path.parent().map(|d| d.join(folder_name(&id)));
+    let owner = listed.is_none_or(|l| l == id);
+    if let Some(dir) = children.filter(|d| owner && d.is_dir()) {
         if depth >= MAX_NESTING {
             b.warn(format!(
                 "subagents nested deeper than {MAX_NESTING} levels not loaded"
             ));
         } else {
             let uid = unified_id(Agent::Gemini, &id);
-            for f in child_files(&dir) {
-                let child = load_file(&f, Some(uid.clone()), depth + 1);
-                let call = agent_calls
-                    .iter()
-                    .find(|(agent, _)| *agent == child.id)
-                    .map(|(_, call)| call.clone());
-                b.s.subagents.push(Subagent {
-                    name: child.id.clone(),
-                    unified_id: None,
-                    description: child.title.clone(),
-                    tool_call_id: call,
-                    session: Some(Box::new(child)),
-                });
-            }
+            let subs = load_children(&dir, &uid, depth + 1, &agent_calls);
+            b.s.subagents.extend(subs);
         }
     }
+    b.finish()
+}
+
+/// The chats of a subagent folder, each linked to the parent's tool call whose `agentId`
+/// names it.
+fn load_children(
+    dir: &Path,
+    parent_uid: &str,
+    depth: usize,
+    parent_calls: &[(String, String)],
+) -> Vec<Subagent> {
+    chat_files(dir, true)
+        .iter()
+        .map(|f| {
+            let child = load_file(f, Some(parent_uid.to_string()), depth);
+            let call = parent_calls
+                .iter()
+                .find(|(agent, _)| *agent == child.id)
+                .map(|(_, call)| call.clone());
+            Subagent {
+                name: child.id.clone(),
+                unified_id: None,
+                description: child.title.clone(),
+                tool_call_id: call,
+                session: Some(Box::new(child)),
+            }
+        })
+        .collect()
+}
+
+/// A `chats/<name>/` folder that no chat of its project names: Gemini CLI's memory service
+/// runs its skill-extraction agent under a prompt id of its own (`skill-extraction-<id>`)
+/// that is never a chat, and a chat deleted by hand can leave its subagents' folder. The
+/// folder is a session of its own (id = the folder name, `orphaned`), with one event naming
+/// what it holds and every chat in it nested under `subagents/`, as in a live session.
+fn load_folder(dir: &Path, id: &str) -> Session {
+    let mut b = kit::SessionBuilder::new(Agent::Gemini, id);
+    b.s.orphaned = true;
+    b.s.source.paths = vec![dir.to_path_buf()];
+    let uid = unified_id(Agent::Gemini, id);
+    let subs = load_children(dir, &uid, 1, &[]);
+    let mut lines = Vec::new();
+    for sub in &subs {
+        let Some(child) = &sub.session else { continue };
+        b.s.source.paths.extend(child.source.paths.iter().cloned());
+        if b.s.source.format.is_empty() {
+            b.s.source.format = child.source.format.clone();
+        }
+        for t in [child.created_at, child.updated_at].into_iter().flatten() {
+            if b.s.created_at.is_none_or(|c| t < c) {
+                b.s.created_at = Some(t);
+            }
+            if b.s.updated_at.is_none_or(|u| t > u) {
+                b.s.updated_at = Some(t);
+            }
+        }
+        lines.push(format!("- subagents/{}/", sub.name));
+    }
+    b.s.title = Some(format!("subagent chats of {id}"));
+    let at = b.s.created_at;
+    b.event(
+        format!(
+            "No chat of this project is named {id}; the chats Gemini CLI kept under chats/{}/ are its subagents:\n{}",
+            kit::file_name(dir),
+            lines.join("\n")
+        ),
+        at,
+    );
+    b.s.subagents = subs;
     b.finish()
 }
 
@@ -794,15 +1076,8 @@ fn read_legacy(path: &Path, replay: &mut Replay) {
             }
         },
     };
-    let lossy;
-    let text: &[u8] = match std::str::from_utf8(&bytes) {
-        Ok(_) => &bytes,
-        Err(_) => {
-            lossy = String::from_utf8_lossy(&bytes).into_owned();
-            lossy.as_bytes()
-        }
-    };
-    match serde_json::from_slice::<Conversation<'_>>(text) {
+    let text = String::from_utf8_lossy(&bytes);
+    match serde_json::from_str::<Conversation<'_>>(&text) {
         Ok(c) => {
             replay.meta(
                 &c.session_id,
@@ -812,12 +1087,16 @@ fn read_legacy(path: &Path, replay: &mut Replay) {
                 &c.kind,
             );
             for (i, m) in c.messages.into_iter().enumerate() {
-                replay.message(m, &format!("messages[{i}]"));
+                replay.raw_message(m, &format!("messages[{i}]"));
             }
         }
-        Err(e) => replay
-            .warnings
-            .push(format!("not a Gemini conversation: {e}")),
+        // A document cut short or not a conversation at all: its text is all there is.
+        Err(e) => replay.unread(
+            &text,
+            "not a Gemini conversation",
+            "the document",
+            &e.to_string(),
+        ),
     }
 }
 

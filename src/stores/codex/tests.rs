@@ -681,10 +681,14 @@ fn corrupt_lines_are_warnings() {
         texts(&s, Role::Assistant, MessageKind::Normal),
         ["still here"]
     );
-    // token_count with a wrong type, content 42, garbage, binary, partial last line;
-    // the unknown record and item types are silent.
-    assert_eq!(s.warnings.len(), 5, "{:#?}", s.warnings);
+    // token_count with a wrong type, content 42, garbage, binary, partial last line, and
+    // the pointer to the unread text; the unknown record and item types are silent.
+    assert_eq!(s.warnings.len(), 6, "{:#?}", s.warnings);
     assert!(s.warnings[4].contains("partial last line"));
+    assert!(s.warnings[5].contains("unparsed.txt"));
+    let (name, unread) = &s.extra_files[0];
+    assert_eq!(name, "unparsed.txt");
+    assert!(unread.contains("garbage that is not json"), "{unread}");
 }
 
 #[test]
