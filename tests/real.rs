@@ -149,6 +149,8 @@ struct Dir {
     session_id: String,
     sources: HashSet<String>,
     tokens: Tokens,
+    /// `costWithSubagents`, where sessfs writes it.
+    tokens_with_subagents: Option<Tokens>,
     has_branches: bool,
 }
 
@@ -323,39 +325,114 @@ fn check_set(set: &Path, table: &mut BTreeMap<String, Row>, failures: &mut Vec<S
         if under.iter().any(|r| r.tokens.is_none()) {
             continue;
         }
-        let tokens_of = |r: &Raw| -> Tokens {
+        // A raw session's own share (its active branch where the mounted session has
+        // branches; without the side chains a Claude file keeps inline, which sessfs
+        // nests as subagents), and its total with those side chains.
+        let own_of = |r: &Raw| -> Tokens {
             let p = raws
                 .iter()
                 .position(|x| std::ptr::eq(x, r))
                 .and_then(|i| primary[i]);
             match (p, r.active_tokens) {
                 (Some(p), Some(a)) if dirs[p].has_branches => a,
-                _ => r.tokens.unwrap_or_default(),
+                _ => {
+                    let t = r.tokens.unwrap_or_default();
+                    Tokens {
+                        input: t.input.map(|i| i - r.side_tokens.input.unwrap_or(0)),
+                        output: t.output - r.side_tokens.output,
+                    }
+                }
             }
         };
-        let sum_in: Option<u64> = under.iter().map(|r| tokens_of(r).input).sum();
-        let sum_out: u64 = under.iter().map(|r| tokens_of(r).output).sum();
-        let m = dirs[d].tokens;
+        let total_of = |r: &Raw| -> Tokens {
+            let o = own_of(r);
+            Tokens {
+                input: o.input.map(|i| i + r.side_tokens.input.unwrap_or(0)),
+                output: o.output + r.side_tokens.output,
+            }
+        };
+        let sum = |rs: &[&Raw], f: &dyn Fn(&Raw) -> Tokens| Tokens {
+            input: rs.iter().map(|r| f(r).input).sum(),
+            output: rs.iter().map(|r| f(r).output).sum(),
+        };
+        let here: Vec<&Raw> = raws
+            .iter()
+            .zip(&primary)
+            .filter(|(r, p)| **p == Some(d) && counts(r, d))
+            .map(|(r, _)| r)
+            .collect();
+        let own = sum(&here, &own_of);
+        let total = sum(&under, &total_of);
+        let agrees = |want: Tokens, got: Tokens| {
+            want.input.is_none_or(|i| Some(i) == got.input) && want.output == got.output
+        };
+        let show = |t: Tokens| {
+            format!(
+                "in {} out {}",
+                t.input.map(|x| x.to_string()).unwrap_or_else(|| "-".into()),
+                t.output
+            )
+        };
         let row = table
             .entry(format!("{set_name}/{}", dirs[d].agent))
             .or_default();
         row.tok_sessions += 1;
-        row.tok_raw += sum_in.unwrap_or(0) + sum_out;
-        row.tok_mnt += m.input.unwrap_or(0) + m.output;
-        let in_ok = sum_in.is_none_or(|i| Some(i) == m.input);
-        if !(in_ok && sum_out == m.output) {
+        row.tok_raw += total.input.unwrap_or(0) + total.output;
+        let nested = under.len() - here.len();
+        let branches = if dirs[d].has_branches {
+            " (session has branches)"
+        } else {
+            ""
+        };
+        // `cost` is the session's own share and `costWithSubagents` the session with all
+        // it spawned, where sessfs writes that field (a session with subagents); before it
+        // did, `cost` had to hold the whole.
+        let problem = match dirs[d].tokens_with_subagents {
+            Some(with) => {
+                row.tok_mnt += with.input.unwrap_or(0) + with.output;
+                let mut p = Vec::new();
+                if !agrees(own, dirs[d].tokens) {
+                    p.push(format!(
+                        "own recount {} but cost {}",
+                        show(own),
+                        show(dirs[d].tokens)
+                    ));
+                }
+                if !agrees(total, with) {
+                    p.push(format!(
+                        "recount with {nested} nested session(s) {} but costWithSubagents {}",
+                        show(total),
+                        show(with)
+                    ));
+                }
+                (!p.is_empty()).then(|| p.join("; "))
+            }
+            None => {
+                row.tok_mnt += dirs[d].tokens.input.unwrap_or(0) + dirs[d].tokens.output;
+                let side = here.iter().any(|r| r.side_tokens.output > 0);
+                (!agrees(total, dirs[d].tokens)).then(|| {
+                    format!(
+                        "recount {}{} but meta.json cost {} and no costWithSubagents",
+                        show(total),
+                        if nested > 0 || side {
+                            format!(
+                                " (with {nested} nested session(s){})",
+                                if side { " and inline side chains" } else { "" }
+                            )
+                        } else {
+                            String::new()
+                        },
+                        show(dirs[d].tokens)
+                    )
+                })
+            }
+        };
+        if let Some(p) = problem {
             row.tok_bad += 1;
-            let nested = under.len() - 1;
             failures.push(format!(
-                "{set_name}/{}: tokens of {} differ: recount in {} out {}{}, meta.json in {} out {}{}",
+                "{set_name}/{}: tokens of {}: {p}{branches}",
                 dirs[d].agent,
-                rel(&dirs[d].path, &mnt),
-                sum_in.map(|x| x.to_string()).unwrap_or_else(|| "-".into()),
-                sum_out,
-                if nested > 0 { format!(" (with {nested} nested session(s))") } else { String::new() },
-                m.input.unwrap_or(0),
-                m.output,
-                if dirs[d].has_branches { " (session has branches)" } else { "" },
+                rel(&dirs[d].path, &mnt)
             ));
         }
     }
@@ -439,8 +516,13 @@ fn walk_mount(mnt: &Path) -> Vec<Dir> {
                 continue;
             };
             let v: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
-            let c = v.get("cost").cloned().unwrap_or(Value::Null);
-            let n = |k: &str| c.get(k).and_then(Value::as_u64).unwrap_or(0);
+            let tokens_in = |c: &Value| {
+                let n = |k: &str| c.get(k).and_then(Value::as_u64).unwrap_or(0);
+                Tokens {
+                    input: Some(n("inputTokens") + n("cacheReadTokens") + n("cacheWriteTokens")),
+                    output: n("outputTokens") + n("thinkingTokens"),
+                }
+            };
             out.push(Dir {
                 path: d.clone(),
                 agent: a.clone(),
@@ -456,10 +538,11 @@ fn walk_mount(mnt: &Path) -> Vec<Dir> {
                     .flatten()
                     .filter_map(|p| p.as_str().map(str::to_string))
                     .collect(),
-                tokens: Tokens {
-                    input: Some(n("inputTokens") + n("cacheReadTokens") + n("cacheWriteTokens")),
-                    output: n("outputTokens") + n("thinkingTokens"),
-                },
+                tokens: tokens_in(v.get("cost").unwrap_or(&Value::Null)),
+                tokens_with_subagents: v
+                    .get("costWithSubagents")
+                    .filter(|c| c.is_object())
+                    .map(tokens_in),
                 has_branches: v
                     .get("branches")
                     .and_then(Value::as_array)

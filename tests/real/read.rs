@@ -71,6 +71,9 @@ pub struct Raw {
     /// and `tokens` counts them all (Claude rewinds): compared instead of `tokens` when
     /// the mounted session has branches (`meta.json` cost is the active branch's).
     pub active_tokens: Option<Tokens>,
+    /// The part of `tokens` spent by side chains a file keeps inline (Claude Code 1.0.x
+    /// `isSidechain` records in the main file), which sessfs shows as nested subagents.
+    pub side_tokens: Tokens,
     /// A copy the agent archived (OpenClaw `.reset`, `.bak`, `.checkpoint`): must be
     /// visible, and its tokens count only where it is a session of its own.
     pub archive: bool,
@@ -90,6 +93,7 @@ impl Raw {
             lines: Vec::new(),
             tokens: None,
             active_tokens: None,
+            side_tokens: Tokens::default(),
             archive: false,
             hidden: false,
             token_note: None,
@@ -400,6 +404,8 @@ fn claude(cx: &Ctx, files: &[PathBuf]) -> Vec<Raw> {
         let id = n.trim_end_matches(".jsonl").to_string();
         let mut r = Raw::new("claude", id, f.clone(), Match::Path);
         let mut usage: BTreeMap<String, (u64, u64)> = BTreeMap::new();
+        let in_subagents_dir = f.components().any(|c| c.as_os_str() == "subagents");
+        let mut side: HashSet<String> = HashSet::new();
         // uuid -> (parentUuid, logicalParentUuid, reply key), and the last chain record.
         let mut links: HashMap<String, Link> = HashMap::new();
         let mut last_chain: Option<String> = None;
@@ -463,6 +469,9 @@ fn claude(cx: &Ctx, files: &[PathBuf]) -> Vec<Raw> {
                         let input = u(us, "input_tokens")
                             + u(us, "cache_creation_input_tokens")
                             + u(us, "cache_read_input_tokens");
+                        if !in_subagents_dir && v.get("isSidechain") == Some(&Value::Bool(true)) {
+                            side.insert(key.clone());
+                        }
                         usage.insert(key, (input, u(us, "output_tokens")));
                     }
                 }
@@ -473,6 +482,15 @@ fn claude(cx: &Ctx, files: &[PathBuf]) -> Vec<Raw> {
             input: Some(usage.values().map(|x| x.0).sum()),
             output: usage.values().map(|x| x.1).sum(),
         });
+        let side_usage: Vec<&(u64, u64)> = usage
+            .iter()
+            .filter(|(k, _)| side.contains(*k))
+            .map(|(_, x)| x)
+            .collect();
+        r.side_tokens = Tokens {
+            input: Some(side_usage.iter().map(|x| x.0).sum()),
+            output: side_usage.iter().map(|x| x.1).sum(),
+        };
         // The active branch: from the last chain record back by `parentUuid` (across a
         // compaction boundary by `logicalParentUuid`).
         let mut on_path: HashSet<String> = HashSet::new();
