@@ -411,19 +411,16 @@ fn check_set(set: &Path, table: &mut BTreeMap<String, Row>, failures: &mut Vec<S
                 row.tok_mnt += dirs[d].tokens.input.unwrap_or(0) + dirs[d].tokens.output;
                 let side = here.iter().any(|r| r.side_tokens.output > 0);
                 (!agrees(total, dirs[d].tokens)).then(|| {
-                    format!(
-                        "recount {}{} but meta.json cost {} and no costWithSubagents",
-                        show(total),
-                        if nested > 0 || side {
-                            format!(
-                                " (with {nested} nested session(s){})",
-                                if side { " and inline side chains" } else { "" }
-                            )
-                        } else {
-                            String::new()
-                        },
-                        show(dirs[d].tokens)
-                    )
+                    if nested > 0 || side {
+                        format!(
+                            "recount {} with {nested} nested session(s){} but meta.json cost {} and no costWithSubagents",
+                            show(total),
+                            if side { " and inline side chains" } else { "" },
+                            show(dirs[d].tokens)
+                        )
+                    } else {
+                        format!("recount {} but meta.json cost {}", show(total), show(dirs[d].tokens))
+                    }
                 })
             }
         };
