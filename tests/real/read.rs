@@ -1256,25 +1256,40 @@ fn hermes_jsonl(cx: &Ctx, files: &[PathBuf]) -> Vec<Raw> {
 /// `usage` (input + cacheRead + cacheWrite, output) over the active branch, the path from
 /// the file's last entry back to the root (the whole file when entries have no ids).
 fn pi_family(cx: &Ctx, files: &[PathBuf], agent: &'static str) -> Vec<Raw> {
-    let mut out = Vec::new();
-    for f in files {
-        let n = f
-            .file_name()
-            .unwrap_or_default()
-            .to_string_lossy()
-            .to_string();
-        if !n.contains(".jsonl") {
-            continue;
+    let is_archive = |n: &str| !n.ends_with(".jsonl") || n.contains(".checkpoint.");
+    let parsed: Vec<(PathBuf, String, Vec<Value>, String)> = files
+        .iter()
+        .filter_map(|f| {
+            let n = f.file_name()?.to_string_lossy().to_string();
+            if !n.contains(".jsonl") {
+                return None;
+            }
+            let vs = values(&cx.bytes(f));
+            let head = vs.iter().find(|v| s(v, "type") == Some("session"));
+            let id = head
+                .and_then(|h| s(h, "id"))
+                .map(str::to_string)
+                .unwrap_or_else(|| stem(f));
+            Some((f.clone(), n, vs, id))
+        })
+        .collect();
+    // Entry ids of each session's live file: an archived copy (OpenClaw `.bak`,
+    // `.checkpoint`) repeats them, and a reply is counted once, in the live session.
+    let mut live: HashMap<&str, HashSet<&str>> = HashMap::new();
+    for (_, n, vs, id) in &parsed {
+        if !is_archive(n) {
+            live.entry(id.as_str())
+                .or_default()
+                .extend(vs.iter().filter_map(|v| s(v, "id")));
         }
-        let vs = values(&cx.bytes(f));
-        let head = vs.iter().find(|v| s(v, "type") == Some("session"));
-        let id = head
-            .and_then(|h| s(h, "id"))
-            .map(str::to_string)
-            .unwrap_or_else(|| stem(f));
-        let mut r = Raw::new(agent, id, f.clone(), Match::Path);
+    }
+    let mut out = Vec::new();
+    for (f, n, vs, id) in &parsed {
+        let copied =
+            |e: &str| is_archive(n) && live.get(id.as_str()).is_some_and(|l| l.contains(e));
+        let mut r = Raw::new(agent, id.clone(), f.clone(), Match::Path);
         r.hidden = n.contains(".jsonl.deleted.");
-        r.archive = !n.ends_with(".jsonl") || n.contains(".checkpoint.");
+        r.archive = is_archive(n);
         let mut parent: HashMap<String, Option<String>> = HashMap::new();
         let mut usage: HashMap<String, (u64, u64)> = HashMap::new();
         let mut linear = (0u64, 0u64);
@@ -1313,12 +1328,14 @@ fn pi_family(cx: &Ctx, files: &[PathBuf], agent: &'static str) -> Vec<Raw> {
                             u(us, "input") + u(us, "cacheRead") + u(us, "cacheWrite"),
                             u(us, "output"),
                         );
-                        linear.0 += x.0;
-                        linear.1 += x.1;
                         let key = s(v, "id")
                             .map(str::to_string)
                             .unwrap_or_else(|| format!("#{i}"));
-                        usage.insert(key, x);
+                        if !copied(&key) {
+                            linear.0 += x.0;
+                            linear.1 += x.1;
+                            usage.insert(key, x);
+                        }
                     }
                 }
                 Some("toolResult") => {
