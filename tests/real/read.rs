@@ -709,7 +709,7 @@ fn codex(cx: &Ctx, files: &[PathBuf]) -> Vec<Raw> {
 /// `chats/<dir>/<id>.json[l]`. Lines: user and gemini `content`, `thoughts` (subject and
 /// description), tool results (`functionResponse` output or error, else `resultDisplay`).
 /// Tokens: per gemini message of the live conversation, `input` (includes `cached`) and
-/// `output + thoughts`.
+/// `output + thoughts`; `tool` (tool-use prompt tokens) is not counted, by sessfs either.
 fn gemini(cx: &Ctx, files: &[PathBuf]) -> Vec<Raw> {
     let mut out = Vec::new();
     for f in files {
