@@ -618,3 +618,271 @@ fn mounted_family_greps_sizes_erofs_and_stores_untouched() {
     }
     assert!(before == fx.home.snapshot(), "a native file changed");
 }
+
+#[test]
+fn a_store_given_by_hand_may_be_a_tasks_directory_or_one_task() {
+    let home = Home::empty();
+    let h = home.path();
+    let task = |dir: &str, words: &str| {
+        put(
+            h,
+            &format!("{dir}/api_conversation_history.json"),
+            &json!([
+                {"role": "user", "ts": 1_767_300_000_000_i64, "content": [{"type": "text", "text": format!("<task>\n{words}\n</task>")}]},
+                {"role": "assistant", "ts": 1_767_300_001_000_i64, "content": [{"type": "text", "text": format!("reply to {words}")}]}
+            ]),
+        );
+    };
+    task(
+        "backup/roo-tasks/11111111-aaaa-4bbb-8ccc-000000000001",
+        "Golf: from a tasks directory",
+    );
+    task(
+        "elsewhere/one-task/22222222-aaaa-4bbb-8ccc-000000000002",
+        "Hotel: one task alone",
+    );
+    let out = tempfile::tempdir().expect("tmp");
+    let tree = out.path().join("tree");
+    let tasks = h.join("backup/roo-tasks");
+    let one = h.join("elsewhere/one-task/22222222-aaaa-4bbb-8ccc-000000000002");
+    let o = home.sessfs(&[
+        "render",
+        "--store",
+        &format!("roo={}", tasks.display()),
+        "--store",
+        &format!("kilo={}", one.display()),
+        tree.to_str().expect("utf-8"),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        holding(&tree, "reply to Golf: from a tasks directory", "."),
+        BTreeSet::from(["roo/11111111-aaaa-4bbb-8ccc-000000000001".to_string()])
+    );
+    assert_eq!(
+        holding(&tree, "reply to Hotel: one task alone", "."),
+        BTreeSet::from(["kilo/22222222-aaaa-4bbb-8ccc-000000000002".to_string()])
+    );
+}
+
+/// Real Cline tasks, where `SESSFS_REAL_SESSIONS` names directories holding them
+/// (`<dir>/cline/<set>/api_conversation_history.json[.gz]`, `ui_messages.json`): each set is
+/// laid out as a task of its own, rendered, and checked against this test's own reading of
+/// the raw files: every line of every prompt, reply, reasoning, tool input and tool output
+/// in the session's `transcript.md` or `tools/`, and usage equal to a recount.
+#[test]
+fn real_cline_tasks_lose_no_line_and_count_usage_once() {
+    let Some(dirs) = std::env::var_os("SESSFS_REAL_SESSIONS") else {
+        println!("skipped: SESSFS_REAL_SESSIONS is not set (no real Cline tasks to check)");
+        return;
+    };
+    let home = Home::empty();
+    let tasks = home
+        .path()
+        .join(".config/Code/User/globalStorage/saoudrizwan.claude-dev/tasks");
+    let mut sets = Vec::new();
+    for dir in std::env::split_paths(&dirs) {
+        let Ok(rd) = std::fs::read_dir(dir.join("cline")) else {
+            continue;
+        };
+        let mut found: Vec<PathBuf> = rd.flatten().map(|e| e.path()).collect();
+        found.sort();
+        for set in found {
+            let id = (1_700_000_000_000_u64 + sets.len() as u64).to_string();
+            let task = tasks.join(&id);
+            std::fs::create_dir_all(&task).expect("mkdir");
+            for name in ["api_conversation_history.json", "ui_messages.json"] {
+                let plain = set.join(name);
+                let gz = set.join(format!("{name}.gz"));
+                let bytes = if plain.is_file() {
+                    std::fs::read(&plain).expect("read")
+                } else if gz.is_file() {
+                    let o = Command::new("gzip")
+                        .arg("-dc")
+                        .arg(&gz)
+                        .output()
+                        .expect("gzip");
+                    assert!(o.status.success());
+                    o.stdout
+                } else {
+                    continue;
+                };
+                std::fs::write(task.join(name), bytes).expect("write");
+            }
+            sets.push((set, id));
+        }
+    }
+    if sets.is_empty() {
+        println!("skipped: no cline/ directory under SESSFS_REAL_SESSIONS");
+        return;
+    }
+    let out = tempfile::tempdir().expect("tmp");
+    let tree = out.path().join("tree");
+    let o = home.sessfs(&["render", tree.to_str().expect("utf-8")]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    for (set, id) in &sets {
+        let dir = tree.join("cline").join(id);
+        let mut rendered = std::fs::read_to_string(dir.join("transcript.md")).expect("transcript");
+        for f in common::files_under(&dir.join("tools")) {
+            rendered.push_str(&std::fs::read_to_string(f).expect("tool file"));
+        }
+        let rendered = rendered
+            .replace("&lt;", "<")
+            .replace("&gt;", ">")
+            .replace("&amp;", "&");
+        let task = tasks.join(id);
+        let read = |name: &str| -> Option<Value> {
+            let bytes = std::fs::read(task.join(name)).ok()?;
+            Some(serde_json::from_slice(&bytes).expect("real file parses"))
+        };
+        let api = read("api_conversation_history.json");
+        let ui = read("ui_messages.json");
+        let mut texts: Vec<String> = Vec::new();
+        let mut want = (0u64, 0u64, 0u64, 0u64);
+        for m in api
+            .iter()
+            .flat_map(|a| a.as_array().cloned().unwrap_or_default())
+        {
+            let blocks = match &m["content"] {
+                Value::String(s) => vec![json!({"type": "text", "text": s})],
+                Value::Array(a) => a.clone(),
+                _ => Vec::new(),
+            };
+            for b in blocks {
+                match b["type"].as_str() {
+                    Some("text") => texts.extend(b["text"].as_str().map(str::to_string)),
+                    Some("thinking") => texts.extend(b["thinking"].as_str().map(str::to_string)),
+                    Some("tool_use") => strings(&b["input"], &mut texts),
+                    Some("tool_result") => strings(&b["content"], &mut texts),
+                    _ => {}
+                }
+            }
+            let t = &m["metrics"]["tokens"];
+            let (p, c) = (
+                t["prompt"].as_u64().unwrap_or(0),
+                t["cached"].as_u64().unwrap_or(0),
+            );
+            want.0 += p - c;
+            want.1 += t["completion"].as_u64().unwrap_or(0);
+            want.2 += c;
+        }
+        let mut ui_usage = (0u64, 0u64, 0u64, 0u64);
+        let mut any_ui_usage = false;
+        for r in ui
+            .iter()
+            .flat_map(|a| a.as_array().cloned().unwrap_or_default())
+        {
+            let text = r["text"].as_str().unwrap_or("");
+            match r["say"].as_str() {
+                Some("api_req_started" | "deleted_api_reqs" | "subagent_usage") => {
+                    any_ui_usage = true;
+                    let v: Value = serde_json::from_str(text).unwrap_or(Value::Null);
+                    let n = |k: &str| v[k].as_u64().unwrap_or(0);
+                    ui_usage.0 += n("tokensIn");
+                    ui_usage.1 += n("tokensOut");
+                    ui_usage.2 += n("cacheReads");
+                    ui_usage.3 += n("cacheWrites");
+                    if api.is_none() {
+                        texts.extend(v["request"].as_str().map(str::to_string));
+                    }
+                }
+                Some("tool") => strings(
+                    &serde_json::from_str::<Value>(text).unwrap_or(Value::Null),
+                    &mut texts,
+                ),
+                _ => {
+                    if r["ask"].as_str() == Some("followup") {
+                        let v: Value = serde_json::from_str(text).unwrap_or(Value::Null);
+                        strings(&v, &mut texts);
+                    } else {
+                        texts.push(text.to_string());
+                    }
+                }
+            }
+        }
+        if any_ui_usage {
+            want = ui_usage;
+        }
+        // Whole rendered lines first: a substring search per line is slow in a debug build.
+        let whole: std::collections::HashSet<&str> = rendered.lines().map(str::trim).collect();
+        let (mut lines, mut missing) = (0, Vec::new());
+        for t in &texts {
+            for line in t.lines().map(strip_ansi) {
+                let line = line.trim();
+                if line.is_empty() {
+                    continue;
+                }
+                lines += 1;
+                let escaped = serde_json::to_string(line).expect("json");
+                if !whole.contains(line)
+                    && !rendered.contains(line)
+                    && !rendered.contains(&escaped[1..escaped.len() - 1])
+                {
+                    missing.push(line.to_string());
+                }
+            }
+        }
+        println!(
+            "{}: {lines} lines, {} missing",
+            set.display(),
+            missing.len()
+        );
+        assert!(
+            missing.is_empty(),
+            "{}: {:?}",
+            set.display(),
+            &missing[..missing.len().min(5)]
+        );
+        let c = meta(&tree, &format!("cline/{id}"))["cost"].clone();
+        let got = (
+            c["inputTokens"].as_u64().unwrap_or(0),
+            c["outputTokens"].as_u64().unwrap_or(0),
+            c["cachedTokens"].as_u64().unwrap_or(0),
+            c["cacheWriteTokens"].as_u64().unwrap_or(0),
+        );
+        assert_eq!(got, want, "{}", set.display());
+    }
+}
+
+/// Every string inside a JSON value.
+fn strings(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::String(s) => out.push(s.clone()),
+        Value::Array(a) => a.iter().for_each(|x| strings(x, out)),
+        Value::Object(o) => o
+            .iter()
+            .filter(|(k, _)| k.as_str() != "data")
+            .for_each(|(_, x)| strings(x, out)),
+        _ => {}
+    }
+}
+
+/// A line without its terminal escape sequences, as the renderer shows it.
+fn strip_ansi(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\u{1b}' {
+            out.push(c);
+            continue;
+        }
+        match chars.peek() {
+            Some('[') => {
+                chars.next();
+                for c in chars.by_ref() {
+                    if c.is_ascii_alphabetic() || c == '~' {
+                        break;
+                    }
+                }
+            }
+            Some(']') => {
+                for c in chars.by_ref() {
+                    if c == '\u{7}' {
+                        break;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}

@@ -490,10 +490,16 @@ pub fn load_task(dialect: Dialect, dir: &Path, id: &str, root: Option<&Path>) ->
     b.finish()
 }
 
-/// `# Current Working Directory (<path>) Files` in Cline's environment details.
+/// `# Current Working Directory (<path>) Files` in the environment details.
 fn cwd_from_environment(text: &str) -> Option<String> {
-    let i = text.find("# Current Working Directory (")?;
-    let rest = &text[i + "# Current Working Directory (".len()..];
+    // Roo Code and Kilo Code say "Workspace".
+    let (i, head) = [
+        "# Current Working Directory (",
+        "# Current Workspace Directory (",
+    ]
+    .iter()
+    .find_map(|h| text.find(h).map(|i| (i, h.len())))?;
+    let rest = &text[i + head..];
     let line = rest.lines().next()?;
     let end = line.rfind(')')?;
     Some(line[..end].to_string()).filter(|s| !s.is_empty())
@@ -1018,6 +1024,9 @@ impl Parser {
             }
         }
         if v.is_null() && !text.trim().is_empty() {
+            self.b.warn(format!(
+                "{UI_FILE}: a {kind} record's text is not JSON; shown raw"
+            ));
             s.push_str("\n\n");
             s.push_str(text);
         }
