@@ -63,8 +63,9 @@ use crate::model::{
 };
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 /// Larger task files are not parsed (a whole file is held while parsing).
 const MAX_JSON_BYTES: u64 = 256 << 20;
@@ -168,6 +169,7 @@ pub fn candidates(env: &Env, dialect: Dialect) -> Vec<Root> {
 pub struct ClineStore {
     base: Base,
     dialect: Dialect,
+    lists: Lists,
 }
 
 impl ClineStore {
@@ -175,6 +177,7 @@ impl ClineStore {
         ClineStore {
             base: Base::new(dialect.agent(), roots),
             dialect,
+            lists: Lists::default(),
         }
     }
 }
@@ -214,8 +217,8 @@ impl Store for ClineStore {
     }
 
     fn load(&self, listed: &Listed) -> Session {
-        let root = self.base.roots.get(listed.root).map(|r| r.path.as_path());
-        load_task(self.dialect, &listed.path, &listed.id, root)
+        let hist = self.lists.entry(self.dialect, &listed.path, &listed.id);
+        load_task(self.dialect, &listed.path, &listed.id, hist)
     }
 }
 
@@ -331,44 +334,120 @@ pub fn parse_array(bytes: &[u8]) -> Option<Records> {
     Some(out)
 }
 
-/// The task-list entry of a task: Cline's `state/taskHistory.json`, Roo and Kilo's
-/// `history_item.json` or `tasks/_index.json`. Only these files are opened.
-fn history_item(dialect: Dialect, dir: &Path, id: &str, root: Option<&Path>) -> Option<Value> {
-    let own = dir.join(HISTORY_ITEM_FILE);
-    if dialect != Dialect::Cline {
-        if let Ok(Value::Object(m)) = kit::read_json(&own, HISTORY_ITEM_FILE, MAX_JSON_BYTES) {
-            return Some(Value::Object(m));
-        }
-    }
-    let tasks = dir.parent()?;
-    let mut lists = vec![tasks.join("_index.json")];
-    if let Some(base) = tasks.parent() {
-        lists.push(base.join("state/taskHistory.json"));
-    }
-    if let Some(r) = root {
-        lists.push(r.join("state/taskHistory.json"));
-    }
-    for list in lists {
-        let Ok(v) = kit::read_json(&list, "taskHistory.json", MAX_JSON_BYTES) else {
-            continue;
-        };
-        let entries = match &v {
-            Value::Array(a) => a,
-            Value::Object(o) => match o.get("entries") {
-                Some(Value::Array(a)) => a,
-                _ => continue,
+/// What sessfs takes from a task-list entry (the rest, such as the whole first prompt, is
+/// not kept: a list of thousands of tasks stays small in memory).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct HistoryEntry {
+    pub title: Option<String>,
+    pub cwd: Option<String>,
+    pub parent: Option<String>,
+    pub children: Vec<String>,
+    pub usage: TokenUsage,
+    pub cost: Option<f64>,
+}
+
+impl HistoryEntry {
+    fn from_value(h: &Value) -> HistoryEntry {
+        HistoryEntry {
+            title: kit::str_field(h, "task").and_then(title_from_text),
+            cwd: kit::str_any(h, &["cwdOnTaskInitialization", "workspace"])
+                .filter(|c| !c.is_empty())
+                .map(str::to_string),
+            parent: kit::str_field(h, "parentTaskId")
+                .filter(|p| !p.is_empty())
+                .map(str::to_string),
+            children: h
+                .get("childIds")
+                .and_then(Value::as_array)
+                .map(|a| {
+                    a.iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_string)
+                        .collect()
+                })
+                .unwrap_or_default(),
+            usage: TokenUsage {
+                input_tokens: kit::u64_field(h, "tokensIn"),
+                output_tokens: kit::u64_field(h, "tokensOut"),
+                cached_tokens: kit::u64_field(h, "cacheReads"),
+                cache_write_tokens: kit::u64_field(h, "cacheWrites"),
+                ..TokenUsage::default()
             },
-            _ => continue,
-        };
-        if let Some(e) = entries.iter().find(|e| kit::str_field(e, "id") == Some(id)) {
-            return Some(e.clone());
+            cost: h.get("totalCost").and_then(Value::as_f64),
         }
     }
-    None
+}
+
+type ListVersion = Option<(u64, std::time::SystemTime)>;
+/// A task list's entries by task id.
+type ListMap = Arc<HashMap<String, HistoryEntry>>;
+
+/// Task lists parsed once per version: every session of a store looks its entry up in the
+/// same list, and parsing a list of thousands of tasks per session would dominate a walk.
+#[derive(Default)]
+struct Lists {
+    parsed: Mutex<HashMap<PathBuf, (ListVersion, ListMap)>>,
+}
+
+impl Lists {
+    fn get(&self, list: &Path) -> ListMap {
+        let version = super::stat_version(list);
+        if version.is_none() {
+            return Arc::default();
+        }
+        if let Ok(cache) = self.parsed.lock() {
+            if let Some((v, map)) = cache.get(list) {
+                if *v == version {
+                    return map.clone();
+                }
+            }
+        }
+        let mut map = HashMap::new();
+        if let Ok(v) = kit::read_json(list, "taskHistory.json", MAX_JSON_BYTES) {
+            let entries = match &v {
+                Value::Array(a) => &a[..],
+                Value::Object(o) => match o.get("entries") {
+                    Some(Value::Array(a)) => &a[..],
+                    _ => &[],
+                },
+                _ => &[],
+            };
+            for e in entries {
+                if let Some(id) = kit::str_field(e, "id") {
+                    map.insert(id.to_string(), HistoryEntry::from_value(e));
+                }
+            }
+        }
+        let map = Arc::new(map);
+        if let Ok(mut cache) = self.parsed.lock() {
+            cache.insert(list.to_path_buf(), (version, map.clone()));
+        }
+        map
+    }
+
+    /// The task-list entry of a task: Roo and Kilo's own `history_item.json`, else the
+    /// `tasks/_index.json` beside it, else Cline's `state/taskHistory.json`. Only these
+    /// files are opened.
+    fn entry(&self, dialect: Dialect, dir: &Path, id: &str) -> Option<HistoryEntry> {
+        if dialect != Dialect::Cline {
+            let own = dir.join(HISTORY_ITEM_FILE);
+            if let Ok(v @ Value::Object(_)) =
+                kit::read_json(&own, HISTORY_ITEM_FILE, MAX_JSON_BYTES)
+            {
+                return Some(HistoryEntry::from_value(&v));
+            }
+        }
+        let tasks = dir.parent()?;
+        let mut lists = vec![tasks.join("_index.json")];
+        if let Some(base) = tasks.parent() {
+            lists.push(base.join("state/taskHistory.json"));
+        }
+        lists.iter().find_map(|l| self.get(l).get(id).cloned())
+    }
 }
 
 /// Load one task directory.
-pub fn load_task(dialect: Dialect, dir: &Path, id: &str, root: Option<&Path>) -> Session {
+pub fn load_task(dialect: Dialect, dir: &Path, id: &str, hist: Option<HistoryEntry>) -> Session {
     let agent = dialect.agent();
     let mut b = SessionBuilder::new(agent, id);
     b.s.source.format = dialect.format().to_string();
@@ -410,7 +489,6 @@ pub fn load_task(dialect: Dialect, dir: &Path, id: &str, root: Option<&Path>) ->
             None
         }
     };
-    let hist = history_item(dialect, dir, id, root);
 
     let mut p = Parser::new(b, fallback_model, api.is_some());
     let api_items = api.as_ref().map_or(&[][..], |r| &r.items[..]);
@@ -425,44 +503,28 @@ pub fn load_task(dialect: Dialect, dir: &Path, id: &str, root: Option<&Path>) ->
 
     // Usage: per request from the UI, else per message from the API (done in `run`), else
     // the task list's totals.
-    if let Some(h) = &hist {
-        if !b
-            .s
-            .messages
-            .iter()
-            .any(|m| m.token_usage.is_some() || m.cost.is_some())
-        {
-            let u = TokenUsage {
-                input_tokens: kit::u64_field(h, "tokensIn"),
-                output_tokens: kit::u64_field(h, "tokensOut"),
-                cached_tokens: kit::u64_field(h, "cacheReads"),
-                cache_write_tokens: kit::u64_field(h, "cacheWrites"),
-                ..TokenUsage::default()
-            };
-            if !u.is_zero() {
-                b.s.reported_usage = Some(u);
+    if let Some(h) = hist {
+        let carried =
+            b.s.messages
+                .iter()
+                .any(|m| m.token_usage.is_some() || m.cost.is_some());
+        if !carried {
+            if !h.usage.is_zero() {
+                b.s.reported_usage = Some(h.usage);
             }
-            if let Some(c) = h.get("totalCost").and_then(Value::as_f64) {
-                if c > 0.0 || !u.is_zero() {
-                    b.s.reported_cost = Some((c, false));
-                }
+            if let Some(c) = h.cost.filter(|c| *c > 0.0 || !h.usage.is_zero()) {
+                b.s.reported_cost = Some((c, false));
             }
         }
-        b.s.title = kit::str_field(h, "task").and_then(title_from_text);
-        b.s.cwd = kit::str_any(h, &["cwdOnTaskInitialization", "workspace"])
-            .filter(|c| !c.is_empty())
-            .map(str::to_string);
-        if let Some(parent) = kit::str_field(h, "parentTaskId").filter(|p| !p.is_empty()) {
-            b.s.parent = Some(unified_id(agent, parent));
-        }
-        if let Some(children) = h.get("childIds").and_then(Value::as_array) {
-            for child in children.iter().filter_map(Value::as_str) {
-                b.s.subagents.push(Subagent {
-                    name: crate::names::escape(child),
-                    unified_id: Some(unified_id(agent, child)),
-                    ..Subagent::default()
-                });
-            }
+        b.s.title = h.title;
+        b.s.cwd = h.cwd;
+        b.s.parent = h.parent.map(|p| unified_id(agent, &p));
+        for child in h.children {
+            b.s.subagents.push(Subagent {
+                name: crate::names::escape(&child),
+                unified_id: Some(unified_id(agent, &child)),
+                ..Subagent::default()
+            });
         }
     }
     if b.s.cwd.is_none() {
@@ -610,30 +672,28 @@ impl Parser {
             return;
         }
         let role = kit::str_field(m, "role").unwrap_or("");
-        let blocks: Vec<Value> = match obj.get("content") {
-            Some(Value::String(s)) => vec![serde_json::json!({"type": "text", "text": s})],
-            Some(Value::Array(a)) => a.clone(),
-            _ => Vec::new(),
+        let one;
+        let blocks: &[Value] = match obj.get("content") {
+            Some(Value::String(s)) => {
+                one = [serde_json::json!({"type": "text", "text": s})];
+                &one
+            }
+            Some(Value::Array(a)) => a,
+            _ => &[],
         };
         if role == "assistant" {
-            self.api_reply(index, obj, &blocks, ts);
+            self.api_reply(obj, blocks, ts);
         } else {
-            self.api_user(&blocks, ts, obj.get("isSummary").is_some_and(|v| v == true));
+            self.api_user(blocks, ts, obj.get("isSummary").is_some_and(|v| v == true));
         }
     }
 
-    fn api_reply(
-        &mut self,
-        index: usize,
-        obj: &Map<String, Value>,
-        blocks: &[Value],
-        ts: Option<DateTime<Utc>>,
-    ) {
+    fn api_reply(&mut self, obj: &Map<String, Value>, blocks: &[Value], ts: Option<DateTime<Utc>>) {
         let mut msg = Message {
             role: Role::Assistant,
             timestamp: ts,
             model: self.model.clone(),
-            native_id: kit::str_field(&Value::Object(obj.clone()), "id").map(str::to_string),
+            native_id: obj.get("id").and_then(Value::as_str).map(str::to_string),
             ..Message::default()
         };
         let mut text = String::new();
@@ -706,7 +766,6 @@ impl Parser {
             .iter()
             .map(|c| (c.tool_call_id.clone(), c.tool_name.clone()))
             .collect();
-        let _ = index;
         self.last_reply_text = msg.content.clone();
         self.last_reply = Some(self.b.s.messages.len());
         self.b.push(msg);
