@@ -886,3 +886,51 @@ fn strip_ansi(line: &str) -> String {
     }
     out
 }
+
+/// The extension rewrites `ui_messages.json` whole and creates a task directory per task:
+/// both show through the mount within a second, without a remount.
+#[test]
+fn a_rewritten_task_and_a_new_task_show_within_a_second() {
+    let fx = write();
+    let m = Mount::new(&fx.home, &[]);
+    let session = m.path().join("cline/1767000000001/transcript.md");
+    assert!(std::fs::read_to_string(&session)
+        .expect("transcript")
+        .contains("Alpha reply two"));
+    let ui = fx
+        .home
+        .path()
+        .join(CODE)
+        .join("saoudrizwan.claude-dev/tasks/1767000000001/ui_messages.json");
+    let mut records: Vec<Value> =
+        serde_json::from_slice(&std::fs::read(&ui).expect("ui")).expect("ui parses");
+    records.push(
+        json!({"ts": 1_767_000_090_000_i64, "type": "say", "say": "user_feedback",
+        "text": "Alpha fresh feedback after the mount", "images": [], "files": [],
+        "conversationHistoryIndex": 5}),
+    );
+    // As the extension writes it: the whole file replaced in place.
+    std::fs::write(&ui, serde_json::to_vec_pretty(&records).expect("json")).expect("write");
+    let took = common::wait_until("rewritten ui_messages.json", || {
+        std::fs::read_to_string(&session)
+            .is_ok_and(|t| t.contains("Alpha fresh feedback after the mount"))
+    });
+    assert!(took.as_millis() < 1500, "took {took:?}");
+    let new = fx
+        .home
+        .path()
+        .join(CODE)
+        .join("saoudrizwan.claude-dev/tasks/1767000000099");
+    std::fs::create_dir_all(&new).expect("mkdir");
+    std::fs::write(
+        new.join("api_conversation_history.json"),
+        json!([{"role": "user", "ts": 1_767_000_099_000_i64,
+                "content": [{"type": "text", "text": "<task>\nIndia: a task started after the mount\n</task>"}]}])
+        .to_string(),
+    )
+    .expect("write");
+    let took = common::wait_until("new task directory", || {
+        m.path().join("cline/1767000000099/transcript.md").exists()
+    });
+    assert!(took.as_millis() < 1500, "took {took:?}");
+}
