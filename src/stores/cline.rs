@@ -20,8 +20,8 @@
 //!   `tasks/_index.json`), `src/core/task-persistence/apiMessages.ts` (`reasoning` items,
 //!   `reasoning_content`, `isSummary`), `packages/types/src/history.ts` (`parentTaskId`,
 //!   `childIds`, `workspace`);
-//! - Kilo-Org/kilocode (`src/shared/globalFileNames.ts`, commit
-//!   `74d6e4839d20b7b8af79c013e09fe9b1ede35539`): Roo Code's layout under `kilocode.kilo-code`.
+//! - Kilo-Org/kilocode `74d6e4839d20b7b8af79c013e09fe9b1ede35539`: `src/shared/globalFileNames.ts`
+//!   (Roo Code's task files under `kilocode.kilo-code`, the task list as `task_history.json`).
 //!
 //! Design decisions and why:
 //! - **Roots are the extension's globalStorage directory** of every VS Code build that can
@@ -426,8 +426,8 @@ impl Lists {
     }
 
     /// The task-list entry of a task: Roo and Kilo's own `history_item.json`, else the
-    /// `tasks/_index.json` beside it, else Cline's `state/taskHistory.json`. Only these
-    /// files are opened.
+    /// `tasks/_index.json` beside it, else Cline's `state/taskHistory.json`, else Kilo's
+    /// `task_history.json`. Only these files are opened.
     fn entry(&self, dialect: Dialect, dir: &Path, id: &str) -> Option<HistoryEntry> {
         if dialect != Dialect::Cline {
             let own = dir.join(HISTORY_ITEM_FILE);
@@ -441,6 +441,8 @@ impl Lists {
         let mut lists = vec![tasks.join("_index.json")];
         if let Some(base) = tasks.parent() {
             lists.push(base.join("state/taskHistory.json"));
+            // Kilo Code's `GlobalFileNames.taskHistory`, beside `tasks/`.
+            lists.push(base.join("task_history.json"));
         }
         lists.iter().find_map(|l| self.get(l).get(id).cloned())
     }
