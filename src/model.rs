@@ -33,10 +33,13 @@ pub enum Agent {
     Agsh,
     Indusagi,
     Atsf,
+    Cline,
+    Roo,
+    Kilo,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 14] = [
+    pub const ALL: [Agent; 17] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Gemini,
@@ -51,6 +54,9 @@ impl Agent {
         Agent::Agsh,
         Agent::Indusagi,
         Agent::Atsf,
+        Agent::Cline,
+        Agent::Roo,
+        Agent::Kilo,
     ];
 
     /// The fixed directory name under the mount root.
@@ -70,6 +76,9 @@ impl Agent {
             Agent::Agsh => "agsh",
             Agent::Indusagi => "indusagi",
             Agent::Atsf => "atsf",
+            Agent::Cline => "cline",
+            Agent::Roo => "roo",
+            Agent::Kilo => "kilo",
         }
     }
 

@@ -179,7 +179,7 @@ fn broken_cursor_and_openclaw_stores_warn_and_never_take_the_mount() {
 }
 
 #[test]
-fn doctor_names_all_fourteen_agents_and_supports_each() {
+fn doctor_names_every_agent_and_supports_each() {
     let h = Home::empty();
     let out = h.sessfs(&["doctor"]);
     assert!(out.status.success(), "{}", stderr(&out));
@@ -194,7 +194,7 @@ fn doctor_names_all_fourteen_agents_and_supports_each() {
         names,
         [
             "claude", "codex", "gemini", "copilot", "cursor", "opencode", "pi", "omp", "openclaw",
-            "hermes", "agentuse", "agsh", "indusagi", "atsf"
+            "hermes", "agentuse", "agsh", "indusagi", "atsf", "cline", "roo", "kilo"
         ],
         "{text}"
     );

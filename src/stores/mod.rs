@@ -21,6 +21,7 @@ pub mod agentuse;
 pub mod agsh;
 pub mod atsf;
 pub mod claude;
+pub mod cline;
 pub mod codex;
 pub mod copilot;
 pub mod cursor;
@@ -302,6 +303,24 @@ pub const REGISTRY: &[Spec] = &[
         candidates: atsf::candidates,
         given: atsf::given_roots,
         open: |r| Box::new(atsf::AtsfStore::new(r)),
+    },
+    Spec {
+        agent: Agent::Cline,
+        candidates: |e| cline::candidates(e, cline::Dialect::Cline),
+        given: as_given,
+        open: |r| Box::new(cline::ClineStore::new(cline::Dialect::Cline, r)),
+    },
+    Spec {
+        agent: Agent::Roo,
+        candidates: |e| cline::candidates(e, cline::Dialect::Roo),
+        given: as_given,
+        open: |r| Box::new(cline::ClineStore::new(cline::Dialect::Roo, r)),
+    },
+    Spec {
+        agent: Agent::Kilo,
+        candidates: |e| cline::candidates(e, cline::Dialect::Kilo),
+        given: as_given,
+        open: |r| Box::new(cline::ClineStore::new(cline::Dialect::Kilo, r)),
     },
 ];
 

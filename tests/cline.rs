@@ -1,0 +1,936 @@
+//! Cline, Roo Code and Kilo Code tasks, written here the way the extensions write them
+//! (shapes taken from real `ui_messages.json` and `api_conversation_history.json` files and
+//! from the extensions' source), rendered with `sessfs render` and mounted once.
+//!
+//! Every expected value comes from the writer below ([`Task`]), never from sessfs' parser.
+
+mod common;
+
+use common::{stderr, stdout, Home, Mount};
+use serde_json::{json, Value};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// A string that looks like a credential, planted in every settings and secrets file.
+const SECRET: &str = "sk-ant-api03-PLANTEDclineSECRETdoNotRead0000";
+
+const CODE: &str = ".config/Code/User/globalStorage";
+const CODIUM: &str = ".config/VSCodium/User/globalStorage";
+const MAC_CODE: &str = "Library/Application Support/Code/User/globalStorage";
+
+/// What the writer put in one task, for the checks.
+#[derive(Default)]
+struct Task {
+    /// `<agent>/<id>`.
+    dir: String,
+    /// Lines that must be in this session's files and no other session's.
+    lines: Vec<&'static str>,
+    /// Lines that are in this session and in the named others (a child's task text is its
+    /// parent's tool input).
+    shared: Vec<(&'static str, &'static str)>,
+    /// Tool outputs: must be under this session's `tools/`.
+    outputs: Vec<&'static str>,
+    /// Prompts and replies the two files both hold: exactly once in `transcript.md`.
+    once: Vec<&'static str>,
+    /// Expected usage: input, output, cache reads, cache writes, USD.
+    usage: (u64, u64, u64, u64, f64),
+}
+
+struct Fixture {
+    home: Home,
+    tasks: Vec<Task>,
+}
+
+fn put(home: &Path, rel: &str, v: &Value) -> PathBuf {
+    put_bytes(
+        home,
+        rel,
+        serde_json::to_string_pretty(v).expect("json").as_bytes(),
+    )
+}
+
+fn put_bytes(home: &Path, rel: &str, bytes: &[u8]) -> PathBuf {
+    let p = home.join(rel);
+    std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+    std::fs::write(&p, bytes).expect("write");
+    p
+}
+
+fn usage_text(request: &str, i: u64, o: u64, cr: u64, cw: u64, cost: f64) -> String {
+    json!({"request": request, "tokensIn": i, "tokensOut": o, "cacheWrites": cw,
+           "cacheReads": cr, "cost": cost})
+    .to_string()
+}
+
+fn say(ts: i64, say: &str, text: &str, h: i64) -> Value {
+    json!({"ts": ts, "type": "say", "say": say, "text": text,
+           "modelInfo": {"providerId": "cline", "modelId": "anthropic/claude-sonnet-4.5", "mode": "act"},
+           "conversationHistoryIndex": h})
+}
+
+fn ask(ts: i64, ask: &str, text: &str, h: i64) -> Value {
+    json!({"ts": ts, "type": "ask", "ask": ask, "text": text, "conversationHistoryIndex": h})
+}
+
+fn env_details(cwd: &str) -> Value {
+    json!({"type": "text", "text": format!(
+        "<environment_details>\n# Visual Studio Code Visible Files\n(No visible files)\n\n# Current Working Directory ({cwd}) Files\nsrc/\n</environment_details>")})
+}
+
+/// Every store of the family, as the extensions lay them out, with secrets beside them.
+fn write() -> Fixture {
+    let home = Home::empty();
+    let h = home.path().to_path_buf();
+    let mut tasks = Vec::new();
+    let model =
+        json!({"modelId": "anthropic/claude-sonnet-4.5", "providerId": "cline", "mode": "act"});
+
+    // --- Cline in VS Code, native tool calls, both files.
+    let a = "1767000000001";
+    let ext = format!("{CODE}/saoudrizwan.claude-dev");
+    let t0 = 1_767_000_000_001_i64;
+    let api = json!([
+        {"role": "user", "ts": t0 + 10, "content": [
+            {"type": "text", "text": "<task>\nAlpha: rename the widget parser\n</task>"},
+            env_details("/home/dev/alpha")]},
+        {"role": "assistant", "ts": t0 + 2000, "modelInfo": model, "id": "resp_a1",
+         "metrics": {"tokens": {"prompt": 99_000, "completion": 9_000, "cached": 0}, "cost": 9.0},
+         "content": [
+            {"type": "text", "text": "Alpha reply: I will read the parser first.", "call_id": "resp_a1"},
+            {"type": "tool_use", "id": "toolu_a1", "name": "read_file",
+             "input": {"path": "src/parser.rs"}, "call_id": "resp_a1"}]},
+        {"role": "user", "ts": t0 + 3000, "content": [
+            {"type": "text", "text": "[read_file for 'src/parser.rs'] Result:\nalpha-output: fn parse_widget() {}\nalpha-output line two"},
+            env_details("/home/dev/alpha")]},
+        {"role": "assistant", "ts": t0 + 5000, "modelInfo": model, "content": [
+            {"type": "tool_use", "id": "toolu_a2", "name": "attempt_completion",
+             "input": {"result": "Alpha completion: parser renamed to widget_parser."}}]},
+        {"role": "user", "ts": t0 + 60_000, "content": [
+            {"type": "text", "text": "[attempt_completion] Result:"},
+            {"type": "text", "text": "The user has provided feedback on the results. Consider their input to continue the task, and then attempt completion again."},
+            {"type": "text", "text": "<feedback>\nAlpha feedback: also update the docs\n</feedback>"},
+            env_details("/home/dev/alpha")]},
+        {"role": "assistant", "ts": t0 + 62_000, "modelInfo": model, "content": [
+            {"type": "text", "text": "Alpha reply two: docs updated."}]}
+    ]);
+    let ui = json!([
+        {"ts": t0, "type": "say", "say": "text", "text": "Alpha: rename the widget parser",
+         "images": [], "files": [], "conversationHistoryIndex": -1},
+        {"ts": t0 + 5, "type": "say", "say": "checkpoint_created", "conversationHistoryIndex": -1,
+         "lastCheckpointHash": "aaaa1111checkpoint", "isCheckpointCheckedOut": false},
+        say(t0 + 20, "api_req_started", &usage_text("<task>\nAlpha: rename the widget parser\n</task>", 1000, 80, 200, 0, 0.0042), -1),
+        say(t0 + 900, "reasoning", "Alpha thinking: the parser lives in src.", 0),
+        say(t0 + 1000, "text", "Alpha reply: I will read the parser first.", 0),
+        say(t0 + 1500, "tool", &json!({"tool": "readFile", "path": "src/parser.rs", "content": "/home/dev/alpha/src/parser.rs"}).to_string(), 0),
+        say(t0 + 3500, "api_req_started", &usage_text("[read_file for 'src/parser.rs'] Result:", 1500, 60, 0, 300, 0.0061), 2),
+        say(t0 + 4000, "completion_result", "Alpha completion: parser renamed to widget_parser.", 2),
+        ask(t0 + 4100, "completion_result", "", 3),
+        json!({"ts": t0 + 60_000, "type": "say", "say": "user_feedback",
+               "text": "Alpha feedback: also update the docs", "images": [], "files": [],
+               "conversationHistoryIndex": 3}),
+        say(t0 + 60_100, "api_req_started", &usage_text("[attempt_completion] Result:", 900, 40, 1000, 0, 0.002), 3),
+        say(t0 + 61_000, "error", "Alpha error: diff failed to apply", 4),
+        say(t0 + 62_000, "text", "Alpha reply two: docs updated.", 4),
+        ask(t0 + 70_000, "resume_completed_task", "", 5),
+        json!({"ts": t0 + 80_000, "type": "say", "say": "user_feedback",
+               "text": "Alpha late feedback only in the ui", "images": [], "files": [],
+               "conversationHistoryIndex": 5}),
+        say(t0 + 80_100, "deleted_api_reqs", &json!({"tokensIn": 50, "tokensOut": 5, "cost": 0.0001}).to_string(), 5)
+    ]);
+    let dir = format!("{ext}/tasks/{a}");
+    put(&h, &format!("{dir}/api_conversation_history.json"), &api);
+    put(&h, &format!("{dir}/ui_messages.json"), &ui);
+    put(
+        &h,
+        &format!("{dir}/task_metadata.json"),
+        &json!({
+        "files_in_context": [{"path": "src/parser.rs", "record_state": "active", "record_source": "read_tool",
+                              "cline_read_date": t0 + 3000, "cline_edit_date": null}],
+        "model_usage": [{"ts": t0 + 20, "model_id": "anthropic/claude-sonnet-4.5", "model_provider_id": "cline", "mode": "act"}],
+        "environment_history": []}),
+    );
+    put(
+        &h,
+        &format!("{dir}/settings.json"),
+        &json!({"apiKey": SECRET}),
+    );
+    put(
+        &h,
+        &format!("{ext}/state/taskHistory.json"),
+        &json!([
+        {"id": a, "ts": t0 + 80_000, "task": "Alpha: rename the widget parser", "tokensIn": 1, "tokensOut": 1,
+         "cacheWrites": 0, "cacheReads": 0, "totalCost": 77.0, "size": 4096,
+         "cwdOnTaskInitialization": "/home/dev/alpha", "isFavorited": false,
+         "modelId": "anthropic/claude-sonnet-4.5"}]),
+    );
+    put(
+        &h,
+        &format!("{ext}/settings/cline_mcp_settings.json"),
+        &json!({"mcpServers": {"x": {"env": {"TOKEN": SECRET}}}}),
+    );
+    put_bytes(
+        &h,
+        &format!("{CODE}/state.vscdb"),
+        format!("SQLite format 3\0{SECRET}").as_bytes(),
+    );
+    tasks.push(Task {
+        dir: format!("cline/{a}"),
+        lines: vec![
+            "Alpha: rename the widget parser",
+            "Alpha reply: I will read the parser first.",
+            "Alpha thinking: the parser lives in src.",
+            "alpha-output: fn parse_widget() {}",
+            "alpha-output line two",
+            "Alpha completion: parser renamed to widget_parser.",
+            "Alpha feedback: also update the docs",
+            "Alpha error: diff failed to apply",
+            "Alpha reply two: docs updated.",
+            "Alpha late feedback only in the ui",
+            "aaaa1111checkpoint",
+        ],
+        outputs: vec![
+            "alpha-output: fn parse_widget() {}",
+            "alpha-output line two",
+        ],
+        once: vec![
+            "Alpha: rename the widget parser",
+            "Alpha reply: I will read the parser first.",
+            "Alpha feedback: also update the docs",
+            "Alpha reply two: docs updated.",
+            "Alpha thinking: the parser lives in src.",
+        ],
+        usage: (3450, 185, 1200, 300, 0.0124),
+        ..Task::default()
+    });
+
+    // --- Cline CLI (~/.cline/data), tools called in XML, no ui_messages.json: usage from
+    // the API messages' metrics.
+    let b = "1767000000002";
+    let t0 = 1_767_000_000_002_i64;
+    let api = json!([
+        {"role": "user", "ts": t0, "content": [{"type": "text", "text": "<task>\nBravo: list the files\n</task>"}]},
+        {"role": "assistant", "ts": t0 + 1000, "content": [{"type": "text",
+            "text": "Bravo reply: listing now.\n<list_files>\n<path>.</path>\n<recursive>false</recursive>\n</list_files>"}],
+         "metrics": {"tokens": {"prompt": 500, "completion": 20, "cached": 100}, "cost": 0.001}},
+        {"role": "user", "ts": t0 + 2000, "content": [{"type": "text",
+            "text": "[list_files for '.'] Result:\nbravo-output: Cargo.toml\nbravo-output: src/"}]},
+        {"role": "assistant", "ts": t0 + 3000, "content": [{"type": "text",
+            "text": "<attempt_completion>\n<result>\nBravo completion: two entries.\n</result>\n</attempt_completion>"}],
+         "metrics": {"tokens": {"prompt": 700, "completion": 30, "cached": 0}, "cost": 0.002}}
+    ]);
+    put(
+        &h,
+        &format!(".cline/data/tasks/{b}/api_conversation_history.json"),
+        &api,
+    );
+    put(
+        &h,
+        ".cline/data/secrets.json",
+        &json!({"apiKey": SECRET, "openRouterApiKey": SECRET}),
+    );
+    put(
+        &h,
+        ".cline/data/globalState.json",
+        &json!({"apiProvider": "anthropic", "note": SECRET}),
+    );
+    put(
+        &h,
+        ".cline/data/state/taskHistory.json",
+        &json!([
+        {"id": b, "ts": t0, "task": "Bravo: list the files", "tokensIn": 0, "tokensOut": 0, "totalCost": 0,
+         "cwdOnTaskInitialization": "/home/dev/bravo"}]),
+    );
+    tasks.push(Task {
+        dir: format!("cline/{b}"),
+        lines: vec![
+            "Bravo: list the files",
+            "Bravo reply: listing now.",
+            "bravo-output: Cargo.toml",
+            "Bravo completion: two entries.",
+        ],
+        outputs: vec!["bravo-output: Cargo.toml", "bravo-output: src/"],
+        usage: (1100, 50, 100, 0, 0.003),
+        ..Task::default()
+    });
+
+    // --- Cline in VSCodium, its API history cut while the editor rewrote it.
+    let c = "1767000000003";
+    let t0 = 1_767_000_000_003_i64;
+    let whole = serde_json::to_string_pretty(&json!([
+        {"role": "user", "ts": t0, "content": [{"type": "text", "text": "<task>\nCharlie: first prompt\n</task>"}]},
+        {"role": "assistant", "ts": t0 + 1000, "content": [{"type": "text", "text": "Charlie reply before the cut"}]}
+    ]))
+    .expect("json");
+    let cut = format!(
+        "{},\n  {{\"role\": \"user\", \"ts\": {}, \"content\": [{{\"type\": \"text\", \"text\": \"Charlie cut tail",
+        whole.trim_end().trim_end_matches(']').trim_end(),
+        t0 + 2000
+    );
+    put_bytes(
+        &h,
+        &format!("{CODIUM}/saoudrizwan.claude-dev/tasks/{c}/api_conversation_history.json"),
+        cut.as_bytes(),
+    );
+    tasks.push(Task {
+        dir: format!("cline/{c}"),
+        lines: vec![
+            "Charlie: first prompt",
+            "Charlie reply before the cut",
+            "Charlie cut tail",
+        ],
+        usage: (0, 0, 0, 0, 0.0),
+        ..Task::default()
+    });
+
+    // --- Roo Code: a parent task that delegated to a child task.
+    let d = "0b5e6c1a-1111-4aaa-8bbb-000000000001";
+    let e = "0b5e6c1a-2222-4aaa-8bbb-000000000002";
+    let ext = format!("{CODE}/rooveterinaryinc.roo-cline");
+    let t0 = 1_767_100_000_000_i64;
+    put(
+        &h,
+        &format!("{ext}/tasks/{d}/api_conversation_history.json"),
+        &json!([
+            {"role": "user", "ts": t0, "content": [{"type": "text", "text": "<task>\nDelta: split the config loader\n</task>"}]},
+            {"type": "reasoning", "ts": t0 + 500, "summary": [{"type": "summary_text", "text": "Delta reasoning summary: delegate"}],
+             "encrypted_content": "gAAAAB-opaque"},
+            {"role": "assistant", "ts": t0 + 1000, "content": [
+                {"type": "text", "text": "Delta reply: delegating the loader."},
+                {"type": "tool_use", "id": "call_d1", "name": "new_task",
+                 "input": {"mode": "code", "message": "Echo: move the loader into its own module"}}]},
+            {"role": "user", "ts": t0 + 9000, "content": [
+                {"type": "tool_result", "tool_use_id": "call_d1",
+                 "content": [{"type": "text", "text": "delta-output: child finished the loader move"}]}]}
+        ]),
+    );
+    put(
+        &h,
+        &format!("{ext}/tasks/{d}/ui_messages.json"),
+        &json!([
+            {"ts": t0, "type": "say", "say": "text", "text": "Delta: split the config loader", "images": []},
+            say(t0 + 100, "api_req_started", &usage_text("<task>", 2000, 100, 0, 0, 0.01), 0),
+            say(t0 + 1000, "text", "Delta reply: delegating the loader.", 1)
+        ]),
+    );
+    put(
+        &h,
+        &format!("{ext}/tasks/{d}/history_item.json"),
+        &json!({
+        "id": d, "number": 1, "ts": t0, "task": "Delta: split the config loader", "tokensIn": 2000,
+        "tokensOut": 100, "totalCost": 0.01, "workspace": "/home/dev/delta", "mode": "orchestrator",
+        "status": "completed", "childIds": [e], "delegatedToId": e}),
+    );
+    put(
+        &h,
+        &format!("{ext}/tasks/{e}/api_conversation_history.json"),
+        &json!([
+            {"role": "user", "ts": t0 + 2000, "content": [{"type": "text", "text": "<task>\nEcho: move the loader into its own module\n</task>"}]},
+            {"role": "assistant", "ts": t0 + 3000, "content": [{"type": "text", "text": "Echo reply: moved it."}],
+             "reasoning_content": "Echo thinking: one file is enough"}
+        ]),
+    );
+    put(
+        &h,
+        &format!("{ext}/tasks/{e}/ui_messages.json"),
+        &json!([
+            {"ts": t0 + 2000, "type": "say", "say": "text", "text": "Echo: move the loader into its own module"},
+            say(t0 + 2100, "api_req_started", &usage_text("<task>", 300, 30, 0, 0, 0.001), 0)
+        ]),
+    );
+    put(
+        &h,
+        &format!("{ext}/tasks/{e}/history_item.json"),
+        &json!({
+        "id": e, "number": 2, "ts": t0 + 2000, "task": "Echo: move the loader into its own module",
+        "tokensIn": 300, "tokensOut": 30, "totalCost": 0.001, "workspace": "/home/dev/delta",
+        "parentTaskId": d, "rootTaskId": d}),
+    );
+    put(
+        &h,
+        &format!("{ext}/settings/mcp_settings.json"),
+        &json!({"mcpServers": {"y": {"env": {"KEY": SECRET}}}}),
+    );
+    tasks.push(Task {
+        dir: format!("roo/{d}"),
+        lines: vec![
+            "Delta: split the config loader",
+            "Delta reasoning summary: delegate",
+            "Delta reply: delegating the loader.",
+            "delta-output: child finished the loader move",
+        ],
+        outputs: vec!["delta-output: child finished the loader move"],
+        once: vec![
+            "Delta reply: delegating the loader.",
+            "Delta: split the config loader",
+        ],
+        usage: (2000, 100, 0, 0, 0.01),
+        ..Task::default()
+    });
+    tasks.push(Task {
+        dir: format!("roo/{e}"),
+        lines: vec!["Echo reply: moved it.", "Echo thinking: one file is enough"],
+        shared: vec![(
+            "Echo: move the loader into its own module",
+            "roo/0b5e6c1a-1111-4aaa-8bbb-000000000001",
+        )],
+        usage: (300, 30, 0, 0, 0.001),
+        ..Task::default()
+    });
+
+    // --- Kilo Code on macOS.
+    let f = "7c1f0d2e-3333-4ccc-9ddd-000000000003";
+    let t0 = 1_767_200_000_000_i64;
+    let dir = format!("{MAC_CODE}/kilocode.kilo-code/tasks/{f}");
+    put(
+        &h,
+        &format!("{dir}/api_conversation_history.json"),
+        &json!([
+            {"role": "user", "ts": t0, "content": [{"type": "text", "text": "<task>\nFoxtrot: add a retry\n</task>"}]},
+            {"role": "assistant", "ts": t0 + 1000, "content": [{"type": "text", "text": "Foxtrot reply: retry added."}]}
+        ]),
+    );
+    put(
+        &h,
+        &format!("{dir}/ui_messages.json"),
+        &json!([
+            {"ts": t0, "type": "say", "say": "text", "text": "Foxtrot: add a retry"},
+            say(t0 + 100, "api_req_started", &usage_text("<task>", 400, 20, 0, 0, 0.0005), 0)
+        ]),
+    );
+    put_bytes(
+        &h,
+        &format!("{MAC_CODE}/kilocode.kilo-code/settings/custom_modes.yaml"),
+        format!("key: {SECRET}\n").as_bytes(),
+    );
+    tasks.push(Task {
+        dir: format!("kilo/{f}"),
+        lines: vec!["Foxtrot: add a retry", "Foxtrot reply: retry added."],
+        usage: (400, 20, 0, 0, 0.0005),
+        ..Task::default()
+    });
+
+    let mut home = home;
+    home.files = common::files_under(home.path());
+    Fixture { home, tasks }
+}
+
+fn render(fx: &Fixture) -> tempfile::TempDir {
+    let out = tempfile::Builder::new()
+        .prefix("sessfs-cline")
+        .tempdir()
+        .expect("tmp");
+    let target = out.path().join("tree");
+    let o = fx
+        .home
+        .command(&["render", target.to_str().expect("utf-8")])
+        .env_remove("CLINE_DATA_DIR")
+        .env_remove("CLINE_DIR")
+        .output()
+        .expect("run");
+    assert!(o.status.success(), "{}", stderr(&o));
+    out
+}
+
+/// The `<agent>/<session>` directories under `tree` holding `text` (diffs left out).
+fn holding(tree: &Path, text: &str, under: &str) -> BTreeSet<String> {
+    let o = Command::new("grep")
+        .args(["-rlF", "--exclude=*.diff", "-e", text, under])
+        .current_dir(tree)
+        .output()
+        .expect("grep");
+    stdout(&o)
+        .lines()
+        .filter_map(|p| {
+            let mut parts = p.trim_start_matches("./").split('/');
+            Some(format!("{}/{}", parts.next()?, parts.next()?))
+        })
+        .collect()
+}
+
+fn check_tree(tree: &Path, fx: &Fixture) {
+    for t in &fx.tasks {
+        for line in &t.lines {
+            assert_eq!(
+                holding(tree, line, "."),
+                BTreeSet::from([t.dir.clone()]),
+                "'{line}'"
+            );
+        }
+        for (line, other) in &t.shared {
+            assert_eq!(
+                holding(tree, line, "."),
+                BTreeSet::from([t.dir.clone(), other.to_string()]),
+                "'{line}'"
+            );
+        }
+        for out in &t.outputs {
+            let tools = format!("{}/tools", t.dir);
+            assert_eq!(
+                holding(tree, out, &tools),
+                BTreeSet::from([t.dir.clone()]),
+                "'{out}' not under {tools}"
+            );
+        }
+        let transcript =
+            std::fs::read_to_string(tree.join(&t.dir).join("transcript.md")).expect("transcript");
+        // The title line repeats the first prompt by design.
+        let transcript = transcript.split_once('\n').map_or("", |(_, rest)| rest);
+        for line in &t.once {
+            assert_eq!(
+                transcript.matches(line).count(),
+                1,
+                "'{line}' in {}:\n{transcript}",
+                t.dir
+            );
+        }
+    }
+}
+
+fn meta(tree: &Path, dir: &str) -> Value {
+    serde_json::from_slice(&std::fs::read(tree.join(dir).join("meta.json")).expect("meta"))
+        .expect("meta.json parses")
+}
+
+#[test]
+fn render_shows_every_prompt_reply_and_output_in_exactly_its_session() {
+    let fx = write();
+    let out = render(&fx);
+    let tree = out.path().join("tree");
+    for agent in ["cline", "roo", "kilo"] {
+        assert!(tree.join(agent).is_dir(), "no {agent}/");
+    }
+    check_tree(&tree, &fx);
+}
+
+#[test]
+fn usage_and_cost_are_counted_once_per_api_request() {
+    let fx = write();
+    let out = render(&fx);
+    let tree = out.path().join("tree");
+    for t in &fx.tasks {
+        let c = &meta(&tree, &t.dir)["cost"];
+        let (i, o, cr, cw, usd) = t.usage;
+        let got = (
+            c["inputTokens"].as_u64(),
+            c["outputTokens"].as_u64(),
+            c["cachedTokens"].as_u64(),
+            c["cacheWriteTokens"].as_u64(),
+        );
+        assert_eq!(
+            got,
+            (Some(i), Some(o), Some(cr), Some(cw)),
+            "{}: {c}",
+            t.dir
+        );
+        let total = c["totalUsd"].as_f64().unwrap_or(-1.0);
+        assert!((total - usd).abs() < 1e-9, "{}: {total} != {usd}", t.dir);
+    }
+}
+
+#[test]
+fn titles_cwd_models_and_child_tasks_come_from_the_task_files() {
+    let fx = write();
+    let out = render(&fx);
+    let tree = out.path().join("tree");
+    let a = meta(&tree, "cline/1767000000001");
+    assert_eq!(a["title"], "Alpha: rename the widget parser");
+    assert_eq!(a["cwd"], "/home/dev/alpha");
+    assert_eq!(a["model"], "anthropic/claude-sonnet-4.5");
+    assert_eq!(a["createdAt"], "2025-12-29T09:20:00.001Z");
+    assert_eq!(meta(&tree, "cline/1767000000002")["cwd"], "/home/dev/bravo");
+    let d = meta(&tree, "roo/0b5e6c1a-1111-4aaa-8bbb-000000000001");
+    assert_eq!(d["cwd"], "/home/dev/delta");
+    assert_eq!(
+        d["subagents"][0]["unifiedId"],
+        "roo:0b5e6c1a-2222-4aaa-8bbb-000000000002"
+    );
+    let e = meta(&tree, "roo/0b5e6c1a-2222-4aaa-8bbb-000000000002");
+    assert_eq!(e["parent"], "roo:0b5e6c1a-1111-4aaa-8bbb-000000000001");
+    let link = tree.join("roo/0b5e6c1a-1111-4aaa-8bbb-000000000001/subagents");
+    assert!(link.is_dir(), "no subagents/ under the parent");
+}
+
+#[test]
+fn a_half_written_history_keeps_what_came_before_the_cut_and_says_so() {
+    let fx = write();
+    let out = render(&fx);
+    let tree = out.path().join("tree");
+    let m = meta(&tree, "cline/1767000000003");
+    let warnings = m["warnings"].to_string();
+    assert!(
+        warnings.contains("api_conversation_history.json") && warnings.contains("cut after 2"),
+        "{warnings}"
+    );
+}
+
+#[test]
+fn secrets_and_settings_beside_the_tasks_are_never_shown() {
+    let fx = write();
+    let out = render(&fx);
+    let tree = out.path().join("tree");
+    assert_eq!(holding(&tree, SECRET, "."), BTreeSet::new());
+    let list = fx
+        .home
+        .command(&["list", "--json"])
+        .env_remove("CLINE_DATA_DIR")
+        .output()
+        .expect("list");
+    assert!(list.status.success());
+    assert!(!stdout(&list).contains(SECRET));
+    for dir in ["cline", "roo", "kilo"] {
+        let n = std::fs::read_dir(tree.join(dir)).expect(dir).count();
+        let want = fx.tasks.iter().filter(|t| t.dir.starts_with(dir)).count();
+        assert_eq!(n, want, "{dir}: settings or state files listed as tasks");
+    }
+}
+
+#[test]
+fn doctor_names_the_three_agents_and_where_it_found_them() {
+    let fx = write();
+    let o = fx.home.sessfs(&["doctor"]);
+    let text = stdout(&o);
+    for (agent, n) in [("cline", 3), ("roo", 2), ("kilo", 1)] {
+        assert!(
+            text.contains(&format!("{agent:<9} {n} sessions")),
+            "{agent}: {text}"
+        );
+    }
+    assert!(text.contains("saoudrizwan.claude-dev"), "{text}");
+    assert!(text.contains("kilocode.kilo-code"), "{text}");
+}
+
+#[test]
+fn mounted_family_greps_sizes_erofs_and_stores_untouched() {
+    let fx = write();
+    let before = fx.home.snapshot();
+    {
+        let m = Mount::new(&fx.home, &[]);
+        check_tree(m.path(), &fx);
+        common::assert_sizes_agree(m.path(), &["cline", "roo", "kilo"], 12);
+        assert_eq!(holding(m.path(), SECRET, "."), BTreeSet::new());
+        let out = m.sh("echo x > cline/1767000000001/meta.json");
+        assert!(
+            stderr(&out).contains("Read-only file system"),
+            "{}",
+            stderr(&out)
+        );
+    }
+    assert!(before == fx.home.snapshot(), "a native file changed");
+}
+
+#[test]
+fn a_store_given_by_hand_may_be_a_tasks_directory_or_one_task() {
+    let home = Home::empty();
+    let h = home.path();
+    let task = |dir: &str, words: &str| {
+        put(
+            h,
+            &format!("{dir}/api_conversation_history.json"),
+            &json!([
+                {"role": "user", "ts": 1_767_300_000_000_i64, "content": [{"type": "text", "text": format!("<task>\n{words}\n</task>")}]},
+                {"role": "assistant", "ts": 1_767_300_001_000_i64, "content": [{"type": "text", "text": format!("reply to {words}")}]}
+            ]),
+        );
+    };
+    task(
+        "backup/roo-tasks/11111111-aaaa-4bbb-8ccc-000000000001",
+        "Golf: from a tasks directory",
+    );
+    task(
+        "elsewhere/one-task/22222222-aaaa-4bbb-8ccc-000000000002",
+        "Hotel: one task alone",
+    );
+    let out = tempfile::tempdir().expect("tmp");
+    let tree = out.path().join("tree");
+    let tasks = h.join("backup/roo-tasks");
+    let one = h.join("elsewhere/one-task/22222222-aaaa-4bbb-8ccc-000000000002");
+    let o = home.sessfs(&[
+        "render",
+        "--store",
+        &format!("roo={}", tasks.display()),
+        "--store",
+        &format!("kilo={}", one.display()),
+        tree.to_str().expect("utf-8"),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        holding(&tree, "reply to Golf: from a tasks directory", "."),
+        BTreeSet::from(["roo/11111111-aaaa-4bbb-8ccc-000000000001".to_string()])
+    );
+    assert_eq!(
+        holding(&tree, "reply to Hotel: one task alone", "."),
+        BTreeSet::from(["kilo/22222222-aaaa-4bbb-8ccc-000000000002".to_string()])
+    );
+}
+
+/// Real Cline tasks, where `SESSFS_REAL_SESSIONS` names directories holding them
+/// (`<dir>/cline/<set>/api_conversation_history.json[.gz]`, `ui_messages.json`): each set is
+/// laid out as a task of its own, rendered, and checked against this test's own reading of
+/// the raw files: every line of every prompt, reply, reasoning, tool input and tool output
+/// in the session's `transcript.md` or `tools/`, and usage equal to a recount.
+#[test]
+fn real_cline_tasks_lose_no_line_and_count_usage_once() {
+    let Some(dirs) = std::env::var_os("SESSFS_REAL_SESSIONS") else {
+        println!("skipped: SESSFS_REAL_SESSIONS is not set (no real Cline tasks to check)");
+        return;
+    };
+    let home = Home::empty();
+    let tasks = home
+        .path()
+        .join(".config/Code/User/globalStorage/saoudrizwan.claude-dev/tasks");
+    let mut sets = Vec::new();
+    for dir in std::env::split_paths(&dirs) {
+        let Ok(rd) = std::fs::read_dir(dir.join("cline")) else {
+            continue;
+        };
+        let mut found: Vec<PathBuf> = rd.flatten().map(|e| e.path()).collect();
+        found.sort();
+        for set in found {
+            let id = (1_700_000_000_000_u64 + sets.len() as u64).to_string();
+            let task = tasks.join(&id);
+            std::fs::create_dir_all(&task).expect("mkdir");
+            for name in ["api_conversation_history.json", "ui_messages.json"] {
+                let plain = set.join(name);
+                let gz = set.join(format!("{name}.gz"));
+                let bytes = if plain.is_file() {
+                    std::fs::read(&plain).expect("read")
+                } else if gz.is_file() {
+                    let o = Command::new("gzip")
+                        .arg("-dc")
+                        .arg(&gz)
+                        .output()
+                        .expect("gzip");
+                    assert!(o.status.success());
+                    o.stdout
+                } else {
+                    continue;
+                };
+                std::fs::write(task.join(name), bytes).expect("write");
+            }
+            sets.push((set, id));
+        }
+    }
+    if sets.is_empty() {
+        println!("skipped: no cline/ directory under SESSFS_REAL_SESSIONS");
+        return;
+    }
+    let out = tempfile::tempdir().expect("tmp");
+    let tree = out.path().join("tree");
+    let o = home.sessfs(&["render", tree.to_str().expect("utf-8")]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    for (set, id) in &sets {
+        let dir = tree.join("cline").join(id);
+        let mut rendered = std::fs::read_to_string(dir.join("transcript.md")).expect("transcript");
+        for f in common::files_under(&dir.join("tools")) {
+            rendered.push_str(&std::fs::read_to_string(f).expect("tool file"));
+        }
+        let rendered = rendered
+            .replace("&lt;", "<")
+            .replace("&gt;", ">")
+            .replace("&amp;", "&");
+        let task = tasks.join(id);
+        let read = |name: &str| -> Option<Value> {
+            let bytes = std::fs::read(task.join(name)).ok()?;
+            Some(serde_json::from_slice(&bytes).expect("real file parses"))
+        };
+        let api = read("api_conversation_history.json");
+        let ui = read("ui_messages.json");
+        let mut texts: Vec<String> = Vec::new();
+        let mut want = (0u64, 0u64, 0u64, 0u64);
+        for m in api
+            .iter()
+            .flat_map(|a| a.as_array().cloned().unwrap_or_default())
+        {
+            let blocks = match &m["content"] {
+                Value::String(s) => vec![json!({"type": "text", "text": s})],
+                Value::Array(a) => a.clone(),
+                _ => Vec::new(),
+            };
+            for b in blocks {
+                match b["type"].as_str() {
+                    Some("text") => texts.extend(b["text"].as_str().map(str::to_string)),
+                    Some("thinking") => texts.extend(b["thinking"].as_str().map(str::to_string)),
+                    Some("tool_use") => strings(&b["input"], &mut texts),
+                    Some("tool_result") => strings(&b["content"], &mut texts),
+                    _ => {}
+                }
+            }
+            let t = &m["metrics"]["tokens"];
+            let (p, c) = (
+                t["prompt"].as_u64().unwrap_or(0),
+                t["cached"].as_u64().unwrap_or(0),
+            );
+            want.0 += p - c;
+            want.1 += t["completion"].as_u64().unwrap_or(0);
+            want.2 += c;
+        }
+        let mut ui_usage = (0u64, 0u64, 0u64, 0u64);
+        let mut any_ui_usage = false;
+        for r in ui
+            .iter()
+            .flat_map(|a| a.as_array().cloned().unwrap_or_default())
+        {
+            let text = r["text"].as_str().unwrap_or("");
+            match r["say"].as_str() {
+                Some("api_req_started" | "deleted_api_reqs" | "subagent_usage") => {
+                    any_ui_usage = true;
+                    let v: Value = serde_json::from_str(text).unwrap_or(Value::Null);
+                    let n = |k: &str| v[k].as_u64().unwrap_or(0);
+                    ui_usage.0 += n("tokensIn");
+                    ui_usage.1 += n("tokensOut");
+                    ui_usage.2 += n("cacheReads");
+                    ui_usage.3 += n("cacheWrites");
+                    if api.is_none() {
+                        texts.extend(v["request"].as_str().map(str::to_string));
+                    }
+                }
+                Some("tool") => strings(
+                    &serde_json::from_str::<Value>(text).unwrap_or(Value::Null),
+                    &mut texts,
+                ),
+                _ => {
+                    if r["ask"].as_str() == Some("followup") {
+                        let v: Value = serde_json::from_str(text).unwrap_or(Value::Null);
+                        strings(&v, &mut texts);
+                    } else {
+                        texts.push(text.to_string());
+                    }
+                }
+            }
+        }
+        if any_ui_usage {
+            want = ui_usage;
+        }
+        // Whole rendered lines first: a substring search per line is slow in a debug build.
+        let whole: std::collections::HashSet<&str> = rendered.lines().map(str::trim).collect();
+        let (mut lines, mut missing) = (0, Vec::new());
+        for t in &texts {
+            for line in t.lines().map(strip_ansi) {
+                let line = line.trim();
+                if line.is_empty() {
+                    continue;
+                }
+                lines += 1;
+                let escaped = serde_json::to_string(line).expect("json");
+                if !whole.contains(line)
+                    && !rendered.contains(line)
+                    && !rendered.contains(&escaped[1..escaped.len() - 1])
+                {
+                    missing.push(line.to_string());
+                }
+            }
+        }
+        println!(
+            "{}: {lines} lines, {} missing",
+            set.display(),
+            missing.len()
+        );
+        assert!(
+            missing.is_empty(),
+            "{}: {:?}",
+            set.display(),
+            &missing[..missing.len().min(5)]
+        );
+        let c = meta(&tree, &format!("cline/{id}"))["cost"].clone();
+        let got = (
+            c["inputTokens"].as_u64().unwrap_or(0),
+            c["outputTokens"].as_u64().unwrap_or(0),
+            c["cachedTokens"].as_u64().unwrap_or(0),
+            c["cacheWriteTokens"].as_u64().unwrap_or(0),
+        );
+        assert_eq!(got, want, "{}", set.display());
+    }
+}
+
+/// Every string inside a JSON value.
+fn strings(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::String(s) => out.push(s.clone()),
+        Value::Array(a) => a.iter().for_each(|x| strings(x, out)),
+        Value::Object(o) => o
+            .iter()
+            .filter(|(k, _)| k.as_str() != "data")
+            .for_each(|(_, x)| strings(x, out)),
+        _ => {}
+    }
+}
+
+/// A line without its terminal escape sequences, as the renderer shows it.
+fn strip_ansi(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\u{1b}' {
+            out.push(c);
+            continue;
+        }
+        match chars.peek() {
+            Some('[') => {
+                chars.next();
+                for c in chars.by_ref() {
+                    if c.is_ascii_alphabetic() || c == '~' {
+                        break;
+                    }
+                }
+            }
+            Some(']') => {
+                for c in chars.by_ref() {
+                    if c == '\u{7}' {
+                        break;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The extension rewrites `ui_messages.json` whole and creates a task directory per task:
+/// both show through the mount within a second, without a remount.
+#[test]
+fn a_rewritten_task_and_a_new_task_show_within_a_second() {
+    let fx = write();
+    let m = Mount::new(&fx.home, &[]);
+    let session = m.path().join("cline/1767000000001/transcript.md");
+    assert!(std::fs::read_to_string(&session)
+        .expect("transcript")
+        .contains("Alpha reply two"));
+    let ui = fx
+        .home
+        .path()
+        .join(CODE)
+        .join("saoudrizwan.claude-dev/tasks/1767000000001/ui_messages.json");
+    let mut records: Vec<Value> =
+        serde_json::from_slice(&std::fs::read(&ui).expect("ui")).expect("ui parses");
+    records.push(
+        json!({"ts": 1_767_000_090_000_i64, "type": "say", "say": "user_feedback",
+        "text": "Alpha fresh feedback after the mount", "images": [], "files": [],
+        "conversationHistoryIndex": 5}),
+    );
+    // As the extension writes it: the whole file replaced in place.
+    std::fs::write(&ui, serde_json::to_vec_pretty(&records).expect("json")).expect("write");
+    let took = common::wait_until("rewritten ui_messages.json", || {
+        std::fs::read_to_string(&session)
+            .is_ok_and(|t| t.contains("Alpha fresh feedback after the mount"))
+    });
+    assert!(took.as_millis() < 1500, "took {took:?}");
+    let new = fx
+        .home
+        .path()
+        .join(CODE)
+        .join("saoudrizwan.claude-dev/tasks/1767000000099");
+    std::fs::create_dir_all(&new).expect("mkdir");
+    std::fs::write(
+        new.join("api_conversation_history.json"),
+        json!([{"role": "user", "ts": 1_767_000_099_000_i64,
+                "content": [{"type": "text", "text": "<task>\nIndia: a task started after the mount\n</task>"}]}])
+        .to_string(),
+    )
+    .expect("write");
+    let took = common::wait_until("new task directory", || {
+        m.path().join("cline/1767000000099/transcript.md").exists()
+    });
+    assert!(took.as_millis() < 1500, "took {took:?}");
+}
