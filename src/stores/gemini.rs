@@ -378,6 +378,9 @@ struct Projects {
 }
 
 /// The project root of a chat file at `<tmp>/<slug>/chats/<file>`: the path registered for
+/// The most of a `.project_root` marker read: a path is never longer.
+const MAX_MARKER: u64 = 4096;
+
 /// `<slug>` in `<tmp>/../projects.json`, else the absolute path in `<tmp>/<slug>/.project_root`.
 fn project_cwd(chat_file: &Path) -> Option<String> {
     let project = chat_file.parent()?.parent()?;
@@ -390,7 +393,14 @@ fn project_cwd(chat_file: &Path) -> Option<String> {
             }
         }
     }
-    let marker = std::fs::read_to_string(project.join(".project_root")).ok()?;
+    // A path, so a few KiB at most: never more, whatever the marker has become (a link to
+    // `/dev/zero` made the whole mount grow without bound).
+    let mut marker = String::new();
+    kit::open_file(&project.join(".project_root"))
+        .ok()?
+        .take(MAX_MARKER)
+        .read_to_string(&mut marker)
+        .ok()?;
     let marker = marker.trim();
     Path::new(marker).is_absolute().then(|| marker.to_string())
 }

@@ -367,6 +367,8 @@ fn cwd_comes_from_projects_json_or_the_marker_never_a_guess() {
     )
     .unwrap();
     fs::write(h.join(".gemini/tmp/api-2/.project_root"), "/srv/api\n").unwrap();
+    // A marker that is no file (here endless) is no cwd, and costs no memory.
+    std::os::unix::fs::symlink("/dev/zero", h.join(".gemini/tmp/0123abcd/.project_root")).unwrap();
     let st = store(h);
     let cwd: BTreeMap<String, Option<String>> = st
         .list()
