@@ -561,6 +561,10 @@ enum EventMsg<'a> {
         #[serde(borrow, default)]
         message: Cow<'a, str>,
     },
+    AgentReasoning {
+        #[serde(borrow, default)]
+        text: Cow<'a, str>,
+    },
     TokenCount {
         #[serde(default)]
         info: Option<TokenInfo>,
@@ -830,8 +834,12 @@ struct Parser {
     open_reply: Option<usize>,
     item_prompts: bool,
     item_replies: bool,
+    /// A `reasoning` response item was seen: `agent_reasoning` events are copies of it.
+    item_reasoning: bool,
     event_prompts: Vec<Aside>,
     event_replies: Vec<Aside>,
+    /// `agent_reasoning` events, used only when the file has no `reasoning` item.
+    event_reasoning: Vec<Aside>,
     totals: Vec<Usage>,
     lines: usize,
 }
@@ -850,8 +858,10 @@ impl Parser {
             open_reply: None,
             item_prompts: false,
             item_replies: false,
+            item_reasoning: false,
             event_prompts: Vec::new(),
             event_replies: Vec::new(),
+            event_reasoning: Vec::new(),
             totals: Vec::new(),
             lines: 0,
         }
@@ -1039,6 +1049,7 @@ impl Parser {
                 content,
                 encrypted_content,
             } => {
+                self.item_reasoning = true;
                 let mut texts: Vec<String> = summary
                     .into_iter()
                     .map(|p| p.text.into_owned())
@@ -1158,12 +1169,16 @@ impl Parser {
                 let msg = self.reply(message.into_owned(), None, ts);
                 self.event_replies.push(Aside { at, msg });
             }
+            EventMsg::AgentReasoning { text } if !text.trim().is_empty() => {
+                let msg = self.reply(String::new(), Some(text.into_owned()), ts);
+                self.event_reasoning.push(Aside { at, msg });
+            }
             EventMsg::TokenCount { info } => {
                 if let Some(u) = info.and_then(|i| i.total_token_usage) {
                     self.totals.push(u);
                 }
             }
-            EventMsg::Other => {}
+            EventMsg::AgentReasoning { .. } | EventMsg::Other => {}
         }
     }
 
@@ -1172,6 +1187,11 @@ impl Parser {
         let mut aside: Vec<Aside> = Vec::new();
         if !self.item_prompts {
             aside.append(&mut self.event_prompts);
+        }
+        if !self.item_reasoning {
+            // The only copy of this reasoning: shown where it came, before its reply (the
+            // sort below keeps this order among asides at one place).
+            aside.append(&mut self.event_reasoning);
         }
         if !self.item_replies {
             aside.append(&mut self.event_replies);

@@ -611,7 +611,9 @@ fn digest(env: &Envelope<'_>, ty: EvType, at: &str, w: &mut Vec<String>) -> Resu
                 let u = &m.usage;
                 usage.add(&TokenUsage {
                     input_tokens: u.input_tokens.saturating_sub(u.cache_read_tokens),
-                    output_tokens: u.output_tokens,
+                    // `outputTokens` holds the reasoning too (the replies' own `outputTokens`
+                    // add up to it), as Codex's `output_tokens` does: kept apart, once.
+                    output_tokens: u.output_tokens.saturating_sub(u.reasoning_tokens),
                     thinking_tokens: u.reasoning_tokens,
                     cached_tokens: u.cache_read_tokens,
                     cache_write_tokens: u.cache_write_tokens,

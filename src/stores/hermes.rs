@@ -3,7 +3,10 @@
 //! **Where.** `$HERMES_HOME` (default `~/.hermes`) holds `state.db` and every profile its own
 //! `profiles/<name>/state.db`; each is an independent database. The gateway also writes
 //! `sessions/<session id>.jsonl` (one JSON object per message, a `session_meta` line first)
-//! beside it; such a file is read only when no database has that session.
+//! beside it; such a file is read when no database has that session, and also, as
+//! `<id>@gateway` forked from the database's session, when it holds more messages than the
+//! database does for that id (an older copy of the database, rows lost): what the database
+//! lacks is never hidden.
 //!
 //! **Reading.** Through [`super::sqlite`] (read-only, one short read transaction per session
 //! whose rows are copied out and parsed after it, busy handling, versions from the
@@ -49,6 +52,8 @@ use std::path::{Path, PathBuf};
 
 /// Nesting deeper than this (continuations, subagents) is not read: a cycle guard.
 const MAX_DEPTH: usize = 32;
+/// What a gateway transcript is named when the database has its session with fewer messages.
+const GATEWAY_COPY: &str = "@gateway";
 /// Largest gateway JSONL file read.
 const MAX_JSONL: u64 = 256 << 20;
 /// How a compaction carrier message starts.
@@ -126,13 +131,14 @@ impl Store for HermesStore {
     fn list(&self) -> Vec<Listed> {
         let (dbs, dirs) = self.places();
         let mut out = Vec::new();
-        let mut in_db: HashSet<String> = HashSet::new();
+        // Session id -> its rows in the database that has it.
+        let mut in_db: HashMap<String, usize> = HashMap::new();
         for (root, db) in dbs {
             let Some(nodes) = self.reader.list("hermes", &db, list_nodes) else {
                 continue;
             };
             for n in nodes.values() {
-                in_db.insert(n.id.clone());
+                in_db.insert(n.id.clone(), n.rows);
                 if matches!(kind(n, &nodes), Kind::Top | Kind::Fork(_)) {
                     out.push(sqlite::row_session(&n.id, &db, root));
                 }
@@ -143,8 +149,17 @@ impl Store for HermesStore {
                 let Some(id) = kit::file_name(&f).strip_suffix(".jsonl") else {
                     continue;
                 };
-                if !in_db.contains(id) && f.is_file() {
-                    out.push(Listed::file(id, f.clone(), root));
+                if !f.is_file() {
+                    continue;
+                }
+                match in_db.get(id) {
+                    None => out.push(Listed::file(id, f.clone(), root)),
+                    // The database lacks messages the transcript has (an older copy of
+                    // it, or rows lost): the transcript is shown too, under its own name.
+                    Some(&rows) if gateway_messages(&f) > rows => {
+                        out.push(Listed::file(format!("{id}{GATEWAY_COPY}"), f.clone(), root));
+                    }
+                    Some(_) => {}
                 }
             }
         }
@@ -154,7 +169,18 @@ impl Store for HermesStore {
     fn load(&self, listed: &Listed) -> Session {
         match &listed.key {
             Some(id) => self.load_db(&listed.path, id),
-            None => load_jsonl(&listed.path, &listed.id),
+            None => {
+                let mut s = load_jsonl(&listed.path, &listed.id);
+                if let Some(id) = listed.id.strip_suffix(GATEWAY_COPY) {
+                    // The database's messages it repeats count once, there.
+                    s.forked_from = Some(model::unified_id(Agent::Hermes, id));
+                    s.warnings.push(format!(
+                        "the gateway transcript holds messages the database lacks for {id}; \
+                         shown here whole, beside the database's session"
+                    ));
+                }
+                s
+            }
         }
     }
 
@@ -189,6 +215,8 @@ struct Node {
     end_reason: Option<String>,
     source: Option<String>,
     model_config: Value,
+    /// Its rows in `messages` (filled by [`list_nodes`]).
+    rows: usize,
 }
 
 impl Node {
@@ -203,6 +231,7 @@ impl Node {
                 .str()
                 .and_then(|j| serde_json::from_str(j).ok())
                 .unwrap_or(Value::Null),
+            rows: 0,
         }
     }
 
@@ -260,12 +289,24 @@ fn list_nodes(conn: &Connection) -> rusqlite::Result<HashMap<String, Node>> {
         ));
     }
     let rows = Rows::fetch(conn, &t, &NODE_COLUMNS, "", [])?;
-    Ok(rows
+    let mut nodes: HashMap<String, Node> = rows
         .iter()
         .map(Node::of)
         .filter(|n| !n.id.is_empty())
         .map(|n| (n.id.clone(), n))
-        .collect())
+        .collect();
+    // Row counts, to tell a gateway transcript that holds more than the database.
+    if Table::probe(conn, "messages")?.has("session_id") {
+        let mut q =
+            conn.prepare("SELECT session_id, COUNT(*) FROM messages GROUP BY session_id")?;
+        let counts = q.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))?;
+        for (id, n) in counts.flatten() {
+            if let Some(node) = nodes.get_mut(&id) {
+                node.rows = usize::try_from(n).unwrap_or(0);
+            }
+        }
+    }
+    Ok(nodes)
 }
 
 /// The conversation a fork was made from (its parent, walked up through compression
@@ -944,6 +985,26 @@ fn local_time(v: Option<&Value>) -> Option<DateTime<Utc>> {
         .map(|t| t.with_timezone(&Utc))
 }
 
+/// The messages a gateway transcript holds: its lines but the `session_meta` one, counted
+/// without parsing (listing stays cheap). 0 for a file too large to read.
+fn gateway_messages(path: &Path) -> usize {
+    match std::fs::metadata(path) {
+        Ok(m) if m.len() <= MAX_JSONL => {}
+        _ => return 0,
+    }
+    let Ok(bytes) = kit::read_file(path) else {
+        return 0;
+    };
+    bytes
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.trim_ascii().is_empty() && !contains(l, b"\"session_meta\""))
+        .count()
+}
+
+fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle)
+}
+
 fn load_jsonl(path: &Path, id: &str) -> Session {
     let mut out = Builder {
         b: SessionBuilder::new(Agent::Hermes, id),
@@ -1145,6 +1206,56 @@ mod tests {
         )
         .unwrap();
         assert_ne!(st.versions(&[&la])[0], Some(v));
+    }
+
+    /// A database that holds fewer of a session's messages than its gateway transcript (an
+    /// older copy, rows lost) hides nothing: the transcript is listed as `<id>@gateway`,
+    /// forked from the database's session; one that holds as many lists the session once.
+    #[test]
+    fn a_gateway_transcript_longer_than_the_database_is_shown_too() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("sessions");
+        std::fs::create_dir_all(&dir).unwrap();
+        let id = "20260422_005427_9c1e2a40";
+        // The sample holds 8 messages (2 user, 4 assistant, 2 tool) after its session_meta.
+        let sample = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/hermes/gateway-20260422_005427_9c1e2a40.jsonl");
+        std::fs::copy(&sample, dir.join(format!("{id}.jsonl"))).unwrap();
+        let c = Connection::open(tmp.path().join("state.db")).unwrap();
+        c.execute_batch(V30).unwrap();
+        let rows = |n: usize| {
+            c.execute_batch(&format!("INSERT INTO sessions (id, source, started_at) VALUES ('{id}', 'telegram', 1776818067.0);
+                 DELETE FROM messages;"))
+                .ok();
+            for i in 0..n {
+                c.execute(
+                    "INSERT INTO messages (session_id, role, content, timestamp) VALUES (?1, 'user', ?2, 1776818068.0)",
+                    rusqlite::params![id, format!("row {i}")],
+                )
+                .unwrap();
+            }
+        };
+        rows(2);
+        let st = store(tmp.path());
+        let mut ids: Vec<String> = st.list().into_iter().map(|l| l.id).collect();
+        ids.sort();
+        assert_eq!(ids, [id.to_string(), format!("{id}@gateway")]);
+        let l = st
+            .list()
+            .into_iter()
+            .find(|l| l.id.ends_with("@gateway"))
+            .unwrap();
+        let g = st.load(&l);
+        assert_eq!(g.forked_from.as_deref(), Some(&*format!("hermes:{id}")));
+        assert_eq!(
+            g.messages[0].text(),
+            "[Dana] can you chart our build times?"
+        );
+        assert!(g.warnings.iter().any(|w| w.contains("the database lacks")));
+
+        rows(8);
+        let ids: Vec<String> = st.list().into_iter().map(|l| l.id).collect();
+        assert_eq!(ids, [id.to_string()]);
     }
 
     #[test]

@@ -1228,7 +1228,36 @@ fn hermes_jsonl(cx: &Ctx, files: &[PathBuf]) -> Vec<Raw> {
             id: id.clone(),
             source: None,
         };
-        let mut r = Raw::new("hermes", id, f.clone(), matcher);
+        let mut r = Raw::new("hermes", id.clone(), f.clone(), matcher);
+        // SEMANTICS (Hermes): a transcript holding more messages than the database beside
+        // it has for its id is shown as its own session, `<id>@gateway`.
+        let rows_in_db = f
+            .parent()
+            .and_then(Path::parent)
+            .map(|h| h.join("state.db"))
+            .filter(|db| db.is_file())
+            .and_then(|db| open(cx, &db))
+            .map(|c| {
+                let q = format!(
+                    "SELECT COUNT(*) FROM messages WHERE session_id = '{}'",
+                    id.replace('\'', "''")
+                );
+                rows(&c, &q)
+                    .first()
+                    .and_then(|r| r[0].as_deref().and_then(|n| n.parse::<usize>().ok()))
+                    .unwrap_or(0)
+            })
+            .unwrap_or(0);
+        let messages = values(&cx.bytes(f))
+            .iter()
+            .filter(|v| s(v, "role") != Some("session_meta"))
+            .count();
+        if rows_in_db > 0 && messages > rows_in_db {
+            r.matcher = Match::Id {
+                id: format!("{id}@gateway"),
+                source: None,
+            };
+        }
         for v in values(&cx.bytes(f)) {
             let content = content_texts(v.get("content").unwrap_or(&Value::Null)).join("\n");
             match s(&v, "role") {

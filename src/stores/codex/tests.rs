@@ -865,3 +865,60 @@ fn an_append_keeps_the_listing_until_the_first_line_changes() {
     );
     assert!(!s.keeps_listing(&Listed::file("x", day.join("unlisted.jsonl"), 0)));
 }
+
+/// Reasoning Codex kept only as an `agent_reasoning` event (no `reasoning` item) is shown,
+/// before its reply; where the item exists, the event is its copy and is not shown twice.
+#[test]
+fn reasoning_kept_only_as_an_event_is_shown_once() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let reasoning = |text: &str| {
+        line(
+            "2026-03-01T10:00:01.500Z",
+            "event_msg",
+            json!({"type": "agent_reasoning", "text": text}),
+        )
+    };
+    let f = write(
+        &dir.path().join("a.jsonl"),
+        &lines(&[
+            meta("c1", json!({})),
+            user("plan it"),
+            reasoning("Weighing the two plans"),
+            assistant("Plan B."),
+        ]),
+    );
+    let s = parse_file(&f, "c1").session;
+    let thinking: Vec<(Option<&str>, &str)> = s
+        .messages
+        .iter()
+        .filter(|m| m.role == Role::Assistant)
+        .map(|m| (m.thinking.as_deref(), m.text()))
+        .collect();
+    assert_eq!(
+        thinking,
+        [(Some("Weighing the two plans"), ""), (None, "Plan B.")]
+    );
+
+    let item = line(
+        "2026-03-01T10:00:01.600Z",
+        "response_item",
+        json!({"type": "reasoning", "summary": [{"type": "summary_text", "text": "Weighing the two plans"}]}),
+    );
+    let f = write(
+        &dir.path().join("b.jsonl"),
+        &lines(&[
+            meta("c2", json!({})),
+            user("plan it"),
+            reasoning("Weighing the two plans"),
+            item,
+            assistant("Plan B."),
+        ]),
+    );
+    let s = parse_file(&f, "c2").session;
+    let shown = s
+        .messages
+        .iter()
+        .filter(|m| m.thinking.as_deref() == Some("Weighing the two plans"))
+        .count();
+    assert_eq!(shown, 1);
+}

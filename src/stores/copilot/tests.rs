@@ -138,7 +138,8 @@ fn events_fixture_pairs_tools_and_keeps_the_off_chain_events_as_a_branch() {
             u.cached_tokens,
             u.thinking_tokens
         ),
-        (150_000 - 120_000, 2_400, 120_000, 900)
+        // outputTokens hold the reasoningTokens: 2,400 in all.
+        (150_000 - 120_000, 2_400 - 900, 120_000, 900)
     );
     assert_eq!(s.cost().input_tokens, 150_000 - 120_000);
     assert!(s.messages.iter().all(|m| m.cost.is_none()));
@@ -472,7 +473,8 @@ fn shutdown_metrics_sum_over_models_and_resumes() {
         s.reported_usage,
         Some(TokenUsage {
             input_tokens: 600 + 500 + 200,
-            output_tokens: 180,
+            // outputTokens hold the reasoning: 100 - 10 + 50 + 30.
+            output_tokens: 170,
             thinking_tokens: 10,
             cached_tokens: 500,
             cache_write_tokens: 20,
