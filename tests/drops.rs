@@ -2,7 +2,7 @@
 //! warning in `meta.json` and its raw text stays in the session, and the text Claude Code
 //! wraps around a slash command stays in `transcript.md`.
 //!
-//! Each test writes its store by hand (a Hermes `state.db` from a DDL written here, a Claude
+//! Each test writes its store by hand (a Hermes `state.db` from the project's DDL in `fixtures/schema/`, a Claude
 //! Code JSONL written line by line), runs `sessfs render` with that store as `$HOME`, and
 //! checks the rendered files against the strings it wrote.
 
@@ -45,41 +45,11 @@ fn warnings(meta: &Path) -> Vec<String> {
         .collect()
 }
 
-/// The columns of Hermes' `sessions` and `messages` tables that a conversation uses, as
-/// Hermes declares them (the rest of its schema holds nothing these tests need).
-const HERMES_DDL: &str = "
-CREATE TABLE schema_version (version INTEGER NOT NULL);
-CREATE TABLE sessions (
-    id TEXT PRIMARY KEY,
-    source TEXT NOT NULL,
-    model TEXT,
-    model_config TEXT,
-    parent_session_id TEXT,
-    started_at REAL NOT NULL,
-    ended_at REAL,
-    end_reason TEXT,
-    message_count INTEGER DEFAULT 0,
-    input_tokens INTEGER DEFAULT 0,
-    output_tokens INTEGER DEFAULT 0,
-    cwd TEXT,
-    title TEXT
-);
-CREATE TABLE messages (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    session_id TEXT NOT NULL REFERENCES sessions(id),
-    role TEXT NOT NULL,
-    content TEXT,
-    tool_call_id TEXT,
-    tool_calls TEXT,
-    tool_name TEXT,
-    timestamp REAL NOT NULL,
-    finish_reason TEXT,
-    reasoning TEXT,
-    active INTEGER NOT NULL DEFAULT 1,
-    compacted INTEGER NOT NULL DEFAULT 0
-);
-INSERT INTO schema_version VALUES (30);
-";
+/// Hermes' schema v30, as the project writes it for every Hermes test.
+const HERMES_DDL: &str = include_str!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/fixtures/schema/hermes-v30.sql"
+));
 
 const HERMES_ID: &str = "20260301_090000_dddd0001";
 
