@@ -285,7 +285,9 @@ impl Store for AtsfStore {
                     .unwrap_or_default();
                 out.push(Listed {
                     id,
-                    sources: vec![dir.clone(), manifest, messages],
+                    // `assets/` too: a placeholder names each asset's size, so a
+                    // rewritten asset is a new version.
+                    sources: vec![dir.clone(), manifest, messages, dir.join("assets")],
                     path: dir,
                     key: None,
                     root: i,
