@@ -347,7 +347,9 @@ fn records_that_cannot_be_read_are_counted_in_warnings_and_stay_visible() {
     );
 
     let (_keep, tree) = render(&home);
-    // (session directory, texts that must show, kinds of problem: one counted warning each)
+    // (session directory, texts that must show in transcript.md, texts of lines that hold no
+    // JSON at all, which unparsed.txt keeps, kinds of problem: one counted warning each, plus
+    // the one pointing at unparsed.txt)
     let cases = [
         (
             "gemini/dd00aa11-0000-4000-8000-000000000001",
@@ -358,9 +360,9 @@ fn records_that_cannot_be_read_are_counted_in_warnings_and_stay_visible() {
                 "HOLOGRAM-TWO-GARNET",
                 "SHAPELESS-GARNET",
                 "READABLE-REPLY-GARNET",
-                "JUNK-LINE-GARNET",
             ],
-            5,
+            vec!["JUNK-LINE-GARNET"],
+            6,
         ),
         (
             "gemini/ee00bb22-0000-4000-8000-000000000001",
@@ -369,6 +371,7 @@ fn records_that_cannot_be_read_are_counted_in_warnings_and_stay_visible() {
                 "LEGACY-BROKEN-TOPAZ",
                 "LEGACY-REPLY-TOPAZ",
             ],
+            vec![],
             1,
         ),
         (
@@ -379,15 +382,19 @@ fn records_that_cannot_be_read_are_counted_in_warnings_and_stay_visible() {
                 "FUTURE-EVENT-AMBER",
                 "COPILOT-BARE-ARRAY-AMBER",
                 "COPILOT-REPLY-AMBER",
-                "JUNK-EVENT-AMBER",
             ],
-            4,
+            vec!["JUNK-EVENT-AMBER"],
+            5,
         ),
     ];
-    for (dir, texts, warnings) in cases {
+    for (dir, texts, unread, warnings) in cases {
         let t = read(&tree.join(dir).join("transcript.md"));
         for text in texts {
             assert!(t.contains(text), "{dir}: {text} is not in transcript.md");
+        }
+        for text in unread {
+            let u = read(&tree.join(dir).join("unparsed.txt"));
+            assert!(u.contains(text), "{dir}: {text} is not in unparsed.txt");
         }
         assert!(
             !t.contains("PARTIAL-TAIL"),
@@ -402,7 +409,7 @@ fn records_that_cannot_be_read_are_counted_in_warnings_and_stay_visible() {
             assert!(
                 w.iter().any(|w| w
                     .as_str()
-                    .is_some_and(|w| w.starts_with("2 records could not be read"))),
+                    .is_some_and(|w| w.starts_with("2 records could not be parsed"))),
                 "{w:?}"
             );
         }
