@@ -172,6 +172,8 @@ fn check_set(set: &Path, table: &mut BTreeMap<String, Row>, failures: &mut Vec<S
         let a = d.file_name().unwrap().to_string_lossy().to_string();
         if layout::NOT_READ_YET.contains(&a.as_str()) {
             say(&format!("{set_name}/{a}: not read yet by sessfs, skipped"));
+        } else if let Some((_, test)) = layout::CHECKED_ELSEWHERE.iter().find(|(f, _)| *f == a) {
+            say(&format!("{set_name}/{a}: checked by {test}"));
         } else if layout::NO_SESSIONS.contains(&a.as_str()) {
             say(&format!(
                 "{set_name}/{a}: no session data in this set, skipped"
