@@ -750,3 +750,144 @@ fn message(b: &mut SessionBuilder, row: &[Cell], summary_id: Option<&str>) {
         b.push(a);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(cols: &[&str], vals: &[(&str, Cell)]) -> Vec<Cell> {
+        cols.iter()
+            .map(|c| {
+                vals.iter()
+                    .find(|(k, _)| k == c)
+                    .map_or(Cell::Null, |(_, v)| v.clone())
+            })
+            .collect()
+    }
+
+    fn msg(id: &str, role: &str, parts: &str) -> Vec<Cell> {
+        row(
+            &MESSAGE_COLUMNS,
+            &[
+                ("id", Cell::Text(id.into())),
+                ("role", Cell::Text(role.into())),
+                ("parts", Cell::Text(parts.into())),
+                ("created_at", Cell::Int(1_767_000_000)),
+            ],
+        )
+    }
+
+    #[test]
+    fn the_registry_takes_relative_and_missing_data_dirs_from_the_project() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let f = dir.path().join("projects.json");
+        let text = r#"{"projects":[{"path":"/p/a","data_dir":"/d/a"},{"path":"/p/b","data_dir":"state"},
+            {"path":"/p/c"},{"data_dir":"/d/none"},{"path":""}]}"#;
+        std::fs::write(&f, text).expect("write");
+        let got = registry(&f);
+        let want: Vec<(PathBuf, PathBuf)> = [
+            ("/p/a", "/d/a"),
+            ("/p/b", "/p/b/state"),
+            ("/p/c", "/p/c/.crush"),
+        ]
+        .iter()
+        .map(|(p, d)| (PathBuf::from(p), PathBuf::from(d)))
+        .collect();
+        assert_eq!(got, want);
+        std::fs::write(&f, "{not json").expect("write");
+        assert!(registry(&f).is_empty());
+    }
+
+    #[test]
+    fn unknown_roles_part_types_and_cut_rows_are_kept_as_stored_and_counted() {
+        let raw = Raw {
+            id: "s".into(),
+            messages: vec![
+                msg(
+                    "m1",
+                    "user",
+                    r#"[{"type":"text","data":{"text":"kept prompt"}}]"#,
+                ),
+                msg(
+                    "m2",
+                    "critic",
+                    r#"[{"type":"text","data":{"text":"odd role"}}]"#,
+                ),
+                msg(
+                    "m3",
+                    "assistant",
+                    r#"[{"type":"video","data":{"url":"v.mp4"}},{"type":"text","data":{"text":"kept reply"}}]"#,
+                ),
+                msg("m4", "assistant", r#"[{"type":"text","data":{"text":"cut"#),
+            ],
+            ..Raw::default()
+        };
+        let s = build(&raw, Path::new("/x/.crush/crush.db"), &None);
+        let texts: Vec<&str> = s.messages.iter().map(|m| m.content.as_str()).collect();
+        assert!(
+            texts.contains(&"kept prompt") && texts.contains(&"kept reply"),
+            "{texts:?}"
+        );
+        for stored in ["odd role", "v.mp4", r#""text":"cut"#] {
+            assert!(
+                s.messages
+                    .iter()
+                    .any(|m| m.kind == MessageKind::Context && m.content.contains(stored)),
+                "{stored} not kept: {texts:?}"
+            );
+        }
+        let w = s.warnings.join("\n");
+        assert!(
+            w.contains("1 messages could not be parsed: unknown role"),
+            "{w}"
+        );
+        assert!(
+            w.contains("1 parts could not be parsed: unsupported type"),
+            "{w}"
+        );
+        assert!(
+            w.contains("1 messages could not be parsed: parts is not JSON"),
+            "{w}"
+        );
+        assert_eq!(s.cwd.as_deref(), Some("/x"));
+    }
+
+    #[test]
+    fn a_sessions_own_cost_leaves_out_what_its_children_added() {
+        let sess = |id: &str, cost: f64| {
+            Some(row(
+                &SESSION_COLUMNS,
+                &[
+                    ("id", Cell::Text(id.into())),
+                    ("prompt_tokens", Cell::Int(10)),
+                    ("completion_tokens", Cell::Int(2)),
+                    ("cost", Cell::Real(cost)),
+                ],
+            ))
+        };
+        let grandchild = Raw {
+            id: "g".into(),
+            session: sess("g", 0.25),
+            ..Raw::default()
+        };
+        let child = Raw {
+            id: "c".into(),
+            session: sess("c", 0.75),
+            children: vec![grandchild],
+            ..Raw::default()
+        };
+        let raw = Raw {
+            id: "p".into(),
+            session: sess("p", 1.75),
+            children: vec![child],
+            ..Raw::default()
+        };
+        let s = build(&raw, Path::new("/x/crush.db"), &None);
+        assert_eq!(s.reported_cost, Some((1.0, false)));
+        let c = s.subagents[0].session.as_deref().expect("child");
+        assert_eq!(c.reported_cost, Some((0.5, false)));
+        let all = s.cost_with_subagents().expect("total");
+        assert!((all.total_usd - 1.75).abs() < 1e-12, "{}", all.total_usd);
+        assert_eq!((all.input_tokens, all.output_tokens), (30, 6));
+    }
+}
