@@ -24,6 +24,8 @@
 //! sessfs does not read yet are named and skipped; a new agent is one layout function and
 //! one row of `read::READERS`.
 
+#[path = "real/crush.rs"]
+mod crush;
 #[path = "real/layout.rs"]
 mod layout;
 #[path = "real/read.rs"]
@@ -60,6 +62,7 @@ const AGENT_VARS: &[&str] = &[
     "INDUSAGI_DIR",
     "INDUSAGI_AGENT_DIR",
     "INDUSAGI_CODING_AGENT_DIR",
+    "CRUSH_GLOBAL_DATA",
 ];
 
 /// Written straight to the process's stderr, past the test harness's capture, so the skip

@@ -24,6 +24,7 @@ pub mod claude;
 pub mod cline;
 pub mod codex;
 pub mod copilot;
+pub mod crush;
 pub mod cursor;
 pub mod gemini;
 pub mod hermes;
@@ -321,6 +322,12 @@ pub const REGISTRY: &[Spec] = &[
         candidates: |e| cline::candidates(e, cline::Dialect::Kilo),
         given: as_given,
         open: |r| Box::new(cline::ClineStore::new(cline::Dialect::Kilo, r)),
+    },
+    Spec {
+        agent: Agent::Crush,
+        candidates: crush::candidates,
+        given: crush::given_roots,
+        open: |r| Box::new(crush::CrushStore::new(r)),
     },
 ];
 

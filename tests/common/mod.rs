@@ -133,6 +133,7 @@ pub const AGENT_VARS: &[&str] = &[
     "OMP_CODING_AGENT_DIR",
     "OPENCLAW_STATE_DIR",
     "CLAWDBOT_STATE_DIR",
+    "CRUSH_GLOBAL_DATA",
     "HERMES_HOME",
     "AGSH_DATA_DIR",
     "MEKA_DATA_DIR",
