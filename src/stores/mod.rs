@@ -19,6 +19,7 @@
 
 pub mod agentuse;
 pub mod agsh;
+pub mod amp;
 pub mod atsf;
 pub mod claude;
 pub mod cline;
@@ -321,6 +322,12 @@ pub const REGISTRY: &[Spec] = &[
         candidates: |e| cline::candidates(e, cline::Dialect::Kilo),
         given: as_given,
         open: |r| Box::new(cline::ClineStore::new(cline::Dialect::Kilo, r)),
+    },
+    Spec {
+        agent: Agent::Amp,
+        candidates: amp::candidates,
+        given: as_given,
+        open: |r| Box::new(amp::AmpStore::new(r)),
     },
 ];
 
