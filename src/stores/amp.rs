@@ -47,7 +47,8 @@
 //!   those calls as `inference` events (without the cache counts) and adds calls no
 //!   message holds (`title-generation`); only the ledger events no assistant message
 //!   carries are counted, each as an event after the message its `toMessageId` names.
-//!   `~debug.lastInferenceUsage` repeats the last reply and is never counted.
+//!   `~debug.lastInferenceUsage` repeats the last reply and is never counted. A reply's
+//!   time is its `usage.timestamp`, else its ledger event's `timestamp`.
 //! - **Nothing dropped silently**: a content block or message role this reader does not
 //!   know is counted in a warning and shown as its JSON, where it stood.
 
@@ -383,25 +384,37 @@ pub fn load_thread(path: &Path, id: &str) -> Session {
         .filter(|m| kit::str_field(m, "role") == Some("assistant") && m.get("usage").is_some())
         .filter_map(|m| m.get("messageId").and_then(Value::as_i64))
         .collect();
+    let ids: HashSet<i64> = doc
+        .messages
+        .iter()
+        .filter_map(|m| m.get("messageId").and_then(Value::as_i64))
+        .collect();
     let mut extra: HashMap<Option<i64>, Vec<&Value>> = HashMap::new();
+    // When each reply was made: replies carry no time of their own before `usage.timestamp`.
+    let mut reply_times: HashMap<i64, DateTime<Utc>> = HashMap::new();
     let ledger = kit::value_at(f.get("usageLedger").unwrap_or(&Value::Null), &["events"]);
     for e in ledger.and_then(Value::as_array).into_iter().flatten() {
         let to = e.get("toMessageId").and_then(Value::as_i64);
         let inference = kit::str_field(e, "operationType").is_none_or(|o| o == "inference");
+        if inference {
+            let at = kit::str_field(e, "timestamp").and_then(kit::parse_rfc3339);
+            if let (Some(t), Some(at)) = (to, at) {
+                reply_times.entry(t).or_insert(at);
+            }
+        }
         if inference && to.is_some_and(|t| carried.contains(&t)) {
             continue;
         }
-        let known = to.filter(|t| {
-            doc.messages
-                .iter()
-                .any(|m| m.get("messageId").and_then(Value::as_i64) == Some(*t))
-        });
-        extra.entry(known).or_default().push(e);
+        extra
+            .entry(to.filter(|t| ids.contains(t)))
+            .or_default()
+            .push(e);
     }
 
     let mut p = Parser {
         b,
         model: tag_model,
+        reply_times,
     };
     for (i, m) in doc.messages.iter().enumerate() {
         p.message(i, m);
@@ -507,20 +520,27 @@ struct Parser {
     b: SessionBuilder,
     /// The thread's model from its tags, for replies that carry no usage.
     model: Option<String>,
+    /// Reply times from the usage ledger's `inference` events, by message id.
+    reply_times: HashMap<i64, DateTime<Utc>>,
 }
 
 impl Parser {
     fn message(&mut self, i: usize, m: &Value) {
         let ts = time_of(m);
-        let blocks: Vec<Value> = match m.get("content") {
-            Some(Value::Array(a)) => a.clone(),
-            Some(Value::String(s)) => vec![serde_json::json!({"type": "text", "text": s})],
-            _ => Vec::new(),
+        // A plain-string `content` reads as one text block.
+        let one;
+        let blocks: &[Value] = match m.get("content") {
+            Some(Value::Array(a)) => a,
+            Some(Value::String(s)) => {
+                one = [serde_json::json!({"type": "text", "text": s})];
+                &one
+            }
+            _ => &[],
         };
         match kit::str_field(m, "role") {
-            Some("user") => self.user(m, &blocks, ts),
-            Some("assistant") => self.assistant(m, &blocks, ts),
-            Some("info") => self.info(&blocks, ts),
+            Some("user") => self.user(m, blocks, ts),
+            Some("assistant") => self.assistant(m, blocks, ts),
+            Some("info") => self.info(blocks, ts),
             role => {
                 let role = role.unwrap_or("(none)").to_string();
                 self.b.unparsed(
@@ -575,6 +595,10 @@ impl Parser {
     }
 
     fn assistant(&mut self, m: &Value, blocks: &[Value], ts: Option<DateTime<Utc>>) {
+        let ts = ts.or_else(|| {
+            let id = m.get("messageId").and_then(Value::as_i64)?;
+            self.reply_times.get(&id).copied()
+        });
         let mut msg = Message {
             role: Role::Assistant,
             timestamp: ts,
