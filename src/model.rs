@@ -37,10 +37,11 @@ pub enum Agent {
     Roo,
     Kilo,
     Crush,
+    Amp,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 18] = [
+    pub const ALL: [Agent; 19] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Gemini,
@@ -59,6 +60,7 @@ impl Agent {
         Agent::Roo,
         Agent::Kilo,
         Agent::Crush,
+        Agent::Amp,
     ];
 
     /// The fixed directory name under the mount root.
@@ -82,6 +84,7 @@ impl Agent {
             Agent::Roo => "roo",
             Agent::Kilo => "kilo",
             Agent::Crush => "crush",
+            Agent::Amp => "amp",
         }
     }
 

@@ -194,7 +194,8 @@ fn doctor_names_every_agent_and_supports_each() {
         names,
         [
             "claude", "codex", "gemini", "copilot", "cursor", "opencode", "pi", "omp", "openclaw",
-            "hermes", "agentuse", "agsh", "indusagi", "atsf", "cline", "roo", "kilo", "crush"
+            "hermes", "agentuse", "agsh", "indusagi", "atsf", "cline", "roo", "kilo", "crush",
+            "amp"
         ],
         "{text}"
     );

@@ -24,6 +24,8 @@
 //! sessfs does not read yet are named and skipped; a new agent is one layout function and
 //! one row of `read::READERS`.
 
+#[path = "real/amp.rs"]
+mod amp;
 #[path = "real/crush.rs"]
 mod crush;
 #[path = "real/layout.rs"]

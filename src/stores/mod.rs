@@ -19,6 +19,7 @@
 
 pub mod agentuse;
 pub mod agsh;
+pub mod amp;
 pub mod atsf;
 pub mod claude;
 pub mod cline;
@@ -328,6 +329,12 @@ pub const REGISTRY: &[Spec] = &[
         candidates: crush::candidates,
         given: crush::given_roots,
         open: |r| Box::new(crush::CrushStore::new(r)),
+    },
+    Spec {
+        agent: Agent::Amp,
+        candidates: amp::candidates,
+        given: as_given,
+        open: |r| Box::new(amp::AmpStore::new(r)),
     },
 ];
 

@@ -126,6 +126,7 @@ pub const READERS: &[(&str, &str, Reader)] = &[
     ("hermes-jsonl", "hermes", hermes_jsonl),
     ("atsf", "atsf", atsf),
     ("crush", "crush", super::crush::read),
+    ("amp", "amp", crate::amp::read),
 ];
 
 /// Where the readers read: a private copy of the scratch home (so not even a reader's
@@ -136,7 +137,7 @@ pub struct Ctx {
 }
 
 impl Ctx {
-    fn bytes(&self, p: &Path) -> Vec<u8> {
+    pub fn bytes(&self, p: &Path) -> Vec<u8> {
         std::fs::read(self.copy_of(p)).unwrap_or_default()
     }
     pub fn copy_of(&self, p: &Path) -> PathBuf {
