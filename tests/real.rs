@@ -26,6 +26,8 @@
 
 #[path = "real/layout.rs"]
 mod layout;
+#[path = "real/qwen.rs"]
+mod qwen;
 #[path = "real/read.rs"]
 mod read;
 
@@ -58,6 +60,7 @@ const AGENT_VARS: &[&str] = &[
     "AGSH_DATA_DIR",
     "MEKA_DATA_DIR",
     "INDUSAGI_DIR",
+    "QWEN_RUNTIME_DIR",
     "INDUSAGI_AGENT_DIR",
     "INDUSAGI_CODING_AGENT_DIR",
 ];

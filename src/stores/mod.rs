@@ -31,6 +31,7 @@ pub mod jsonl;
 pub mod kit;
 pub mod opencode;
 pub mod pi;
+pub mod qwen;
 pub mod sqlite;
 
 use crate::model::{Agent, Session};
@@ -321,6 +322,12 @@ pub const REGISTRY: &[Spec] = &[
         candidates: |e| cline::candidates(e, cline::Dialect::Kilo),
         given: as_given,
         open: |r| Box::new(cline::ClineStore::new(cline::Dialect::Kilo, r)),
+    },
+    Spec {
+        agent: Agent::Qwen,
+        candidates: qwen::candidates,
+        given: as_given,
+        open: |r| Box::new(qwen::QwenStore::new(r)),
     },
 ];
 
