@@ -26,8 +26,11 @@ struct Chat {
     lines: Vec<String>,
     /// Tool outputs: must be under this session's `tools/`.
     outputs: Vec<String>,
-    /// Expected usage: uncached input, output (reasoning out), reasoning, cache reads.
+    /// Expected usage of the main conversation: uncached input, output (reasoning out),
+    /// reasoning, cache reads.
     usage: (u64, u64, u64, u64),
+    /// The same, of the subagents' calls (nested under the session).
+    sub_usage: (u64, u64, u64, u64),
     cwd: String,
     records: Vec<Value>,
 }
@@ -136,7 +139,11 @@ impl Chat {
                 "total_token_count": prompt + out, "prompt_id": prompt_id,
                 "auth_type": "openai"}}}),
         );
-        let u = &mut self.usage;
+        let u = if prompt_id.starts_with(&format!("{}########", self.id())) {
+            &mut self.usage
+        } else {
+            &mut self.sub_usage
+        };
         u.0 += prompt - cached;
         u.1 += out - thoughts;
         u.2 += thoughts;
@@ -419,22 +426,39 @@ fn usage_is_counted_once_per_api_reply() {
     let fx = write();
     let out = render(&fx);
     let tree = out.path().join("tree");
-    for c in &fx.chats {
-        let cost = &meta(&tree, &c.dir)["cost"];
-        let got = (
+    let got = |cost: &Value| {
+        (
             cost["inputTokens"].as_u64(),
             cost["outputTokens"].as_u64(),
             cost["thinkingTokens"].as_u64(),
             cost["cachedTokens"].as_u64(),
-        );
+        )
+    };
+    for c in &fx.chats {
+        let m = meta(&tree, &c.dir);
         let (i, o, t, cr) = c.usage;
         assert_eq!(
-            got,
+            got(&m["cost"]),
             (Some(i), Some(o), Some(t), Some(cr)),
-            "{}: {cost}",
+            "{}: {m}",
             c.dir
         );
+        if c.sub_usage != (0, 0, 0, 0) {
+            let (si, so, st, scr) = c.sub_usage;
+            let with = (Some(i + si), Some(o + so), Some(t + st), Some(cr + scr));
+            assert_eq!(got(&m["costWithSubagents"]), with, "{}: {m}", c.dir);
+        }
     }
+    // The subagent's calls are its own, in the nested session the `agent` call ran.
+    let a = meta(&tree, &fx.chats[0].dir);
+    assert_eq!(a["subagents"][0]["name"], "code-reviewer-x1");
+    assert_eq!(a["subagents"][0]["toolCallId"], "call_alpha_3");
+    let sub = meta(
+        &tree,
+        &format!("{}/subagents/code-reviewer-x1", fx.chats[0].dir),
+    );
+    let (si, so, st, scr) = fx.chats[0].sub_usage;
+    assert_eq!(got(&sub["cost"]), (Some(si), Some(so), Some(st), Some(scr)));
 }
 
 #[test]

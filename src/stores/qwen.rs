@@ -36,18 +36,23 @@
 //!   an `api_response` telemetry record (`system`/`ui_telemetry`, keyed by `response_id`);
 //!   a reply that became an assistant record carries the same counts again as
 //!   `usageMetadata`. The assistant record's counts are used, and the telemetry record just
-//!   before it with equal counts is the same reply. Any other `api_response` (the calls of a
-//!   subagent run by the `agent` tool, whose chat Qwen does not keep, and the model calls
-//!   tools such as `web_fetch` make) is an API call nothing else records, shown as an event
-//!   with its usage. Prompt counts include cached tokens (sessfs counts cache reads apart);
-//!   where the total says reasoning is inside the reply count (OpenAI-compatible
-//!   providers), it is taken out of it, so reasoning is counted once.
+//!   before it with equal counts is the same reply. Any other `api_response` of the main
+//!   conversation (the model call a tool such as `web_fetch` makes) is an API call nothing
+//!   else records, shown as an event with its usage. Prompt counts include cached tokens
+//!   (sessfs counts cache reads apart); where the total says reasoning is inside the reply
+//!   count (OpenAI-compatible providers), it is taken out of it, so reasoning is counted
+//!   once.
+//! - **A subagent is nested under its session, built from telemetry.** Qwen keeps no chat
+//!   for a subagent run by the `agent` tool; its `api_response`, `tool_call` and
+//!   `api_error` telemetry records (a `prompt_id` `<session>#<agent>#<n>`) are the only
+//!   trace of it, and become the events of a [`Subagent`](crate::model::Subagent) named
+//!   after the agent, linked in order to the `agent` calls; its report is that call's
+//!   result. Its usage is its own and counts in the parent's total with subagents.
 //! - **Telemetry that repeats the chat is folded in, the rest is shown**: a `tool_call`
-//!   telemetry record of the main conversation gives its call's duration; one of a subagent
-//!   (a `prompt_id` naming the agent) is the only trace of what the subagent ran and is an
-//!   event; `api_error`, slash commands and their output, `@` file reads, compression and
-//!   every `system` subtype sessfs does not know are events with their payload, so nothing
-//!   the file holds is out of sight.
+//!   telemetry record of the main conversation gives its call's duration; `api_error`,
+//!   slash commands and their output, `@` file reads, compression and every `system`
+//!   subtype sessfs does not know are events with their payload, so nothing the file holds
+//!   is out of sight.
 //! - **A record sessfs cannot read is kept**: JSON of another shape is counted (one warning
 //!   per kind, [`kit::Unparsed`]) and shown as `unparsed record` context where it stood; a
 //!   line that is no JSON goes to `unparsed.txt` through the shared line reader.
@@ -216,6 +221,8 @@ struct Reader {
     /// The prompt ids of the main conversation start with `<session id>#`, then `#######`.
     main_prompt: String,
     pending: Option<Pending>,
+    /// Subagents seen in telemetry, in order of their first record: (agent, its session).
+    subs: Vec<(String, kit::SessionBuilder)>,
 }
 
 fn load_chat(path: &Path, id: &str) -> Session {
@@ -226,6 +233,7 @@ fn load_chat(path: &Path, id: &str) -> Session {
         b,
         main_prompt: format!("{id}########"),
         pending: None,
+        subs: Vec::new(),
     };
     let scanned = jsonl::read_lines(path, |n, line| {
         let at = format!("line {n}");
@@ -239,7 +247,9 @@ fn load_chat(path: &Path, id: &str) -> Session {
         Ok(())
     });
     r.flush();
+    let subs = std::mem::take(&mut r.subs);
     let mut b = r.b;
+    link_subagents(&mut b, subs, id);
     for w in scanned.warnings.iter() {
         b.warn(w.clone());
     }
@@ -471,22 +481,22 @@ impl Reader {
         let name = kit::str_field(e, "event.name").unwrap_or_default();
         let name = name.strip_prefix("qwen-code.").unwrap_or(name);
         let prompt = kit::str_field(e, "prompt_id").unwrap_or_default();
-        let main = prompt.is_empty() || prompt.starts_with(&self.main_prompt);
+        if let Some(agent) = agent_of(prompt, &self.main_prompt) {
+            let agent = agent.to_string();
+            self.subagent_telemetry(&agent, name, e, ts);
+            return;
+        }
         match name {
             "api_response" => {
                 self.flush();
                 let usage = Usage::deserialize(e).unwrap_or_default();
-                let model = kit::str_field(e, "model").unwrap_or("?");
-                let response = kit::str_field(e, "response_id").unwrap_or("?");
-                let whose = agent_of(prompt, &self.main_prompt)
-                    .map_or(String::new(), |a| format!(" of subagent {a}"));
                 self.pending = Some(Pending {
                     usage,
-                    text: format!("API call{whose} ({model}, {response})"),
+                    text: format!("API call ({})", call_name(e)),
                     timestamp: ts,
                 });
             }
-            "tool_call" if main => {
+            "tool_call" => {
                 let tool = kit::str_field(e, "function_name").unwrap_or_default();
                 let ms = kit::u64_field(e, "duration_ms");
                 // The latest call of that tool still without a duration.
@@ -507,14 +517,6 @@ impl Reader {
                     None => self.b.event(format!("tool call: {}", compact(e)), ts),
                 }
             }
-            "tool_call" => {
-                let tool = kit::str_field(e, "function_name").unwrap_or("?");
-                let status = kit::str_field(e, "status").unwrap_or("?");
-                let args = e.get("function_args").map(compact).unwrap_or_default();
-                let whose = agent_of(prompt, &self.main_prompt).unwrap_or("?");
-                self.b
-                    .event(format!("subagent {whose} ran {tool} {args}: {status}"), ts);
-            }
             "api_error" => {
                 let msg = kit::str_any(e, &["error_message", "error"]).unwrap_or("?");
                 self.b.event(format!("API error: {msg}"), ts);
@@ -522,6 +524,57 @@ impl Reader {
             _ => self
                 .b
                 .event(format!("telemetry {name}: {}", compact(e)), ts),
+        }
+    }
+
+    /// A telemetry record of a subagent (Qwen keeps no chat of its own for it): its API
+    /// calls carry their usage, its tool runs and errors are events, in a session nested
+    /// under this one.
+    fn subagent_telemetry(
+        &mut self,
+        agent: &str,
+        name: &str,
+        e: &Value,
+        ts: Option<chrono::DateTime<chrono::Utc>>,
+    ) {
+        let i = match self.subs.iter().position(|(a, _)| a == agent) {
+            Some(i) => i,
+            None => {
+                let mut b = kit::SessionBuilder::new(Agent::Qwen, agent);
+                b.s.source = self.b.s.source.clone();
+                b.s.cwd = self.b.s.cwd.clone();
+                b.s.title = Some(format!("subagent {agent}"));
+                b.s.tags.push("subagent".into());
+                self.subs.push((agent.to_string(), b));
+                self.subs.len() - 1
+            }
+        };
+        let b = &mut self.subs[i].1;
+        match name {
+            "api_response" => {
+                let usage = Usage::deserialize(e).unwrap_or_default().usage();
+                b.push(Message {
+                    role: Role::System,
+                    kind: MessageKind::Event,
+                    content: format!("API call ({})", call_name(e)),
+                    timestamp: ts,
+                    token_usage: Some(usage).filter(|u| !u.is_zero()),
+                    model: kit::str_field(e, "model").map(str::to_string),
+                    ..Message::default()
+                });
+            }
+            "tool_call" => {
+                let tool = kit::str_field(e, "function_name").unwrap_or("?");
+                let status = kit::str_field(e, "status").unwrap_or("?");
+                let args = e.get("function_args").map(compact).unwrap_or_default();
+                let ms = kit::u64_field(e, "duration_ms");
+                b.event(format!("ran {tool} {args}: {status} ({ms} ms)"), ts);
+            }
+            "api_error" => {
+                let msg = kit::str_any(e, &["error_message", "error"]).unwrap_or("?");
+                b.event(format!("API error: {msg}"), ts);
+            }
+            _ => b.event(format!("telemetry {name}: {}", compact(e)), ts),
         }
     }
 
@@ -538,6 +591,44 @@ impl Reader {
             });
         }
     }
+}
+
+/// The tools that run a subagent.
+const AGENT_TOOLS: &[&str] = &["agent", "task"];
+
+/// Nest each subagent under the session, linked in order to the calls of an agent tool.
+fn link_subagents(b: &mut kit::SessionBuilder, subs: Vec<(String, kit::SessionBuilder)>, id: &str) {
+    let mut calls =
+        b.s.messages
+            .iter()
+            .flat_map(|m| &m.tool_calls)
+            .filter(|c| AGENT_TOOLS.contains(&c.tool_name.as_str()))
+            .map(|c| (c.tool_call_id.clone(), c.input.clone()))
+            .collect::<Vec<_>>()
+            .into_iter();
+    let parent = crate::model::unified_id(Agent::Qwen, id);
+    for (name, mut sb) in subs {
+        sb.s.parent = Some(parent.clone());
+        let call = calls.next();
+        let description = call
+            .as_ref()
+            .and_then(|(_, input)| kit::str_any(input, &["description", "subagent_type"]))
+            .map(str::to_string);
+        b.s.subagents.push(crate::model::Subagent {
+            name,
+            unified_id: None,
+            description,
+            tool_call_id: call.map(|(c, _)| c).filter(|c| !c.is_empty()),
+            session: Some(Box::new(sb.finish())),
+        });
+    }
+}
+
+/// `<model>, <response id>` of an `api_response` record.
+fn call_name(e: &Value) -> String {
+    let model = kit::str_field(e, "model").unwrap_or("?");
+    let response = kit::str_field(e, "response_id").unwrap_or("?");
+    format!("{model}, {response}")
 }
 
 /// The agent a subagent's prompt id names: `<session id>#<agent>#<n>`.
@@ -622,8 +713,18 @@ mod tests {
             .filter_map(|m| m.token_usage)
             .map(|u| (u.input_tokens, u.output_tokens))
             .collect();
-        assert_eq!(used, vec![(10, 5), (7, 2)]);
-        assert!(s.messages.iter().any(|m| m.content.contains("helper-x")));
+        assert_eq!(used, vec![(10, 5)]);
+        // The subagent's call is its own, in the subagent nested under the session.
+        assert_eq!(s.subagents.len(), 1);
+        assert_eq!(s.subagents[0].name, "helper-x");
+        let sub = s.subagents[0].session.as_ref().expect("nested session");
+        let used: Vec<(u64, u64)> = sub
+            .messages
+            .iter()
+            .filter_map(|m| m.token_usage)
+            .map(|u| (u.input_tokens, u.output_tokens))
+            .collect();
+        assert_eq!(used, vec![(7, 2)]);
     }
 
     #[test]

@@ -73,9 +73,22 @@ pub fn read(cx: &Ctx, files: &[PathBuf]) -> Vec<Raw> {
             input: Some(0),
             output: 0,
         };
-        let mut add = |t: (u64, u64)| {
-            tokens.input = Some(tokens.input.unwrap_or(0) + t.0);
-            tokens.output += t.1;
+        // A subagent's calls (`prompt_id` `<id>#<agent>#<n>`, not the main conversation's
+        // `<id>########<n>`): Qwen keeps no chat for it, sessfs nests it as a subagent.
+        let mut side = Tokens {
+            input: Some(0),
+            output: 0,
+        };
+        let main_prompt = format!("{id}########");
+        let mut add = |t: (u64, u64), sub: bool| {
+            for k in if sub {
+                vec![&mut tokens, &mut side]
+            } else {
+                vec![&mut tokens]
+            } {
+                k.input = Some(k.input.unwrap_or(0) + t.0);
+                k.output += t.1;
+            }
         };
         // The counts of the `api_response` telemetry record just before, if the record
         // just before was one: the assistant record of that reply repeats them.
@@ -105,12 +118,15 @@ pub fn read(cx: &Ctx, files: &[PathBuf]) -> Vec<Raw> {
                             count(u, "candidatesTokenCount"),
                         );
                         if last_response != Some(pair) {
-                            add(reply_tokens(
-                                pair.0,
-                                pair.1,
-                                count(u, "thoughtsTokenCount"),
-                                count(u, "totalTokenCount"),
-                            ));
+                            add(
+                                reply_tokens(
+                                    pair.0,
+                                    pair.1,
+                                    count(u, "thoughtsTokenCount"),
+                                    count(u, "totalTokenCount"),
+                                ),
+                                false,
+                            );
                         }
                     }
                 }
@@ -140,12 +156,17 @@ pub fn read(cx: &Ctx, files: &[PathBuf]) -> Vec<Raw> {
                             count(&e, "input_token_count"),
                             count(&e, "output_token_count"),
                         );
-                        add(reply_tokens(
-                            pair.0,
-                            pair.1,
-                            count(&e, "thoughts_token_count"),
-                            count(&e, "total_token_count"),
-                        ));
+                        let prompt = e.get("prompt_id").and_then(Value::as_str).unwrap_or("");
+                        let sub = !prompt.is_empty() && !prompt.starts_with(&main_prompt);
+                        add(
+                            reply_tokens(
+                                pair.0,
+                                pair.1,
+                                count(&e, "thoughts_token_count"),
+                                count(&e, "total_token_count"),
+                            ),
+                            sub,
+                        );
                         response = Some(pair);
                     }
                 }
@@ -154,6 +175,7 @@ pub fn read(cx: &Ctx, files: &[PathBuf]) -> Vec<Raw> {
             last_response = response;
         }
         r.tokens = Some(tokens);
+        r.side_tokens = side;
         out.push(r);
     }
     out
