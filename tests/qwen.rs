@@ -541,7 +541,7 @@ fn mounted_greps_sizes_erofs_and_store_untouched() {
 }
 
 #[test]
-fn a_growing_chat_shows_its_new_reply_within_a_second() {
+fn a_growing_chat_and_a_new_chat_show_within_a_second() {
     let fx = write();
     let m = Mount::new(&fx.home, &[]);
     let a = &fx.chats[0];
@@ -561,6 +561,21 @@ fn a_growing_chat_shows_its_new_reply_within_a_second() {
     let took = common::wait_until("appended prompt", || {
         std::fs::read_to_string(&transcript)
             .is_ok_and(|t| t.contains("Alpha prompt typed after the mount"))
+    });
+    assert!(took.as_millis() < 1500, "took {took:?}");
+    // A chat started after the mount, as Qwen starts one: an empty file, then a record.
+    let id = "0c3f0000-0000-4000-8000-00000000c3fc";
+    let path = a.path.with_file_name(format!("{id}.jsonl"));
+    std::fs::write(&path, "").expect("touch");
+    let line = json!({"uuid": "new", "parentUuid": null, "sessionId": id,
+        "timestamp": "2026-04-07T03:00:00.000Z", "type": "user", "cwd": a.cwd,
+        "version": "0.14.0", "message": {"role": "user",
+        "parts": [{"text": "Charlie prompt in a chat started after the mount"}]}});
+    std::fs::write(&path, format!("{line}\n")).expect("write");
+    let fresh = m.path().join(format!("qwen/{id}/transcript.md"));
+    let took = common::wait_until("new chat", || {
+        std::fs::read_to_string(&fresh)
+            .is_ok_and(|t| t.contains("Charlie prompt in a chat started after the mount"))
     });
     assert!(took.as_millis() < 1500, "took {took:?}");
 }
