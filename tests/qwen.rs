@@ -326,6 +326,38 @@ fn write() -> Fixture {
         30,
         3,
     );
+    // A turn the user rewound (`/rewind`): it stays in the file, out of the active branch
+    // and its usage, and the chat goes on from the reply above.
+    let kept = b.usage;
+    let rewound_to = format!("{id}-002");
+    b.user(22, "Bravo abandoned prompt: try make instead");
+    b.reply(
+        23,
+        "Bravo abandoned thinking: there is no Makefile",
+        "Bravo abandoned reply: make is not set up",
+        &[],
+        400,
+        300,
+        20,
+        2,
+    );
+    b.usage = kept;
+    b.rec(
+        "system",
+        24,
+        json!({"subtype": "rewind", "parentUuid": rewound_to, "systemPayload": {"truncatedCount": 2}}),
+    );
+    b.user(25, "Bravo prompt after the rewind: and the tests?");
+    b.reply(
+        26,
+        "Bravo thinking: cargo test",
+        "Bravo reply after the rewind: cargo test runs them",
+        &[],
+        500,
+        300,
+        40,
+        4,
+    );
     b.write("{\"uuid\":\"cut\",\"type\":\"user\",\"message\":{\"role\":\"us");
 
     // What Qwen Code keeps beside its chats: never read, never shown.
@@ -488,6 +520,29 @@ fn cwd_model_titles_and_errors_come_from_the_chat_records() {
         .collect();
     assert_eq!(failed.len(), 1);
     assert!(failed[0].to_lowercase().contains("error"), "{}", failed[0]);
+}
+
+#[test]
+fn a_rewound_turn_is_a_branch_and_out_of_the_usage() {
+    let fx = write();
+    let out = render(&fx);
+    let tree = out.path().join("tree");
+    let b = &fx.chats[1];
+    let m = meta(&tree, &b.dir);
+    assert_eq!(m["branches"].as_array().map(Vec::len), Some(1), "{m}");
+    let transcript =
+        std::fs::read_to_string(tree.join(&b.dir).join("transcript.md")).expect("transcript");
+    assert!(transcript.contains("Bravo reply after the rewind"));
+    assert!(
+        !transcript.contains("Bravo abandoned reply"),
+        "{transcript}"
+    );
+    let branches = tree.join(&b.dir).join("branches");
+    assert_eq!(
+        holding(&tree, "Bravo abandoned reply: make is not set up", &b.dir),
+        BTreeSet::from([b.dir.clone()])
+    );
+    assert!(branches.is_dir());
 }
 
 #[test]

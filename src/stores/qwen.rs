@@ -28,6 +28,10 @@
 //!   session id); listing reads no file.
 //! - **Records are shown in file order.** Qwen appends, and a resumed chat continues the
 //!   same file from its last completed record, so the file order is the conversation.
+//! - **A rewind keeps what it dropped**: `/rewind` appends a `rewind` record whose
+//!   `parentUuid` is the last record kept, and the records after that one stay in the file.
+//!   The conversation as it stood before the rewind becomes a [`Branch`] (root to leaf);
+//!   the session goes on from the record rewound to, so usage is the active branch's.
 //! - **Call and result are two records**: an assistant `functionCall` part is a tool call,
 //!   the `functionResponse` part of a later `tool_result` record its result (matched by
 //!   id), the error status and `resultDisplay` of `toolCallResult` filling in what the
@@ -59,11 +63,12 @@
 
 use super::gemini;
 use super::{jsonl, kit, Base, Env, Listed, Root, Store};
-use crate::model::{Agent, Message, MessageKind, Role, Session, TokenUsage, ToolCall};
+use crate::model::{Agent, Branch, Message, MessageKind, Role, Session, TokenUsage, ToolCall};
 use serde::de::IgnoredAny;
 use serde::Deserialize;
 use serde_json::Value;
 use std::borrow::Cow;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 pub fn candidates(env: &Env) -> Vec<Root> {
@@ -132,6 +137,9 @@ impl Store for QwenStore {
 struct Record<'a> {
     #[serde(default, borrow, deserialize_with = "kit::cow_str")]
     uuid: Cow<'a, str>,
+    /// `null` for the first record and a rewind to the very start.
+    #[serde(default, borrow)]
+    parent_uuid: Option<Cow<'a, str>>,
     #[serde(default, borrow, deserialize_with = "kit::cow_str")]
     timestamp: Cow<'a, str>,
     #[serde(rename = "type", borrow, deserialize_with = "kit::cow_str")]
@@ -223,6 +231,11 @@ struct Reader {
     pending: Option<Pending>,
     /// Subagents seen in telemetry, in order of their first record: (agent, its session).
     subs: Vec<(String, kit::SessionBuilder)>,
+    /// How many messages the session held once each record was read, by record uuid: a
+    /// rewind to a record keeps that many.
+    pos: HashMap<String, usize>,
+    branches: Vec<Branch>,
+    taken: HashSet<String>,
 }
 
 fn load_chat(path: &Path, id: &str) -> Session {
@@ -234,6 +247,9 @@ fn load_chat(path: &Path, id: &str) -> Session {
         main_prompt: format!("{id}########"),
         pending: None,
         subs: Vec::new(),
+        pos: HashMap::new(),
+        branches: Vec::new(),
+        taken: HashSet::new(),
     };
     let scanned = jsonl::read_lines(path, |n, line| {
         let at = format!("line {n}");
@@ -249,6 +265,7 @@ fn load_chat(path: &Path, id: &str) -> Session {
     r.flush();
     let subs = std::mem::take(&mut r.subs);
     let mut b = r.b;
+    b.s.branches = r.branches;
     link_subagents(&mut b, subs, id);
     for w in scanned.warnings.iter() {
         b.warn(w.clone());
@@ -310,12 +327,71 @@ impl Reader {
             }
             ("assistant", _) => self.assistant(&rec, parts, ts),
             ("tool_result", _) => self.tool_result(&rec, parts, ts),
+            ("system", "rewind") => {
+                let payload = rec.system_payload.as_ref();
+                self.rewind(rec.parent_uuid.as_deref(), payload, ts, at);
+            }
             ("system", sub) => self.system(sub, rec.system_payload.as_ref(), ts),
             (other, _) => {
                 let problem = format!("record of unknown type {other:?}");
                 self.unread(raw, &problem, at, "");
             }
         }
+        if !rec.uuid.is_empty() {
+            self.pos
+                .insert(rec.uuid.to_string(), self.b.s.messages.len());
+        }
+    }
+
+    /// `/rewind`: Qwen appends a `rewind` record whose parent is the last record kept, and
+    /// goes on from there; what came after that record stays in the file. The conversation
+    /// as it stood before the rewind becomes a [`Branch`], and the session goes on from the
+    /// record rewound to.
+    fn rewind(
+        &mut self,
+        parent: Option<&str>,
+        payload: Option<&Value>,
+        ts: Option<chrono::DateTime<chrono::Utc>>,
+        at: &str,
+    ) {
+        let text = format!("rewind: {}", payload.map(compact).unwrap_or_default());
+        let cut = match parent {
+            None => 0,
+            Some(u) => match self.pos.get(u) {
+                Some(&n) => n,
+                None => {
+                    self.b.warn(format!(
+                        "{at}: rewind to unknown record {u}; nothing dropped"
+                    ));
+                    self.b.event(text, ts);
+                    return;
+                }
+            },
+        };
+        if cut < self.b.s.messages.len() {
+            let before = std::mem::take(&mut self.b.s.messages);
+            let id_of = |ms: &[Message]| ms.iter().rev().find_map(|m| m.native_id.clone());
+            let leaf = id_of(&before);
+            let fork_point = id_of(&before[..cut]);
+            let base = format!("branch-{}", leaf.as_deref().unwrap_or("rewound"));
+            let name = kit::unique_name(&mut self.taken, &base);
+            // A fresh builder, so the calls it knows are those of the kept messages only.
+            let mut fresh = kit::SessionBuilder::new(Agent::Qwen, "");
+            std::mem::swap(&mut fresh.s, &mut self.b.s);
+            fresh.unparsed = std::mem::take(&mut self.b.unparsed);
+            for m in before[..cut].iter().cloned() {
+                fresh.push(m);
+            }
+            self.b = fresh;
+            self.pos.retain(|_, n| *n <= cut);
+            self.branches.push(Branch {
+                name,
+                fork_point,
+                leaf,
+                messages: before,
+            });
+        }
+        self.b.event(text, ts);
     }
 
     fn assistant(
