@@ -38,10 +38,11 @@ pub enum Agent {
     Kilo,
     Crush,
     Amp,
+    Qwen,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 19] = [
+    pub const ALL: [Agent; 20] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Gemini,
@@ -61,6 +62,7 @@ impl Agent {
         Agent::Kilo,
         Agent::Crush,
         Agent::Amp,
+        Agent::Qwen,
     ];
 
     /// The fixed directory name under the mount root.
@@ -85,6 +87,7 @@ impl Agent {
             Agent::Kilo => "kilo",
             Agent::Crush => "crush",
             Agent::Amp => "amp",
+            Agent::Qwen => "qwen",
         }
     }
 

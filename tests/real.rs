@@ -30,6 +30,8 @@ mod amp;
 mod crush;
 #[path = "real/layout.rs"]
 mod layout;
+#[path = "real/qwen.rs"]
+mod qwen;
 #[path = "real/read.rs"]
 mod read;
 
@@ -62,6 +64,7 @@ const AGENT_VARS: &[&str] = &[
     "AGSH_DATA_DIR",
     "MEKA_DATA_DIR",
     "INDUSAGI_DIR",
+    "QWEN_RUNTIME_DIR",
     "INDUSAGI_AGENT_DIR",
     "INDUSAGI_CODING_AGENT_DIR",
     "CRUSH_GLOBAL_DATA",

@@ -142,7 +142,7 @@ impl Store for GeminiStore {
 
 /// The `chats/` directories under a root: the root may be `tmp/` (the default), one
 /// project directory, or a `chats/` directory itself.
-fn chats_dirs(root: &Path) -> Vec<PathBuf> {
+pub(super) fn chats_dirs(root: &Path) -> Vec<PathBuf> {
     if kit::file_name(root) == "chats" {
         return vec![root.to_path_buf()];
     }
@@ -845,7 +845,7 @@ fn tool_call(c: ToolCallRecord<'_>) -> ToolCall {
 }
 
 /// `functionResponse.response.output` / `.error` of every part, and text parts.
-fn collect_responses(v: &Value, out: &mut Vec<String>) {
+pub(super) fn collect_responses(v: &Value, out: &mut Vec<String>) {
     match v {
         Value::Array(parts) => parts.iter().for_each(|p| collect_responses(p, out)),
         Value::String(s) if !s.is_empty() => out.push(s.clone()),
@@ -868,7 +868,7 @@ fn collect_responses(v: &Value, out: &mut Vec<String>) {
 
 /// The text of a `PartListUnion` and the text of its `thought` parts. Text parts are
 /// joined; inline data becomes a placeholder, file data a reference.
-fn parts_text(v: &Value) -> (String, Option<String>) {
+pub(super) fn parts_text(v: &Value) -> (String, Option<String>) {
     let mut text = String::new();
     let mut thinking: Option<String> = None;
     let mut one = |p: &Value| {
@@ -900,7 +900,7 @@ fn parts_text(v: &Value) -> (String, Option<String>) {
     (text, thinking)
 }
 
-fn push_para(buf: &mut String, s: &str) {
+pub(super) fn push_para(buf: &mut String, s: &str) {
     if !buf.is_empty() {
         buf.push_str("\n\n");
     }

@@ -33,6 +33,7 @@ pub mod jsonl;
 pub mod kit;
 pub mod opencode;
 pub mod pi;
+pub mod qwen;
 pub mod sqlite;
 
 use crate::model::{Agent, Session};
@@ -335,6 +336,12 @@ pub const REGISTRY: &[Spec] = &[
         candidates: amp::candidates,
         given: as_given,
         open: |r| Box::new(amp::AmpStore::new(r)),
+    },
+    Spec {
+        agent: Agent::Qwen,
+        candidates: qwen::candidates,
+        given: as_given,
+        open: |r| Box::new(qwen::QwenStore::new(r)),
     },
 ];
 

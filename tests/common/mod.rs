@@ -138,6 +138,7 @@ pub const AGENT_VARS: &[&str] = &[
     "AGSH_DATA_DIR",
     "MEKA_DATA_DIR",
     "INDUSAGI_DIR",
+    "QWEN_RUNTIME_DIR",
     "INDUSAGI_AGENT_DIR",
     "INDUSAGI_CODING_AGENT_DIR",
 ];

@@ -127,6 +127,7 @@ pub const READERS: &[(&str, &str, Reader)] = &[
     ("atsf", "atsf", atsf),
     ("crush", "crush", super::crush::read),
     ("amp", "amp", crate::amp::read),
+    ("qwen", "qwen", crate::qwen::read),
 ];
 
 /// Where the readers read: a private copy of the scratch home (so not even a reader's
