@@ -36,10 +36,11 @@ pub enum Agent {
     Cline,
     Roo,
     Kilo,
+    Kimi,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 17] = [
+    pub const ALL: [Agent; 18] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Gemini,
@@ -57,6 +58,7 @@ impl Agent {
         Agent::Cline,
         Agent::Roo,
         Agent::Kilo,
+        Agent::Kimi,
     ];
 
     /// The fixed directory name under the mount root.
@@ -79,6 +81,7 @@ impl Agent {
             Agent::Cline => "cline",
             Agent::Roo => "roo",
             Agent::Kilo => "kilo",
+            Agent::Kimi => "kimi",
         }
     }
 

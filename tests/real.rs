@@ -24,6 +24,8 @@
 //! sessfs does not read yet are named and skipped; a new agent is one layout function and
 //! one row of `read::READERS`.
 
+#[path = "real/kimi.rs"]
+mod kimi;
 #[path = "real/layout.rs"]
 mod layout;
 #[path = "real/read.rs"]

@@ -28,6 +28,7 @@ pub mod cursor;
 pub mod gemini;
 pub mod hermes;
 pub mod jsonl;
+pub mod kimi;
 pub mod kit;
 pub mod opencode;
 pub mod pi;
@@ -321,6 +322,12 @@ pub const REGISTRY: &[Spec] = &[
         candidates: |e| cline::candidates(e, cline::Dialect::Kilo),
         given: as_given,
         open: |r| Box::new(cline::ClineStore::new(cline::Dialect::Kilo, r)),
+    },
+    Spec {
+        agent: Agent::Kimi,
+        candidates: kimi::candidates,
+        given: as_given,
+        open: |r| Box::new(kimi::KimiStore::new(r)),
     },
 ];
 

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// Agents the real sets hold that sessfs does not read yet: reported, not checked.
-pub const NOT_READ_YET: &[&str] = &["aider", "cline", "crush", "kimi", "qwen", "amp", "factory"];
+pub const NOT_READ_YET: &[&str] = &["aider", "cline", "crush", "qwen", "amp", "factory"];
 
 /// Folders of a set that hold no session data sessfs could show (schemas, notes).
 pub const NO_SESSIONS: &[&str] = &["agentuse", "agsh", "indusagi"];
@@ -135,6 +135,7 @@ pub fn lay_out(set: &Path, home: &Path) -> BTreeMap<String, Vec<PathBuf>> {
             "hermes" => hermes_db(&dir, home),
             "hermes-jsonl" => hermes_jsonl(&dir, home),
             "atsf" => atsf(&dir, home),
+            "kimi" => crate::kimi::lay_out(&dir, home),
             _ => continue,
         };
         out.entry(agent).or_default().extend(placed);

@@ -84,7 +84,7 @@ pub struct Raw {
 }
 
 impl Raw {
-    fn new(agent: &'static str, id: String, file: PathBuf, matcher: Match) -> Raw {
+    pub fn new(agent: &'static str, id: String, file: PathBuf, matcher: Match) -> Raw {
         Raw {
             agent,
             id,
@@ -100,7 +100,7 @@ impl Raw {
         }
     }
 
-    fn text(&mut self, kind: Kind, text: &str) {
+    pub fn text(&mut self, kind: Kind, text: &str) {
         push_text(&mut self.lines, kind, text, false);
     }
 
@@ -125,6 +125,7 @@ pub const READERS: &[(&str, &str, Reader)] = &[
     ("hermes", "hermes", hermes_db),
     ("hermes-jsonl", "hermes", hermes_jsonl),
     ("atsf", "atsf", atsf),
+    ("kimi", "kimi", crate::kimi::read),
 ];
 
 /// Where the readers read: a private copy of the scratch home (so not even a reader's
@@ -135,7 +136,7 @@ pub struct Ctx {
 }
 
 impl Ctx {
-    fn bytes(&self, p: &Path) -> Vec<u8> {
+    pub fn bytes(&self, p: &Path) -> Vec<u8> {
         std::fs::read(self.copy_of(p)).unwrap_or_default()
     }
     fn copy_of(&self, p: &Path) -> PathBuf {
