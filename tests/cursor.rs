@@ -194,7 +194,7 @@ fn doctor_names_every_agent_and_supports_each() {
         names,
         [
             "claude", "codex", "gemini", "copilot", "cursor", "opencode", "pi", "omp", "openclaw",
-            "hermes", "agentuse", "agsh", "indusagi", "atsf", "cline", "roo", "kilo"
+            "hermes", "agentuse", "agsh", "indusagi", "atsf", "cline", "roo", "kilo", "kimi"
         ],
         "{text}"
     );

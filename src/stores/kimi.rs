@@ -281,6 +281,21 @@ fn load_dir(dir: &Path, id: &str, seen: &mut HashSet<String>) -> Session {
             session: Some(Box::new(child)),
         });
     }
+    // A subagent is described by the call that started it (`Task`/`Agent` `description`).
+    for sa in
+        b.s.subagents
+            .iter_mut()
+            .filter(|sa| sa.description.is_none())
+    {
+        let call =
+            b.s.messages
+                .iter()
+                .flat_map(|m| &m.tool_calls)
+                .find(|c| sa.tool_call_id.as_deref() == Some(c.tool_call_id.as_str()));
+        sa.description = call
+            .and_then(|c| kit::str_field(&c.input, "description"))
+            .map(str::to_string);
+    }
     // Subagent events with no context file of their own still count their usage.
     let rest: Vec<Step> = groups.into_iter().flat_map(|g| g.steps).collect();
     let spent = unplaced_usage(&rest, seen);
