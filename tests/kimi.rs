@@ -386,3 +386,40 @@ fn mounted_kimi_greps_sizes_erofs_and_store_untouched() {
     let list = home.sessfs(&["list", "--json"]);
     assert!(!stdout(&list).contains(SECRET));
 }
+
+#[test]
+fn lines_that_cannot_be_read_are_shown_raw_and_named_in_meta() {
+    let home = Home::empty();
+    let h = home.path();
+    let d = format!(".kimi/sessions/{}/{A}", md5("/home/dev/alpha"));
+    put(
+        h,
+        &format!("{d}/context.jsonl"),
+        "{\"role\":\"user\",\"content\":\"Charlie: a prompt\"}\n{\"no role\": \"CHARLIE-ROLELESS\"}\n{\"role\":\"assistant\",\"content\":\"CHARLIE-CUT\n{\"role\":\"assistant\",\"content\":\"Charlie reply\"}\n",
+    );
+    put(
+        h,
+        &format!("{d}/wire.jsonl"),
+        "{\"type\":\"metadata\"}\nCHARLIE-WIRE-GARBAGE\n",
+    );
+    let out = render(&home);
+    let tree = out.path().join("tree");
+    let dir = format!("kimi/{A}");
+    for text in [
+        "Charlie: a prompt",
+        "Charlie reply",
+        "CHARLIE-ROLELESS",
+        "CHARLIE-CUT",
+        "CHARLIE-WIRE-GARBAGE",
+    ] {
+        assert_eq!(
+            holding(&tree, text),
+            BTreeSet::from([dir.clone()]),
+            "'{text}'"
+        );
+    }
+    let w = meta(&tree, &dir)["warnings"].to_string();
+    assert!(w.contains("no role"), "{w}");
+    assert!(w.contains("unparsed.txt"), "{w}");
+    assert!(w.contains("unparsed-wire.txt"), "{w}");
+}

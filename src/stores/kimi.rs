@@ -50,6 +50,8 @@ const AGENT: Agent = Agent::Kimi;
 const CONTEXT: &str = "context.jsonl";
 const WIRE: &str = "wire.jsonl";
 const STATE: &str = "state.json";
+/// The raw text of wire lines that could not be read.
+const WIRE_UNPARSED: &str = "unparsed-wire.txt";
 
 /// `KIMI_SHARE_DIR`, else `~/.kimi`.
 pub fn candidates(env: &Env) -> Vec<Root> {
@@ -340,32 +342,32 @@ struct Ctx {
 fn read_context(path: &Path, s: &mut Session) -> Vec<Ctx> {
     s.source.paths.push(path.to_path_buf());
     let mut out: Vec<Ctx> = Vec::new();
-    let mut bad: Vec<(Pos, String)> = Vec::new();
+    let mut unparsed = kit::Unparsed::default();
+    let name = kit::file_name(path).to_string();
     let scanned = jsonl::read_records(path, |pos, bytes| {
         let v: Value = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
-        match context_message(&v, pos) {
-            Some(m) => out.push(Ctx { message: m }),
+        let message = match context_message(&v, pos) {
+            Some(m) => m,
+            None if kit::str_field(&v, "role").is_some() => return Ok(()),
             None => {
-                if !v.is_object() || v.get("role").and_then(Value::as_str).is_none() {
-                    bad.push((pos, String::from_utf8_lossy(bytes).into_owned()));
+                // Shown where it stands, counted in one warning.
+                unparsed.note(&format!("{name} records"), "no role", || {
+                    format!("line {}", pos.line)
+                });
+                Message {
+                    role: Role::System,
+                    kind: MessageKind::Context,
+                    label: Some("unparsed record".into()),
+                    content: String::from_utf8_lossy(bytes).into_owned(),
+                    native_id: Some(pos.id()),
+                    ..Message::default()
                 }
             }
-        }
+        };
+        out.push(Ctx { message });
         Ok(())
     });
-    for (pos, raw) in bad {
-        s.warnings
-            .push(format!("{}: line {}: no role", path.display(), pos.line));
-        out.push(Ctx {
-            message: Message {
-                role: Role::System,
-                kind: MessageKind::Context,
-                label: Some("unparsed line".into()),
-                content: raw,
-                ..Message::default()
-            },
-        });
-    }
+    s.warnings.extend(unparsed.warnings());
     scanned.into_session(s);
     out
 }
@@ -593,12 +595,13 @@ fn read_wire(path: &Path, s: &mut Session) -> Wire {
     });
     // The wire repeats the context; only its problems are reported.
     s.warnings.extend(scanned.warnings);
-    if !scanned.unparsed.is_empty() {
+    // Kept beside the transcript (a wire line repeats the context, but may be all there is).
+    if let Some((_, text)) = jsonl::unparsed_file(&scanned.unparsed) {
         s.warnings.push(format!(
-            "{}: {} lines could not be read (the context holds the conversation)",
-            path.display(),
+            "{} wire.jsonl lines not read; their raw text is in {WIRE_UNPARSED}",
             scanned.unparsed.len()
         ));
+        s.extra_files.push((WIRE_UNPARSED.to_string(), text));
     }
     w
 }
