@@ -370,19 +370,43 @@ fn cwd_title_times_and_branches_come_from_the_store() {
 #[test]
 fn mounted_kimi_greps_sizes_erofs_and_store_untouched() {
     let home = write();
-    let before = home.snapshot();
     {
         let m = Mount::new(&home, &[]);
         check_tree(m.path());
         common::assert_sizes_agree(m.path(), &["kimi"], 6);
+        let before = home.snapshot();
+        // A growing context shows within a second, without touching the store.
+        let ctx = home.path().join(format!(
+            ".kimi/sessions/{}/{A}/context.jsonl",
+            md5("/home/dev/alpha")
+        ));
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&ctx)
+            .expect("open");
+        use std::io::Write;
+        writeln!(
+            f,
+            "{}",
+            json!({"role": "user", "content": "Alpha live: one more thing"})
+        )
+        .expect("append");
+        let transcript = m.path().join(format!("kimi/{A}/transcript.md"));
+        let took = common::wait_until("the appended prompt", || {
+            std::fs::read_to_string(&transcript).is_ok_and(|t| t.contains("Alpha live"))
+        });
+        assert!(took < std::time::Duration::from_secs(3), "{took:?}");
         let out = m.sh(&format!("echo x > kimi/{A}/meta.json"));
         assert!(
             stderr(&out).contains("Read-only file system"),
             "{}",
             stderr(&out)
         );
+        common::assert_sizes_agree(m.path(), &["kimi"], 6);
+        let mut want = before;
+        want.insert(ctx.clone(), std::fs::read(&ctx).expect("read"));
+        assert!(want == home.snapshot(), "sessfs changed a native file");
     }
-    assert!(before == home.snapshot(), "a native file changed");
     let list = home.sessfs(&["list", "--json"]);
     assert!(!stdout(&list).contains(SECRET));
 }
