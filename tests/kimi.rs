@@ -158,6 +158,9 @@ fn write() -> Home {
                 "ToolResult",
                 json!({"tool_call_id": "call_task", "return_value": {"is_error": false, "output": "SUB-RESULT 42 widgets"}}),
             ),
+            json!({"timestamp": 1767000015.5, "message": {"type": "SubagentEvent", "payload": {
+                "parent_tool_call_id": "call_agent", "agent_id": "agent-x1", "subagent_type": "explore",
+                "event": {"type": "StatusUpdate", "payload": usage("msg-n1", 70, 7, 0, 0)}}}}),
             ev(1767000010.0, "StepBegin", json!({"n": 2})),
             ev(
                 1767000011.0,
@@ -211,6 +214,40 @@ fn write() -> Home {
             json!({"role": "_usage", "token_count": 700}),
         ]),
     );
+    // A newer subagent directory with its own logs; the parent's wire repeats its call.
+    put(
+        h,
+        &format!("{a}/subagents/agent-x1/context.jsonl"),
+        &jsonl(&[
+            json!({"role": "user", "content": "Newer sub: find the docs"}),
+            json!({"role": "assistant", "content": "Newer sub reply: docs are in docs/."}),
+        ]),
+    );
+    put(
+        h,
+        &format!("{a}/subagents/agent-x1/wire.jsonl"),
+        &jsonl(&[
+            ev(
+                1767000014.0,
+                "TurnBegin",
+                json!({"user_input": "Newer sub: find the docs"}),
+            ),
+            ev(1767000014.5, "StepBegin", json!({"n": 1})),
+            ev(
+                1767000015.0,
+                "ContentPart",
+                json!({"type": "text", "text": "Newer sub reply: docs are in docs/."}),
+            ),
+            ev(1767000015.5, "StatusUpdate", usage("msg-n1", 70, 7, 0, 0)),
+        ]),
+    );
+    put(
+        h,
+        &format!("{a}/subagents/agent-x1/meta.json"),
+        &json!({"agent_id": "agent-x1", "subagent_type": "explore", "status": "completed",
+                "description": "find docs", "created_at": 1767000014.0, "updated_at": 1767000016.0})
+        .to_string(),
+    );
     put(
         h,
         &format!("{a}/state.json"),
@@ -250,6 +287,8 @@ fn expected() -> Vec<(&'static str, String)> {
         "Alpha earlier reply: cleared answer.",
         "Sub reply: 42 widgets found.",
         "SUB-RESULT 42 widgets",
+        "Newer sub: find the docs",
+        "Newer sub reply: docs are in docs/.",
     ]
     .into_iter()
     .map(|t| (t, a.clone()))
@@ -344,11 +383,15 @@ fn usage_comes_from_the_wire_once_per_call_and_subagents_count_in_their_own() {
     let w = &m["costWithSubagents"];
     assert_eq!(
         (w["inputTokens"].as_u64(), w["outputTokens"].as_u64()),
-        (Some(650), Some(35 + 30)),
+        (Some(350 + 300 + 70), Some(35 + 30 + 7)),
         "{w}"
     );
     let sub = meta(&tree, &format!("kimi/{A}/subagents/sub_1"));
     assert_eq!(sub["cost"]["inputTokens"], 300);
+    let newer = meta(&tree, &format!("kimi/{A}/subagents/agent-x1"));
+    assert_eq!(newer["cost"]["inputTokens"], 70);
+    assert_eq!(m["subagents"][1]["description"], "find docs");
+    assert_eq!(m["subagents"][1]["toolCallId"], "call_agent");
     assert_eq!(m["subagents"][0]["toolCallId"], "call_task");
     assert_eq!(m["subagents"][0]["description"], "count widgets");
     assert_eq!(meta(&tree, &format!("kimi/{B}"))["cost"]["inputTokens"], 0);

@@ -245,7 +245,11 @@ fn load_dir(dir: &Path, id: &str, seen: &mut HashSet<String>) -> Session {
         let gi = groups
             .iter()
             .position(|g| first.is_some() && g.prompt == first)
-            .or_else(|| groups.iter().position(|g| g.prompt.is_none()));
+            .or_else(|| {
+                groups
+                    .iter()
+                    .position(|g| g.prompt.is_none() && g.agent_id.is_none())
+            });
         let (task, steps) = match gi {
             Some(i) => {
                 let g = groups.remove(i);
