@@ -96,6 +96,10 @@ impl Store for KimiStore {
                     );
                     sources.push(path.join(STATE));
                     sources.push(path.join("subagents"));
+                    for sd in kit::subdirs(&path.join("subagents")) {
+                        sources.push(sd.join(CONTEXT));
+                        sources.push(sd.join(WIRE));
+                    }
                 }
                 out.push(Listed {
                     id,
@@ -818,7 +822,7 @@ fn attach(
                 role: Role::User,
                 content: t.prompt.clone(),
                 timestamp: t.time,
-                native_id: Some("wire".into()),
+                native_id: Some(format!("wire-turn-{}", i + 1)),
                 ..Message::default()
             };
             extra.push((t.time, vec![m]));
@@ -854,7 +858,7 @@ fn attach(
                     ..ToolCall::default()
                 })
                 .collect(),
-            native_id: Some("wire".into()),
+            native_id: Some(format!("wire-step-{}", i + 1)),
             ..Message::default()
         };
         put_step(&mut m, st, seen);
