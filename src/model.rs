@@ -39,10 +39,11 @@ pub enum Agent {
     Crush,
     Amp,
     Qwen,
+    Kimi,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 20] = [
+    pub const ALL: [Agent; 21] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Gemini,
@@ -63,6 +64,7 @@ impl Agent {
         Agent::Crush,
         Agent::Amp,
         Agent::Qwen,
+        Agent::Kimi,
     ];
 
     /// The fixed directory name under the mount root.
@@ -88,6 +90,7 @@ impl Agent {
             Agent::Crush => "crush",
             Agent::Amp => "amp",
             Agent::Qwen => "qwen",
+            Agent::Kimi => "kimi",
         }
     }
 

@@ -30,6 +30,7 @@ pub mod cursor;
 pub mod gemini;
 pub mod hermes;
 pub mod jsonl;
+pub mod kimi;
 pub mod kit;
 pub mod opencode;
 pub mod pi;
@@ -342,6 +343,12 @@ pub const REGISTRY: &[Spec] = &[
         candidates: qwen::candidates,
         given: as_given,
         open: |r| Box::new(qwen::QwenStore::new(r)),
+    },
+    Spec {
+        agent: Agent::Kimi,
+        candidates: kimi::candidates,
+        given: as_given,
+        open: |r| Box::new(kimi::KimiStore::new(r)),
     },
 ];
 

@@ -128,6 +128,7 @@ pub const READERS: &[(&str, &str, Reader)] = &[
     ("crush", "crush", super::crush::read),
     ("amp", "amp", crate::amp::read),
     ("qwen", "qwen", crate::qwen::read),
+    ("kimi", "kimi", crate::kimi::read),
 ];
 
 /// Where the readers read: a private copy of the scratch home (so not even a reader's

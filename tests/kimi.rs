@@ -1,0 +1,492 @@
+//! Kimi CLI: a `~/.kimi` written here as the agent lays it out (context and wire logs,
+//! a rotated context, an old-style subagent context, a legacy context file, `kimi.json`,
+//! credentials beside them), rendered and mounted. Expected values are the writer's own
+//! record below; work-directory hashes come from the system `md5sum`.
+
+mod common;
+
+use common::{stderr, stdout, Home, Mount};
+use serde_json::{json, Value};
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::Command;
+
+/// A credential-shaped string planted in the config and credentials files.
+const SECRET: &str = "sk-kimi-PLANTEDkimiSECRETdoNotRead00000000";
+
+const A: &str = "6f0c8e52-1111-4aaa-8bbb-000000000001";
+const B: &str = "6f0c8e52-2222-4aaa-8bbb-000000000002";
+
+fn md5(s: &str) -> String {
+    let mut c = Command::new("md5sum")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("md5sum");
+    use std::io::Write;
+    c.stdin
+        .take()
+        .expect("stdin")
+        .write_all(s.as_bytes())
+        .expect("write");
+    let o = c.wait_with_output().expect("md5sum");
+    stdout(&o)
+        .split_whitespace()
+        .next()
+        .expect("hash")
+        .to_string()
+}
+
+fn put(home: &Path, rel: &str, text: &str) {
+    let p = home.join(rel);
+    std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+    std::fs::write(&p, text).expect("write");
+}
+
+fn jsonl(v: &[Value]) -> String {
+    v.iter().map(|x| format!("{x}\n")).collect()
+}
+
+fn ev(ts: f64, ty: &str, payload: Value) -> Value {
+    json!({"timestamp": ts, "message": {"type": ty, "payload": payload}})
+}
+
+fn usage(id: &str, i: u64, o: u64, cr: u64, cw: u64) -> Value {
+    json!({"context_tokens": 1, "token_usage":
+        {"input_other": i, "output": o, "input_cache_read": cr, "input_cache_creation": cw},
+        "message_id": id})
+}
+
+fn write() -> Home {
+    let home = Home::empty();
+    let h = home.path();
+    put(
+        h,
+        ".kimi/kimi.json",
+        &json!({"work_dirs": [
+            {"path": "/home/dev/alpha", "kaos": "local", "last_session_id": A},
+            {"path": "/home/dev/bravo", "kaos": "local", "last_session_id": null}]})
+        .to_string(),
+    );
+    put(h, ".kimi/config.toml", &format!("api_key = \"{SECRET}\"\n"));
+    put(
+        h,
+        ".kimi/credentials/kimi-code.json",
+        &json!({"access_token": SECRET}).to_string(),
+    );
+    let a = format!(".kimi/sessions/{}/{A}", md5("/home/dev/alpha"));
+    put(
+        h,
+        &format!("{a}/context.jsonl"),
+        &jsonl(&[
+            json!({"role": "_system_prompt", "content": "You are Kimi. Alpha system prompt."}),
+            json!({"role": "_checkpoint", "id": 0}),
+            json!({"role": "user", "content": "Alpha: fix the loader"}),
+            json!({"role": "_checkpoint", "id": 1}),
+            json!({"role": "assistant", "content": [
+                {"type": "think", "think": "Alpha thinking: look at the loader.", "encrypted": null},
+                {"type": "text", "text": "Alpha first: running the tests."}],
+              "tool_calls": [{"type": "function", "id": "call_sh",
+                "function": {"name": "Shell", "arguments": "{\"command\": \"cargo test\"}"}},
+                {"type": "function", "id": "call_task",
+                "function": {"name": "Task", "arguments": "{\"description\": \"count widgets\", \"prompt\": \"Sub task: count the widgets\"}"}}]}),
+            json!({"role": "_usage", "token_count": 5000}),
+            json!({"role": "tool", "content": [{"type": "text", "text": "<system>Command executed successfully.</system>"},
+                {"type": "text", "text": "ALPHA-TOOL-OUTPUT loader ok"}], "tool_call_id": "call_sh"}),
+            json!({"role": "tool", "content": "SUB-RESULT 42 widgets", "tool_call_id": "call_task"}),
+            json!({"role": "_checkpoint", "id": 2}),
+            json!({"role": "assistant", "content": [{"type": "text", "text": "Alpha reply: loader fixed."}]}),
+            json!({"role": "_usage", "token_count": 6000}),
+        ]),
+    );
+    put(
+        h,
+        &format!("{a}/wire.jsonl"),
+        &jsonl(&[
+            json!({"type": "metadata", "protocol_version": "1.3"}),
+            ev(
+                1767000000.0,
+                "TurnBegin",
+                json!({"user_input": [{"type": "text", "text": "Alpha: fix the loader"}]}),
+            ),
+            ev(1767000001.0, "StepBegin", json!({"n": 1})),
+            ev(
+                1767000002.0,
+                "ContentPart",
+                json!({"type": "think", "think": "Alpha thinking: look at the loader."}),
+            ),
+            ev(
+                1767000002.5,
+                "ContentPart",
+                json!({"type": "text", "text": "Alpha first: running the tests."}),
+            ),
+            ev(
+                1767000003.0,
+                "ToolCall",
+                json!({"type": "function", "id": "call_sh", "function": {"name": "Shell", "arguments": "{\"command\": "}}),
+            ),
+            ev(
+                1767000003.1,
+                "ToolCallPart",
+                json!({"arguments_part": "\"cargo test\"}"}),
+            ),
+            ev(
+                1767000003.2,
+                "ToolCall",
+                json!({"type": "function", "id": "call_task", "function": {"name": "Task", "arguments": "{}"}}),
+            ),
+            ev(
+                1767000004.0,
+                "StatusUpdate",
+                usage("msg-a1", 100, 10, 1000, 0),
+            ),
+            ev(
+                1767000005.0,
+                "ToolResult",
+                json!({"tool_call_id": "call_sh", "return_value": {"is_error": false, "output": "ALPHA-TOOL-OUTPUT loader ok", "message": "Command executed successfully."}}),
+            ),
+            json!({"timestamp": 1767000006.0, "message": {"type": "SubagentEvent", "payload": {"task_tool_call_id": "call_task",
+                "event": {"type": "TurnBegin", "payload": {"user_input": "Sub task: count the widgets"}}}}}),
+            json!({"timestamp": 1767000006.5, "message": {"type": "SubagentEvent", "payload": {"task_tool_call_id": "call_task",
+                "event": {"type": "StepBegin", "payload": {"n": 1}}}}}),
+            json!({"timestamp": 1767000007.0, "message": {"type": "SubagentEvent", "payload": {"task_tool_call_id": "call_task",
+                "event": {"type": "ContentPart", "payload": {"type": "text", "text": "Sub reply: 42 widgets found."}}}}}),
+            json!({"timestamp": 1767000008.0, "message": {"type": "SubagentEvent", "payload": {"task_tool_call_id": "call_task",
+                "event": {"type": "StatusUpdate", "payload": usage("msg-s1", 300, 30, 0, 0)}}}}),
+            ev(
+                1767000009.0,
+                "ToolResult",
+                json!({"tool_call_id": "call_task", "return_value": {"is_error": false, "output": "SUB-RESULT 42 widgets"}}),
+            ),
+            json!({"timestamp": 1767000015.5, "message": {"type": "SubagentEvent", "payload": {
+                "parent_tool_call_id": "call_agent", "agent_id": "agent-x1", "subagent_type": "explore",
+                "event": {"type": "StatusUpdate", "payload": usage("msg-n1", 70, 7, 0, 0)}}}}),
+            ev(1767000010.0, "StepBegin", json!({"n": 2})),
+            ev(
+                1767000011.0,
+                "ContentPart",
+                json!({"type": "text", "text": "Alpha reply: loader fixed."}),
+            ),
+            ev(
+                1767000012.0,
+                "StatusUpdate",
+                usage("msg-a2", 200, 20, 2000, 5),
+            ),
+            // The same call reported twice: counted once.
+            ev(
+                1767000012.5,
+                "StatusUpdate",
+                usage("msg-a2", 200, 20, 2000, 5),
+            ),
+            ev(1767000013.0, "TurnEnd", json!({})),
+            // A turn interrupted before the context kept it: only the wire holds it.
+            ev(
+                1767000020.0,
+                "TurnBegin",
+                json!({"user_input": "Alpha: and the docs?"}),
+            ),
+            ev(1767000021.0, "StepBegin", json!({"n": 1})),
+            ev(
+                1767000022.0,
+                "ContentPart",
+                json!({"type": "text", "text": "Alpha wire-only reply: docs untouched."}),
+            ),
+            ev(1767000023.0, "StatusUpdate", usage("msg-a3", 50, 5, 0, 0)),
+            ev(1767000024.0, "StepInterrupted", json!({})),
+        ]),
+    );
+    put(
+        h,
+        &format!("{a}/context_1.jsonl"),
+        &jsonl(&[
+            json!({"role": "_checkpoint", "id": 0}),
+            json!({"role": "user", "content": "Alpha earlier: a cleared question"}),
+            json!({"role": "assistant", "content": "Alpha earlier reply: cleared answer."}),
+        ]),
+    );
+    put(
+        h,
+        &format!("{a}/context_sub_1.jsonl"),
+        &jsonl(&[
+            json!({"role": "_checkpoint", "id": 0}),
+            json!({"role": "user", "content": "Sub task: count the widgets"}),
+            json!({"role": "assistant", "content": [{"type": "text", "text": "Sub reply: 42 widgets found."}]}),
+            json!({"role": "_usage", "token_count": 700}),
+        ]),
+    );
+    // A newer subagent directory with its own logs; the parent's wire repeats its call.
+    put(
+        h,
+        &format!("{a}/subagents/agent-x1/context.jsonl"),
+        &jsonl(&[
+            json!({"role": "user", "content": "Newer sub: find the docs"}),
+            json!({"role": "assistant", "content": "Newer sub reply: docs are in docs/."}),
+        ]),
+    );
+    put(
+        h,
+        &format!("{a}/subagents/agent-x1/wire.jsonl"),
+        &jsonl(&[
+            ev(
+                1767000014.0,
+                "TurnBegin",
+                json!({"user_input": "Newer sub: find the docs"}),
+            ),
+            ev(1767000014.5, "StepBegin", json!({"n": 1})),
+            ev(
+                1767000015.0,
+                "ContentPart",
+                json!({"type": "text", "text": "Newer sub reply: docs are in docs/."}),
+            ),
+            ev(1767000015.5, "StatusUpdate", usage("msg-n1", 70, 7, 0, 0)),
+        ]),
+    );
+    put(
+        h,
+        &format!("{a}/subagents/agent-x1/meta.json"),
+        &json!({"agent_id": "agent-x1", "subagent_type": "explore", "status": "completed",
+                "description": "find docs", "created_at": 1767000014.0, "updated_at": 1767000016.0})
+        .to_string(),
+    );
+    put(
+        h,
+        &format!("{a}/state.json"),
+        &json!({"version": 1, "approval": {"yolo": false}}).to_string(),
+    );
+    // A legacy context file, not yet moved into a directory.
+    put(
+        h,
+        &format!(".kimi/sessions/{}/{B}.jsonl", md5("/home/dev/bravo")),
+        &jsonl(&[
+            json!({"role": "user", "content": "Bravo: list the files"}),
+            json!({"role": "assistant", "content": "Bravo reply: three files."}),
+        ]),
+    );
+    put(
+        h,
+        ".kimi/user-history/x.jsonl",
+        &json!({"content": "Alpha: fix the loader"}).to_string(),
+    );
+    home
+}
+
+/// `(text, the one session directory holding it)`.
+fn expected() -> Vec<(&'static str, String)> {
+    let a = format!("kimi/{A}");
+    let b = format!("kimi/{B}");
+    [
+        "Alpha: fix the loader",
+        "Alpha thinking: look at the loader.",
+        "Alpha first: running the tests.",
+        "ALPHA-TOOL-OUTPUT loader ok",
+        "Alpha reply: loader fixed.",
+        "Alpha system prompt.",
+        "Alpha: and the docs?",
+        "Alpha wire-only reply: docs untouched.",
+        "Alpha earlier: a cleared question",
+        "Alpha earlier reply: cleared answer.",
+        "Sub reply: 42 widgets found.",
+        "SUB-RESULT 42 widgets",
+        "Newer sub: find the docs",
+        "Newer sub reply: docs are in docs/.",
+    ]
+    .into_iter()
+    .map(|t| (t, a.clone()))
+    .chain(
+        ["Bravo: list the files", "Bravo reply: three files."]
+            .into_iter()
+            .map(|t| (t, b.clone())),
+    )
+    .collect()
+}
+
+fn holding(tree: &Path, text: &str) -> BTreeSet<String> {
+    let o = Command::new("grep")
+        .args(["-rlF", "--exclude=*.diff", "-e", text, "."])
+        .current_dir(tree)
+        .output()
+        .expect("grep");
+    stdout(&o)
+        .lines()
+        .filter_map(|p| {
+            let mut parts = p.trim_start_matches("./").split('/');
+            Some(format!("{}/{}", parts.next()?, parts.next()?))
+        })
+        .collect()
+}
+
+fn check_tree(tree: &Path) {
+    for (text, dir) in expected() {
+        assert_eq!(holding(tree, text), BTreeSet::from([dir]), "'{text}'");
+    }
+    let t = std::fs::read_to_string(tree.join(format!("kimi/{A}/transcript.md"))).expect("md");
+    // Both logs hold these: shown once.
+    for once in [
+        "Alpha reply: loader fixed.",
+        "Alpha first: running the tests.",
+    ] {
+        assert_eq!(t.matches(once).count(), 1, "'{once}' in:\n{t}");
+    }
+    // The wire-only turn stands after the context's, where its time puts it.
+    let (x, y) = (
+        t.find("Alpha reply: loader fixed.").expect("reply"),
+        t.find("Alpha wire-only reply").expect("wire reply"),
+    );
+    assert!(x < y, "{t}");
+    assert_eq!(holding(tree, SECRET), BTreeSet::new());
+}
+
+fn meta(tree: &Path, dir: &str) -> Value {
+    serde_json::from_slice(&std::fs::read(tree.join(dir).join("meta.json")).expect("meta"))
+        .expect("meta.json parses")
+}
+
+fn render(home: &Home) -> tempfile::TempDir {
+    let out = tempfile::tempdir().expect("tmp");
+    let o = home
+        .command(&["render", out.path().join("tree").to_str().expect("utf-8")])
+        .env_remove("KIMI_SHARE_DIR")
+        .output()
+        .expect("run");
+    assert!(o.status.success(), "{}", stderr(&o));
+    out
+}
+
+#[test]
+fn render_shows_both_logs_once_each_line_in_exactly_its_session() {
+    let home = write();
+    let out = render(&home);
+    let tree = out.path().join("tree");
+    check_tree(&tree);
+    let n = std::fs::read_dir(tree.join("kimi")).expect("kimi/").count();
+    assert_eq!(n, 2, "config, credentials or history listed as sessions");
+}
+
+#[test]
+fn usage_comes_from_the_wire_once_per_call_and_subagents_count_in_their_own() {
+    let home = write();
+    let out = render(&home);
+    let tree = out.path().join("tree");
+    let m = meta(&tree, &format!("kimi/{A}"));
+    let c = &m["cost"];
+    // msg-a1 + msg-a2 (reported twice) + msg-a3 (wire only); `_usage` lines are not usage.
+    assert_eq!(
+        (
+            c["inputTokens"].as_u64(),
+            c["outputTokens"].as_u64(),
+            c["cachedTokens"].as_u64(),
+            c["cacheWriteTokens"].as_u64()
+        ),
+        (Some(350), Some(35), Some(3000), Some(5)),
+        "{c}"
+    );
+    let w = &m["costWithSubagents"];
+    assert_eq!(
+        (w["inputTokens"].as_u64(), w["outputTokens"].as_u64()),
+        (Some(350 + 300 + 70), Some(35 + 30 + 7)),
+        "{w}"
+    );
+    let sub = meta(&tree, &format!("kimi/{A}/subagents/sub_1"));
+    assert_eq!(sub["cost"]["inputTokens"], 300);
+    let newer = meta(&tree, &format!("kimi/{A}/subagents/agent-x1"));
+    assert_eq!(newer["cost"]["inputTokens"], 70);
+    assert_eq!(m["subagents"][1]["description"], "find docs");
+    assert_eq!(m["subagents"][1]["toolCallId"], "call_agent");
+    assert_eq!(m["subagents"][0]["toolCallId"], "call_task");
+    assert_eq!(m["subagents"][0]["description"], "count widgets");
+    assert_eq!(meta(&tree, &format!("kimi/{B}"))["cost"]["inputTokens"], 0);
+}
+
+#[test]
+fn cwd_title_times_and_branches_come_from_the_store() {
+    let home = write();
+    let out = render(&home);
+    let tree = out.path().join("tree");
+    let a = meta(&tree, &format!("kimi/{A}"));
+    assert_eq!(a["cwd"], "/home/dev/alpha");
+    assert_eq!(a["title"], "Alpha: fix the loader");
+    assert_eq!(a["createdAt"], "2025-12-29T09:20:00.000Z");
+    assert_eq!(a["branches"][0]["name"], "context_1");
+    assert_eq!(meta(&tree, &format!("kimi/{B}"))["cwd"], "/home/dev/bravo");
+}
+
+#[test]
+fn mounted_kimi_greps_sizes_erofs_and_store_untouched() {
+    let home = write();
+    {
+        let m = Mount::new(&home, &[]);
+        check_tree(m.path());
+        common::assert_sizes_agree(m.path(), &["kimi"], 6);
+        let before = home.snapshot();
+        // A growing context shows within a second, without touching the store.
+        let ctx = home.path().join(format!(
+            ".kimi/sessions/{}/{A}/context.jsonl",
+            md5("/home/dev/alpha")
+        ));
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&ctx)
+            .expect("open");
+        use std::io::Write;
+        writeln!(
+            f,
+            "{}",
+            json!({"role": "user", "content": "Alpha live: one more thing"})
+        )
+        .expect("append");
+        let transcript = m.path().join(format!("kimi/{A}/transcript.md"));
+        let took = common::wait_until("the appended prompt", || {
+            std::fs::read_to_string(&transcript).is_ok_and(|t| t.contains("Alpha live"))
+        });
+        assert!(took < std::time::Duration::from_secs(3), "{took:?}");
+        let out = m.sh(&format!("echo x > kimi/{A}/meta.json"));
+        assert!(
+            stderr(&out).contains("Read-only file system"),
+            "{}",
+            stderr(&out)
+        );
+        common::assert_sizes_agree(m.path(), &["kimi"], 6);
+        let mut want = before;
+        want.insert(ctx.clone(), std::fs::read(&ctx).expect("read"));
+        assert!(want == home.snapshot(), "sessfs changed a native file");
+    }
+    let list = home.sessfs(&["list", "--json"]);
+    assert!(!stdout(&list).contains(SECRET));
+}
+
+#[test]
+fn lines_that_cannot_be_read_are_shown_raw_and_named_in_meta() {
+    let home = Home::empty();
+    let h = home.path();
+    let d = format!(".kimi/sessions/{}/{A}", md5("/home/dev/alpha"));
+    put(
+        h,
+        &format!("{d}/context.jsonl"),
+        "{\"role\":\"user\",\"content\":\"Charlie: a prompt\"}\n{\"no role\": \"CHARLIE-ROLELESS\"}\n{\"role\":\"assistant\",\"content\":\"CHARLIE-CUT\n{\"role\":\"assistant\",\"content\":\"Charlie reply\"}\n",
+    );
+    put(
+        h,
+        &format!("{d}/wire.jsonl"),
+        "{\"type\":\"metadata\"}\nCHARLIE-WIRE-GARBAGE\n",
+    );
+    let out = render(&home);
+    let tree = out.path().join("tree");
+    let dir = format!("kimi/{A}");
+    for text in [
+        "Charlie: a prompt",
+        "Charlie reply",
+        "CHARLIE-ROLELESS",
+        "CHARLIE-CUT",
+        "CHARLIE-WIRE-GARBAGE",
+    ] {
+        assert_eq!(
+            holding(&tree, text),
+            BTreeSet::from([dir.clone()]),
+            "'{text}'"
+        );
+    }
+    let w = meta(&tree, &dir)["warnings"].to_string();
+    assert!(w.contains("no role"), "{w}");
+    assert!(w.contains("unparsed.txt"), "{w}");
+    assert!(w.contains("unparsed-wire.txt"), "{w}");
+}
