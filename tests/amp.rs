@@ -6,11 +6,10 @@
 
 mod common;
 
-use common::{stderr, stdout, Home, Mount};
+use common::stores::{self, meta, put, Rendered};
+use common::{stdout, Home, Mount};
 use serde_json::{json, Value};
-use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
 /// A string that looks like a credential, planted in Amp's secrets, settings and history.
 const SECRET: &str = "sgamp_user_PLANTEDampSECRETdoNotRead0000";
@@ -39,13 +38,6 @@ struct Thread {
 struct Fixture {
     home: Home,
     threads: Vec<Thread>,
-}
-
-fn put(home: &Path, rel: &str, bytes: &[u8]) -> PathBuf {
-    let p = home.join(rel);
-    std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
-    std::fs::write(&p, bytes).expect("write");
-    p
 }
 
 fn user(id: u64, text: &str, sent: i64) -> Value {
@@ -153,7 +145,7 @@ fn write() -> Fixture {
     put(
         &h,
         &format!("{THREADS}/{A}.json"),
-        &serde_json::to_vec_pretty(&a).expect("json"),
+        serde_json::to_vec_pretty(&a).expect("json"),
     );
     threads.push(Thread {
         dir: format!("amp/{A}"),
@@ -208,7 +200,7 @@ fn write() -> Fixture {
     put(
         &h,
         &format!("{THREADS}/{B}.json"),
-        &serde_json::to_vec(&b).expect("json"),
+        serde_json::to_vec(&b).expect("json"),
     );
     threads.push(Thread {
         dir: format!("amp/{B}"),
@@ -277,7 +269,7 @@ fn write() -> Fixture {
     put(
         &h,
         &format!("{LEGACY}/{D}.json"),
-        &serde_json::to_vec(&d).expect("json"),
+        serde_json::to_vec(&d).expect("json"),
     );
     threads.push(Thread {
         dir: format!("amp/{D}"),
@@ -313,96 +305,32 @@ fn write() -> Fixture {
     Fixture { home, threads }
 }
 
-fn render(fx: &Fixture) -> tempfile::TempDir {
-    let out = tempfile::Builder::new()
-        .prefix("sessfs-amp")
-        .tempdir()
-        .expect("tmp");
-    let target = out.path().join("tree");
-    let o = fx
-        .home
-        .command(&["render", target.to_str().expect("utf-8")])
-        .output()
-        .expect("run");
-    assert!(o.status.success(), "{}", stderr(&o));
-    out
-}
-
-/// The `<agent>/<session>` directories under `tree` holding `text` (diffs left out).
-fn holding(tree: &Path, text: &str, under: &str) -> BTreeSet<String> {
-    let o = Command::new("grep")
-        .args(["-rlF", "--exclude=*.diff", "-e", text, under])
-        .current_dir(tree)
-        .output()
-        .expect("grep");
-    stdout(&o)
-        .lines()
-        .filter_map(|p| {
-            let mut parts = p.trim_start_matches("./").split('/');
-            Some(format!("{}/{}", parts.next()?, parts.next()?))
-        })
-        .collect()
+fn render(fx: &Fixture) -> Rendered {
+    stores::render(&fx.home, "sessfs-amp", &[])
 }
 
 fn check_tree(tree: &Path, fx: &Fixture) {
     for t in &fx.threads {
-        for line in &t.lines {
-            assert_eq!(
-                holding(tree, line, "."),
-                BTreeSet::from([t.dir.clone()]),
-                "'{line}'"
-            );
-        }
-        for out in &t.outputs {
-            let tools = format!("{}/tools", t.dir);
-            assert_eq!(
-                holding(tree, out, &tools),
-                BTreeSet::from([t.dir.clone()]),
-                "'{out}' not under {tools}"
-            );
-        }
+        stores::assert_session_holds(tree, &t.dir, &t.lines, &t.outputs);
     }
-}
-
-fn meta(tree: &Path, dir: &str) -> Value {
-    serde_json::from_slice(&std::fs::read(tree.join(dir).join("meta.json")).expect("meta"))
-        .expect("meta.json parses")
 }
 
 #[test]
 fn render_shows_every_prompt_reply_and_output_in_exactly_its_session() {
     let fx = write();
     let out = render(&fx);
-    let tree = out.path().join("tree");
-    check_tree(&tree, &fx);
-    assert_eq!(
-        std::fs::read_dir(tree.join("amp")).expect("amp/").count(),
-        4
-    );
+    let tree = &out.tree;
+    check_tree(tree, &fx);
+    assert_eq!(stores::entries(tree, "amp"), 4);
 }
 
 #[test]
 fn usage_and_cost_are_counted_once_per_api_call() {
     let fx = write();
     let out = render(&fx);
-    let tree = out.path().join("tree");
+    let tree = &out.tree;
     for t in &fx.threads {
-        let c = &meta(&tree, &t.dir)["cost"];
-        let (i, o, cr, cw, usd) = t.usage;
-        let got = (
-            c["inputTokens"].as_u64(),
-            c["outputTokens"].as_u64(),
-            c["cachedTokens"].as_u64(),
-            c["cacheWriteTokens"].as_u64(),
-        );
-        assert_eq!(
-            got,
-            (Some(i), Some(o), Some(cr), Some(cw)),
-            "{}: {c}",
-            t.dir
-        );
-        let total = c["totalUsd"].as_f64().unwrap_or(-1.0);
-        assert!((total - usd).abs() < 1e-9, "{}: {total} != {usd}", t.dir);
+        stores::assert_cost(tree, &t.dir, t.usage);
     }
 }
 
@@ -410,13 +338,13 @@ fn usage_and_cost_are_counted_once_per_api_call() {
 fn titles_cwd_models_and_handoffs_come_from_the_thread() {
     let fx = write();
     let out = render(&fx);
-    let tree = out.path().join("tree");
-    let a = meta(&tree, &format!("amp/{A}"));
+    let tree = &out.tree;
+    let a = meta(tree, &format!("amp/{A}"));
     assert_eq!(a["title"], "Alpha: tidy the widget module");
     assert_eq!(a["cwd"], "/home/dev/alpha proj");
     assert_eq!(a["model"], "claude-sonnet-4-5-20250929");
     assert_eq!(a["createdAt"], "2026-03-01T10:00:00.000Z");
-    let b = meta(&tree, &format!("amp/{B}"));
+    let b = meta(tree, &format!("amp/{B}"));
     assert_eq!(b["parent"], format!("amp:{A}"));
     let warnings = b["warnings"].to_string();
     assert!(
@@ -432,8 +360,8 @@ fn titles_cwd_models_and_handoffs_come_from_the_thread() {
 fn a_half_written_thread_keeps_what_came_before_the_cut_and_says_so() {
     let fx = write();
     let out = render(&fx);
-    let tree = out.path().join("tree");
-    let warnings = meta(&tree, &format!("amp/{C}"))["warnings"].to_string();
+    let tree = &out.tree;
+    let warnings = meta(tree, &format!("amp/{C}"))["warnings"].to_string();
     assert!(
         warnings.contains(&format!("{C}.json")) && warnings.contains("cut after 2 messages"),
         "{warnings}"
@@ -444,11 +372,9 @@ fn a_half_written_thread_keeps_what_came_before_the_cut_and_says_so() {
 fn secrets_settings_and_prompt_history_are_never_shown() {
     let fx = write();
     let out = render(&fx);
-    let tree = out.path().join("tree");
-    assert_eq!(holding(&tree, SECRET, "."), BTreeSet::new());
-    let list = fx.home.command(&["list", "--json"]).output().expect("list");
-    assert!(list.status.success());
-    assert!(!stdout(&list).contains(SECRET));
+    let tree = &out.tree;
+    stores::assert_nowhere(tree, SECRET);
+    stores::assert_list_hides(&fx.home, SECRET, &[]);
 }
 
 #[test]
@@ -463,20 +389,10 @@ fn doctor_names_amp_and_where_it_found_it() {
 #[test]
 fn mounted_threads_grep_sizes_erofs_and_store_untouched() {
     let fx = write();
-    let before = fx.home.snapshot();
-    {
-        let m = Mount::new(&fx.home, &[]);
+    stores::mounted_untouched(&fx.home, Home::snapshot, |m| {
         check_tree(m.path(), &fx);
-        common::assert_sizes_agree(m.path(), &["amp"], 12);
-        assert_eq!(holding(m.path(), SECRET, "."), BTreeSet::new());
-        let out = m.sh(&format!("echo x > amp/{A}/meta.json"));
-        assert!(
-            stderr(&out).contains("Read-only file system"),
-            "{}",
-            stderr(&out)
-        );
-    }
-    assert!(before == fx.home.snapshot(), "a native file changed");
+        stores::assert_mount_read_only(m, &["amp"], 12, SECRET, &format!("amp/{A}"));
+    });
 }
 
 /// Amp rewrites a thread file whole on every change and creates one per thread: both show
@@ -498,11 +414,9 @@ fn a_rewritten_thread_and_a_new_thread_show_within_a_second() {
         1_772_359_300_000,
     ));
     std::fs::write(&file, serde_json::to_vec_pretty(&doc).expect("json")).expect("write");
-    let took = common::wait_until("rewritten thread", || {
-        std::fs::read_to_string(&session)
-            .is_ok_and(|t| t.contains("Alpha fresh prompt after the mount"))
+    stores::assert_within_a_second("rewritten thread", || {
+        stores::file_contains(&session, "Alpha fresh prompt after the mount")
     });
-    assert!(took.as_millis() < 1500, "took {took:?}");
     let e = "T-eeeeeeee-5555-4eee-8eee-000000000005";
     let new = thread(
         e,
@@ -517,8 +431,7 @@ fn a_rewritten_thread_and_a_new_thread_show_within_a_second() {
         &format!("{THREADS}/{e}.json"),
         new.to_string().as_bytes(),
     );
-    let took = common::wait_until("new thread", || {
+    stores::assert_within_a_second("new thread", || {
         m.path().join(format!("amp/{e}/transcript.md")).exists()
     });
-    assert!(took.as_millis() < 1500, "took {took:?}");
 }

@@ -6,6 +6,7 @@
 
 mod common;
 
+use common::stores::{self, holding, meta, Rendered};
 use common::{stderr, stdout, Home, Mount};
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
@@ -43,18 +44,7 @@ struct Fixture {
 }
 
 fn put(home: &Path, rel: &str, v: &Value) -> PathBuf {
-    put_bytes(
-        home,
-        rel,
-        serde_json::to_string_pretty(v).expect("json").as_bytes(),
-    )
-}
-
-fn put_bytes(home: &Path, rel: &str, bytes: &[u8]) -> PathBuf {
-    let p = home.join(rel);
-    std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
-    std::fs::write(&p, bytes).expect("write");
-    p
+    stores::put(home, rel, serde_json::to_string_pretty(v).expect("json"))
 }
 
 fn usage_text(request: &str, i: u64, o: u64, cr: u64, cw: u64, cost: f64) -> String {
@@ -169,7 +159,7 @@ fn write() -> Fixture {
         &format!("{ext}/settings/cline_mcp_settings.json"),
         &json!({"mcpServers": {"x": {"env": {"TOKEN": SECRET}}}}),
     );
-    put_bytes(
+    stores::put(
         &h,
         &format!("{CODE}/state.vscdb"),
         format!("SQLite format 3\0{SECRET}").as_bytes(),
@@ -267,7 +257,7 @@ fn write() -> Fixture {
         whole.trim_end().trim_end_matches(']').trim_end(),
         t0 + 2000
     );
-    put_bytes(
+    stores::put(
         &h,
         &format!("{CODIUM}/saoudrizwan.claude-dev/tasks/{c}/api_conversation_history.json"),
         cut.as_bytes(),
@@ -398,7 +388,7 @@ fn write() -> Fixture {
             say(t0 + 100, "api_req_started", &usage_text("<task>", 400, 20, 0, 0, 0.0005), 0)
         ]),
     );
-    put_bytes(
+    stores::put(
         &h,
         &format!("{MAC_CODE}/kilocode.kilo-code/settings/custom_modes.yaml"),
         format!("key: {SECRET}\n").as_bytes(),
@@ -415,47 +405,17 @@ fn write() -> Fixture {
     Fixture { home, tasks }
 }
 
-fn render(fx: &Fixture) -> tempfile::TempDir {
-    let out = tempfile::Builder::new()
-        .prefix("sessfs-cline")
-        .tempdir()
-        .expect("tmp");
-    let target = out.path().join("tree");
-    let o = fx
-        .home
-        .command(&["render", target.to_str().expect("utf-8")])
-        .env_remove("CLINE_DATA_DIR")
-        .env_remove("CLINE_DIR")
-        .output()
-        .expect("run");
-    assert!(o.status.success(), "{}", stderr(&o));
-    out
-}
+/// Variables naming a Cline store, kept out of the test's environment.
+const CLINE_VARS: &[&str] = &["CLINE_DATA_DIR", "CLINE_DIR"];
 
-/// The `<agent>/<session>` directories under `tree` holding `text` (diffs left out).
-fn holding(tree: &Path, text: &str, under: &str) -> BTreeSet<String> {
-    let o = Command::new("grep")
-        .args(["-rlF", "--exclude=*.diff", "-e", text, under])
-        .current_dir(tree)
-        .output()
-        .expect("grep");
-    stdout(&o)
-        .lines()
-        .filter_map(|p| {
-            let mut parts = p.trim_start_matches("./").split('/');
-            Some(format!("{}/{}", parts.next()?, parts.next()?))
-        })
-        .collect()
+fn render(fx: &Fixture) -> Rendered {
+    stores::render(&fx.home, "sessfs-cline", CLINE_VARS)
 }
 
 fn check_tree(tree: &Path, fx: &Fixture) {
     for t in &fx.tasks {
         for line in &t.lines {
-            assert_eq!(
-                holding(tree, line, "."),
-                BTreeSet::from([t.dir.clone()]),
-                "'{line}'"
-            );
+            stores::assert_only_in(tree, line, ".", &t.dir);
         }
         for (line, other) in &t.shared {
             assert_eq!(
@@ -465,12 +425,7 @@ fn check_tree(tree: &Path, fx: &Fixture) {
             );
         }
         for out in &t.outputs {
-            let tools = format!("{}/tools", t.dir);
-            assert_eq!(
-                holding(tree, out, &tools),
-                BTreeSet::from([t.dir.clone()]),
-                "'{out}' not under {tools}"
-            );
+            stores::assert_tool_output(tree, out, &t.dir);
         }
         let transcript =
             std::fs::read_to_string(tree.join(&t.dir).join("transcript.md")).expect("transcript");
@@ -487,44 +442,24 @@ fn check_tree(tree: &Path, fx: &Fixture) {
     }
 }
 
-fn meta(tree: &Path, dir: &str) -> Value {
-    serde_json::from_slice(&std::fs::read(tree.join(dir).join("meta.json")).expect("meta"))
-        .expect("meta.json parses")
-}
-
 #[test]
 fn render_shows_every_prompt_reply_and_output_in_exactly_its_session() {
     let fx = write();
     let out = render(&fx);
-    let tree = out.path().join("tree");
+    let tree = &out.tree;
     for agent in ["cline", "roo", "kilo"] {
         assert!(tree.join(agent).is_dir(), "no {agent}/");
     }
-    check_tree(&tree, &fx);
+    check_tree(tree, &fx);
 }
 
 #[test]
 fn usage_and_cost_are_counted_once_per_api_request() {
     let fx = write();
     let out = render(&fx);
-    let tree = out.path().join("tree");
+    let tree = &out.tree;
     for t in &fx.tasks {
-        let c = &meta(&tree, &t.dir)["cost"];
-        let (i, o, cr, cw, usd) = t.usage;
-        let got = (
-            c["inputTokens"].as_u64(),
-            c["outputTokens"].as_u64(),
-            c["cachedTokens"].as_u64(),
-            c["cacheWriteTokens"].as_u64(),
-        );
-        assert_eq!(
-            got,
-            (Some(i), Some(o), Some(cr), Some(cw)),
-            "{}: {c}",
-            t.dir
-        );
-        let total = c["totalUsd"].as_f64().unwrap_or(-1.0);
-        assert!((total - usd).abs() < 1e-9, "{}: {total} != {usd}", t.dir);
+        stores::assert_cost(tree, &t.dir, t.usage);
     }
 }
 
@@ -532,20 +467,20 @@ fn usage_and_cost_are_counted_once_per_api_request() {
 fn titles_cwd_models_and_child_tasks_come_from_the_task_files() {
     let fx = write();
     let out = render(&fx);
-    let tree = out.path().join("tree");
-    let a = meta(&tree, "cline/1767000000001");
+    let tree = &out.tree;
+    let a = meta(tree, "cline/1767000000001");
     assert_eq!(a["title"], "Alpha: rename the widget parser");
     assert_eq!(a["cwd"], "/home/dev/alpha");
     assert_eq!(a["model"], "anthropic/claude-sonnet-4.5");
     assert_eq!(a["createdAt"], "2025-12-29T09:20:00.001Z");
-    assert_eq!(meta(&tree, "cline/1767000000002")["cwd"], "/home/dev/bravo");
-    let d = meta(&tree, "roo/0b5e6c1a-1111-4aaa-8bbb-000000000001");
+    assert_eq!(meta(tree, "cline/1767000000002")["cwd"], "/home/dev/bravo");
+    let d = meta(tree, "roo/0b5e6c1a-1111-4aaa-8bbb-000000000001");
     assert_eq!(d["cwd"], "/home/dev/delta");
     assert_eq!(
         d["subagents"][0]["unifiedId"],
         "roo:0b5e6c1a-2222-4aaa-8bbb-000000000002"
     );
-    let e = meta(&tree, "roo/0b5e6c1a-2222-4aaa-8bbb-000000000002");
+    let e = meta(tree, "roo/0b5e6c1a-2222-4aaa-8bbb-000000000002");
     assert_eq!(e["parent"], "roo:0b5e6c1a-1111-4aaa-8bbb-000000000001");
     let link = tree.join("roo/0b5e6c1a-1111-4aaa-8bbb-000000000001/subagents");
     assert!(link.is_dir(), "no subagents/ under the parent");
@@ -555,8 +490,8 @@ fn titles_cwd_models_and_child_tasks_come_from_the_task_files() {
 fn a_half_written_history_keeps_what_came_before_the_cut_and_says_so() {
     let fx = write();
     let out = render(&fx);
-    let tree = out.path().join("tree");
-    let m = meta(&tree, "cline/1767000000003");
+    let tree = &out.tree;
+    let m = meta(tree, "cline/1767000000003");
     let warnings = m["warnings"].to_string();
     assert!(
         warnings.contains("api_conversation_history.json") && warnings.contains("cut after 2"),
@@ -568,18 +503,11 @@ fn a_half_written_history_keeps_what_came_before_the_cut_and_says_so() {
 fn secrets_and_settings_beside_the_tasks_are_never_shown() {
     let fx = write();
     let out = render(&fx);
-    let tree = out.path().join("tree");
-    assert_eq!(holding(&tree, SECRET, "."), BTreeSet::new());
-    let list = fx
-        .home
-        .command(&["list", "--json"])
-        .env_remove("CLINE_DATA_DIR")
-        .output()
-        .expect("list");
-    assert!(list.status.success());
-    assert!(!stdout(&list).contains(SECRET));
+    let tree = &out.tree;
+    stores::assert_nowhere(tree, SECRET);
+    stores::assert_list_hides(&fx.home, SECRET, &["CLINE_DATA_DIR"]);
     for dir in ["cline", "roo", "kilo"] {
-        let n = std::fs::read_dir(tree.join(dir)).expect(dir).count();
+        let n = stores::entries(tree, dir);
         let want = fx.tasks.iter().filter(|t| t.dir.starts_with(dir)).count();
         assert_eq!(n, want, "{dir}: settings or state files listed as tasks");
     }
@@ -603,20 +531,11 @@ fn doctor_names_the_three_agents_and_where_it_found_them() {
 #[test]
 fn mounted_family_greps_sizes_erofs_and_stores_untouched() {
     let fx = write();
-    let before = fx.home.snapshot();
-    {
-        let m = Mount::new(&fx.home, &[]);
+    stores::mounted_untouched(&fx.home, Home::snapshot, |m| {
         check_tree(m.path(), &fx);
-        common::assert_sizes_agree(m.path(), &["cline", "roo", "kilo"], 12);
-        assert_eq!(holding(m.path(), SECRET, "."), BTreeSet::new());
-        let out = m.sh("echo x > cline/1767000000001/meta.json");
-        assert!(
-            stderr(&out).contains("Read-only file system"),
-            "{}",
-            stderr(&out)
-        );
-    }
-    assert!(before == fx.home.snapshot(), "a native file changed");
+        let tops = ["cline", "roo", "kilo"];
+        stores::assert_mount_read_only(m, &tops, 12, SECRET, "cline/1767000000001");
+    });
 }
 
 #[test]
@@ -654,13 +573,17 @@ fn a_store_given_by_hand_may_be_a_tasks_directory_or_one_task() {
         tree.to_str().expect("utf-8"),
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert_eq!(
-        holding(&tree, "reply to Golf: from a tasks directory", "."),
-        BTreeSet::from(["roo/11111111-aaaa-4bbb-8ccc-000000000001".to_string()])
+    stores::assert_only_in(
+        &tree,
+        "reply to Golf: from a tasks directory",
+        ".",
+        "roo/11111111-aaaa-4bbb-8ccc-000000000001",
     );
-    assert_eq!(
-        holding(&tree, "reply to Hotel: one task alone", "."),
-        BTreeSet::from(["kilo/22222222-aaaa-4bbb-8ccc-000000000002".to_string()])
+    stores::assert_only_in(
+        &tree,
+        "reply to Hotel: one task alone",
+        ".",
+        "kilo/22222222-aaaa-4bbb-8ccc-000000000002",
     );
 }
 
@@ -911,11 +834,9 @@ fn a_rewritten_task_and_a_new_task_show_within_a_second() {
     );
     // As the extension writes it: the whole file replaced in place.
     std::fs::write(&ui, serde_json::to_vec_pretty(&records).expect("json")).expect("write");
-    let took = common::wait_until("rewritten ui_messages.json", || {
-        std::fs::read_to_string(&session)
-            .is_ok_and(|t| t.contains("Alpha fresh feedback after the mount"))
+    stores::assert_within_a_second("rewritten ui_messages.json", || {
+        stores::file_contains(&session, "Alpha fresh feedback after the mount")
     });
-    assert!(took.as_millis() < 1500, "took {took:?}");
     let new = fx
         .home
         .path()
@@ -929,8 +850,7 @@ fn a_rewritten_task_and_a_new_task_show_within_a_second() {
         .to_string(),
     )
     .expect("write");
-    let took = common::wait_until("new task directory", || {
+    stores::assert_within_a_second("new task directory", || {
         m.path().join("cline/1767000000099/transcript.md").exists()
     });
-    assert!(took.as_millis() < 1500, "took {took:?}");
 }

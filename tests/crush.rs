@@ -7,11 +7,11 @@
 
 mod common;
 
+use common::stores::{self, meta, put, Rendered};
 use common::{stderr, stdout, Home, Mount};
 use rusqlite::Connection;
 use serde_json::{json, Value};
-use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 const DDL: &str = include_str!(concat!(
@@ -114,13 +114,6 @@ fn msg(c: &Connection, sid: &str, id: &str, role: &str, parts: Vec<Value>, at: i
     message(c, sid, id, role, &Value::Array(parts).to_string(), at);
 }
 
-fn put(home: &Path, rel: &str, bytes: &str) -> PathBuf {
-    let p = home.join(rel);
-    std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
-    std::fs::write(&p, bytes).expect("write");
-    p
-}
-
 fn write() -> Fixture {
     let home = Home::empty();
     let h = home.path();
@@ -133,14 +126,14 @@ fn write() -> Fixture {
         { "path": bravo.to_string_lossy(), "data_dir": "state",
           "last_accessed": "2026-01-01T11:00:00Z" },
     ]});
-    put(h, ".local/share/crush/projects.json", &reg.to_string());
+    put(h, ".local/share/crush/projects.json", reg.to_string());
     let key = json!({ "providers": { "openrouter": { "api_key": SECRET } } }).to_string();
     put(h, ".local/share/crush/crush.json", &key);
     put(h, "work/alpha/.crush/crush.json", &key);
     put(
         h,
         "work/alpha/.crush/.env",
-        &format!("OPENROUTER_API_KEY={SECRET}\n"),
+        format!("OPENROUTER_API_KEY={SECRET}\n"),
     );
 
     let t = 1_767_000_000;
@@ -350,7 +343,7 @@ fn write() -> Fixture {
     put(
         h,
         "work/alpha/.git/worktrees/alpha-wt/gitdir",
-        &format!("{}\n", wt.join(".git").display()),
+        format!("{}\n", wt.join(".git").display()),
     );
     put(
         h,
@@ -411,52 +404,19 @@ fn write() -> Fixture {
     Fixture { home, sessions }
 }
 
-fn render(fx: &Fixture) -> tempfile::TempDir {
-    let out = tempfile::Builder::new()
-        .prefix("sessfs-crush")
-        .tempdir()
-        .expect("tmp");
-    let target = out.path().join("tree");
-    let o = fx
-        .home
-        .command(&["render", target.to_str().expect("utf-8")])
-        .output()
-        .expect("run");
-    assert!(o.status.success(), "{}", stderr(&o));
-    out
-}
-
-/// The `<agent>/<session>` directories under `tree` holding `text` (diffs left out).
-fn holding(tree: &Path, text: &str, under: &str) -> BTreeSet<String> {
-    let o = Command::new("grep")
-        .args(["-rlF", "--exclude=*.diff", "-e", text, under])
-        .current_dir(tree)
-        .output()
-        .expect("grep");
-    stdout(&o)
-        .lines()
-        .filter_map(|p| {
-            let mut parts = p.trim_start_matches("./").split('/');
-            Some(format!("{}/{}", parts.next()?, parts.next()?))
-        })
-        .collect()
+fn render(fx: &Fixture) -> Rendered {
+    stores::render(&fx.home, "sessfs-crush", &[])
 }
 
 fn check_tree(tree: &Path, fx: &Fixture) {
     assert_eq!(
-        std::fs::read_dir(tree.join("crush"))
-            .expect("crush/")
-            .count(),
+        stores::entries(tree, "crush"),
         fx.sessions.len(),
         "top-level crush sessions"
     );
     for s in &fx.sessions {
         for line in s.lines.iter().chain(&s.outputs) {
-            assert_eq!(
-                holding(tree, line, "crush"),
-                BTreeSet::from([s.dir.clone()]),
-                "'{line}'"
-            );
+            stores::assert_only_in(tree, line, "crush", &s.dir);
         }
         for out in &s.outputs {
             let o = Command::new("grep")
@@ -473,25 +433,20 @@ fn check_tree(tree: &Path, fx: &Fixture) {
     }
 }
 
-fn meta(tree: &Path, dir: &str) -> Value {
-    serde_json::from_slice(&std::fs::read(tree.join(dir).join("meta.json")).expect("meta"))
-        .expect("meta.json parses")
-}
-
 #[test]
 fn render_shows_every_prompt_reply_and_output_in_exactly_its_session() {
     let fx = write();
     let out = render(&fx);
-    check_tree(&out.path().join("tree"), &fx);
+    check_tree(&out.tree, &fx);
 }
 
 #[test]
 fn usage_is_the_session_rows_and_cost_is_counted_once_with_the_child() {
     let fx = write();
     let out = render(&fx);
-    let tree = out.path().join("tree");
+    let tree = &out.tree;
     for s in &fx.sessions {
-        let m = meta(&tree, &s.dir);
+        let m = meta(tree, &s.dir);
         let c = &m["cost"];
         let (i, o, usd) = s.usage;
         assert_eq!(
@@ -501,11 +456,10 @@ fn usage_is_the_session_rows_and_cost_is_counted_once_with_the_child() {
             s.dir
         );
         if let Some(usd) = usd {
-            let total = c["totalUsd"].as_f64().unwrap_or(-1.0);
-            assert!((total - usd).abs() < 1e-9, "{}: {total} != {usd}", s.dir);
+            stores::assert_usd(c, usd, &s.dir);
         }
     }
-    let a = meta(&tree, &format!("crush/{ALPHA}"));
+    let a = meta(tree, &format!("crush/{ALPHA}"));
     let all = &a["costWithSubagents"];
     assert_eq!(
         (all["inputTokens"].as_u64(), all["outputTokens"].as_u64()),
@@ -523,8 +477,8 @@ fn usage_is_the_session_rows_and_cost_is_counted_once_with_the_child() {
 fn titles_cwd_models_children_and_broken_rows_come_from_the_database() {
     let fx = write();
     let out = render(&fx);
-    let tree = out.path().join("tree");
-    let a = meta(&tree, &format!("crush/{ALPHA}"));
+    let tree = &out.tree;
+    let a = meta(tree, &format!("crush/{ALPHA}"));
     assert_eq!(a["title"], "Alpha: rename the parser");
     let cwd = fx.home.path().join("work/alpha");
     assert_eq!(a["cwd"], cwd.to_string_lossy().as_ref());
@@ -541,7 +495,7 @@ fn titles_cwd_models_children_and_broken_rows_come_from_the_database() {
         warnings.contains("1 messages could not be parsed: parts is not JSON"),
         "{warnings}"
     );
-    let b = meta(&tree, &format!("crush/{BRAVO}"));
+    let b = meta(tree, &format!("crush/{BRAVO}"));
     assert_eq!(
         b["cwd"],
         Value::Null,
@@ -563,17 +517,10 @@ fn titles_cwd_models_children_and_broken_rows_come_from_the_database() {
 fn secrets_and_config_beside_the_databases_are_never_shown() {
     let fx = write();
     let out = render(&fx);
-    let tree = out.path().join("tree");
-    assert_eq!(
-        std::fs::read_dir(tree.join("crush"))
-            .expect("crush/")
-            .count(),
-        4
-    );
-    assert_eq!(holding(&tree, SECRET, "."), BTreeSet::new());
-    let list = fx.home.sessfs(&["list", "--json"]);
-    assert!(list.status.success());
-    assert!(!stdout(&list).contains(SECRET));
+    let tree = &out.tree;
+    assert_eq!(stores::entries(tree, "crush"), 4);
+    stores::assert_nowhere(tree, SECRET);
+    stores::assert_list_hides(&fx.home, SECRET, &[]);
 }
 
 #[test]
@@ -595,20 +542,10 @@ fn a_store_given_by_hand_may_be_a_project_a_data_dir_or_a_database() {
 #[test]
 fn mounted_crush_greps_sizes_erofs_and_stores_untouched() {
     let fx = write();
-    let before = fx.home.snapshot_stable();
-    {
-        let m = Mount::new(&fx.home, &[]);
+    stores::mounted_untouched(&fx.home, Home::snapshot_stable, |m| {
         check_tree(m.path(), &fx);
-        common::assert_sizes_agree(m.path(), &["crush"], 8);
-        assert_eq!(holding(m.path(), SECRET, "."), BTreeSet::new());
-        let out = m.sh(&format!("echo x > 'crush/{ALPHA}/meta.json'"));
-        assert!(
-            stderr(&out).contains("Read-only file system"),
-            "{}",
-            stderr(&out)
-        );
-    }
-    assert!(before == fx.home.snapshot_stable(), "a native file changed");
+        stores::assert_mount_read_only(m, &["crush"], 8, SECRET, &format!("crush/{ALPHA}"));
+    });
 }
 
 /// Crush writes while the mount is up (WAL, a second connection open): a new message
@@ -630,9 +567,8 @@ fn a_message_written_while_mounted_shows_within_a_second() {
         vec![text("Bravo written after the mount")],
         1_767_000_500,
     );
-    let took = common::wait_until("new message", || {
-        std::fs::read_to_string(&t).is_ok_and(|s| s.contains("Bravo written after the mount"))
+    stores::assert_within_a_second("new message", || {
+        stores::file_contains(&t, "Bravo written after the mount")
     });
-    assert!(took.as_millis() < 1500, "took {took:?}");
     drop(c);
 }

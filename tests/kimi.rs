@@ -5,9 +5,9 @@
 
 mod common;
 
-use common::{stderr, stdout, Home, Mount};
+use common::stores::{self, meta, put, Rendered};
+use common::{stdout, Home, Mount};
 use serde_json::{json, Value};
-use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::Command;
 
@@ -37,12 +37,6 @@ fn md5(s: &str) -> String {
         .to_string()
 }
 
-fn put(home: &Path, rel: &str, text: &str) {
-    let p = home.join(rel);
-    std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
-    std::fs::write(&p, text).expect("write");
-}
-
 fn jsonl(v: &[Value]) -> String {
     v.iter().map(|x| format!("{x}\n")).collect()
 }
@@ -63,22 +57,22 @@ fn write() -> Home {
     put(
         h,
         ".kimi/kimi.json",
-        &json!({"work_dirs": [
+        json!({"work_dirs": [
             {"path": "/home/dev/alpha", "kaos": "local", "last_session_id": A},
             {"path": "/home/dev/bravo", "kaos": "local", "last_session_id": null}]})
         .to_string(),
     );
-    put(h, ".kimi/config.toml", &format!("api_key = \"{SECRET}\"\n"));
+    put(h, ".kimi/config.toml", format!("api_key = \"{SECRET}\"\n"));
     put(
         h,
         ".kimi/credentials/kimi-code.json",
-        &json!({"access_token": SECRET}).to_string(),
+        json!({"access_token": SECRET}).to_string(),
     );
     let a = format!(".kimi/sessions/{}/{A}", md5("/home/dev/alpha"));
     put(
         h,
         &format!("{a}/context.jsonl"),
-        &jsonl(&[
+        jsonl(&[
             json!({"role": "_system_prompt", "content": "You are Kimi. Alpha system prompt."}),
             json!({"role": "_checkpoint", "id": 0}),
             json!({"role": "user", "content": "Alpha: fix the loader"}),
@@ -102,7 +96,7 @@ fn write() -> Home {
     put(
         h,
         &format!("{a}/wire.jsonl"),
-        &jsonl(&[
+        jsonl(&[
             json!({"type": "metadata", "protocol_version": "1.3"}),
             ev(
                 1767000000.0,
@@ -198,7 +192,7 @@ fn write() -> Home {
     put(
         h,
         &format!("{a}/context_1.jsonl"),
-        &jsonl(&[
+        jsonl(&[
             json!({"role": "_checkpoint", "id": 0}),
             json!({"role": "user", "content": "Alpha earlier: a cleared question"}),
             json!({"role": "assistant", "content": "Alpha earlier reply: cleared answer."}),
@@ -207,7 +201,7 @@ fn write() -> Home {
     put(
         h,
         &format!("{a}/context_sub_1.jsonl"),
-        &jsonl(&[
+        jsonl(&[
             json!({"role": "_checkpoint", "id": 0}),
             json!({"role": "user", "content": "Sub task: count the widgets"}),
             json!({"role": "assistant", "content": [{"type": "text", "text": "Sub reply: 42 widgets found."}]}),
@@ -218,7 +212,7 @@ fn write() -> Home {
     put(
         h,
         &format!("{a}/subagents/agent-x1/context.jsonl"),
-        &jsonl(&[
+        jsonl(&[
             json!({"role": "user", "content": "Newer sub: find the docs"}),
             json!({"role": "assistant", "content": "Newer sub reply: docs are in docs/."}),
         ]),
@@ -226,7 +220,7 @@ fn write() -> Home {
     put(
         h,
         &format!("{a}/subagents/agent-x1/wire.jsonl"),
-        &jsonl(&[
+        jsonl(&[
             ev(
                 1767000014.0,
                 "TurnBegin",
@@ -244,20 +238,20 @@ fn write() -> Home {
     put(
         h,
         &format!("{a}/subagents/agent-x1/meta.json"),
-        &json!({"agent_id": "agent-x1", "subagent_type": "explore", "status": "completed",
+        json!({"agent_id": "agent-x1", "subagent_type": "explore", "status": "completed",
                 "description": "find docs", "created_at": 1767000014.0, "updated_at": 1767000016.0})
         .to_string(),
     );
     put(
         h,
         &format!("{a}/state.json"),
-        &json!({"version": 1, "approval": {"yolo": false}}).to_string(),
+        json!({"version": 1, "approval": {"yolo": false}}).to_string(),
     );
     // A legacy context file, not yet moved into a directory.
     put(
         h,
         &format!(".kimi/sessions/{}/{B}.jsonl", md5("/home/dev/bravo")),
-        &jsonl(&[
+        jsonl(&[
             json!({"role": "user", "content": "Bravo: list the files"}),
             json!({"role": "assistant", "content": "Bravo reply: three files."}),
         ]),
@@ -265,7 +259,7 @@ fn write() -> Home {
     put(
         h,
         ".kimi/user-history/x.jsonl",
-        &json!({"content": "Alpha: fix the loader"}).to_string(),
+        json!({"content": "Alpha: fix the loader"}).to_string(),
     );
     home
 }
@@ -300,24 +294,9 @@ fn expected() -> Vec<(&'static str, String)> {
     .collect()
 }
 
-fn holding(tree: &Path, text: &str) -> BTreeSet<String> {
-    let o = Command::new("grep")
-        .args(["-rlF", "--exclude=*.diff", "-e", text, "."])
-        .current_dir(tree)
-        .output()
-        .expect("grep");
-    stdout(&o)
-        .lines()
-        .filter_map(|p| {
-            let mut parts = p.trim_start_matches("./").split('/');
-            Some(format!("{}/{}", parts.next()?, parts.next()?))
-        })
-        .collect()
-}
-
 fn check_tree(tree: &Path) {
     for (text, dir) in expected() {
-        assert_eq!(holding(tree, text), BTreeSet::from([dir]), "'{text}'");
+        stores::assert_only_in(tree, text, ".", &dir);
     }
     let t = std::fs::read_to_string(tree.join(format!("kimi/{A}/transcript.md"))).expect("md");
     // Both logs hold these: shown once.
@@ -333,32 +312,20 @@ fn check_tree(tree: &Path) {
         t.find("Alpha wire-only reply").expect("wire reply"),
     );
     assert!(x < y, "{t}");
-    assert_eq!(holding(tree, SECRET), BTreeSet::new());
+    stores::assert_nowhere(tree, SECRET);
 }
 
-fn meta(tree: &Path, dir: &str) -> Value {
-    serde_json::from_slice(&std::fs::read(tree.join(dir).join("meta.json")).expect("meta"))
-        .expect("meta.json parses")
-}
-
-fn render(home: &Home) -> tempfile::TempDir {
-    let out = tempfile::tempdir().expect("tmp");
-    let o = home
-        .command(&["render", out.path().join("tree").to_str().expect("utf-8")])
-        .env_remove("KIMI_SHARE_DIR")
-        .output()
-        .expect("run");
-    assert!(o.status.success(), "{}", stderr(&o));
-    out
+fn render(home: &Home) -> Rendered {
+    stores::render(home, "sessfs-kimi", &["KIMI_SHARE_DIR"])
 }
 
 #[test]
 fn render_shows_both_logs_once_each_line_in_exactly_its_session() {
     let home = write();
     let out = render(&home);
-    let tree = out.path().join("tree");
-    check_tree(&tree);
-    let n = std::fs::read_dir(tree.join("kimi")).expect("kimi/").count();
+    let tree = &out.tree;
+    check_tree(tree);
+    let n = stores::entries(tree, "kimi");
     assert_eq!(n, 2, "config, credentials or history listed as sessions");
 }
 
@@ -366,17 +333,12 @@ fn render_shows_both_logs_once_each_line_in_exactly_its_session() {
 fn usage_comes_from_the_wire_once_per_call_and_subagents_count_in_their_own() {
     let home = write();
     let out = render(&home);
-    let tree = out.path().join("tree");
-    let m = meta(&tree, &format!("kimi/{A}"));
+    let tree = &out.tree;
+    let m = meta(tree, &format!("kimi/{A}"));
     let c = &m["cost"];
     // msg-a1 + msg-a2 (reported twice) + msg-a3 (wire only); `_usage` lines are not usage.
     assert_eq!(
-        (
-            c["inputTokens"].as_u64(),
-            c["outputTokens"].as_u64(),
-            c["cachedTokens"].as_u64(),
-            c["cacheWriteTokens"].as_u64()
-        ),
+        stores::tokens(c),
         (Some(350), Some(35), Some(3000), Some(5)),
         "{c}"
     );
@@ -386,28 +348,28 @@ fn usage_comes_from_the_wire_once_per_call_and_subagents_count_in_their_own() {
         (Some(350 + 300 + 70), Some(35 + 30 + 7)),
         "{w}"
     );
-    let sub = meta(&tree, &format!("kimi/{A}/subagents/sub_1"));
+    let sub = meta(tree, &format!("kimi/{A}/subagents/sub_1"));
     assert_eq!(sub["cost"]["inputTokens"], 300);
-    let newer = meta(&tree, &format!("kimi/{A}/subagents/agent-x1"));
+    let newer = meta(tree, &format!("kimi/{A}/subagents/agent-x1"));
     assert_eq!(newer["cost"]["inputTokens"], 70);
     assert_eq!(m["subagents"][1]["description"], "find docs");
     assert_eq!(m["subagents"][1]["toolCallId"], "call_agent");
     assert_eq!(m["subagents"][0]["toolCallId"], "call_task");
     assert_eq!(m["subagents"][0]["description"], "count widgets");
-    assert_eq!(meta(&tree, &format!("kimi/{B}"))["cost"]["inputTokens"], 0);
+    assert_eq!(meta(tree, &format!("kimi/{B}"))["cost"]["inputTokens"], 0);
 }
 
 #[test]
 fn cwd_title_times_and_branches_come_from_the_store() {
     let home = write();
     let out = render(&home);
-    let tree = out.path().join("tree");
-    let a = meta(&tree, &format!("kimi/{A}"));
+    let tree = &out.tree;
+    let a = meta(tree, &format!("kimi/{A}"));
     assert_eq!(a["cwd"], "/home/dev/alpha");
     assert_eq!(a["title"], "Alpha: fix the loader");
     assert_eq!(a["createdAt"], "2025-12-29T09:20:00.000Z");
     assert_eq!(a["branches"][0]["name"], "context_1");
-    assert_eq!(meta(&tree, &format!("kimi/{B}"))["cwd"], "/home/dev/bravo");
+    assert_eq!(meta(tree, &format!("kimi/{B}"))["cwd"], "/home/dev/bravo");
 }
 
 #[test]
@@ -439,12 +401,7 @@ fn mounted_kimi_greps_sizes_erofs_and_store_untouched() {
             std::fs::read_to_string(&transcript).is_ok_and(|t| t.contains("Alpha live"))
         });
         assert!(took < std::time::Duration::from_secs(3), "{took:?}");
-        let out = m.sh(&format!("echo x > kimi/{A}/meta.json"));
-        assert!(
-            stderr(&out).contains("Read-only file system"),
-            "{}",
-            stderr(&out)
-        );
+        stores::assert_erofs(&m, &format!("kimi/{A}/meta.json"));
         common::assert_sizes_agree(m.path(), &["kimi"], 6);
         let mut want = before;
         want.insert(ctx.clone(), std::fs::read(&ctx).expect("read"));
@@ -470,7 +427,7 @@ fn lines_that_cannot_be_read_are_shown_raw_and_named_in_meta() {
         "{\"type\":\"metadata\"}\nCHARLIE-WIRE-GARBAGE\n",
     );
     let out = render(&home);
-    let tree = out.path().join("tree");
+    let tree = &out.tree;
     let dir = format!("kimi/{A}");
     for text in [
         "Charlie: a prompt",
@@ -479,13 +436,9 @@ fn lines_that_cannot_be_read_are_shown_raw_and_named_in_meta() {
         "CHARLIE-CUT",
         "CHARLIE-WIRE-GARBAGE",
     ] {
-        assert_eq!(
-            holding(&tree, text),
-            BTreeSet::from([dir.clone()]),
-            "'{text}'"
-        );
+        stores::assert_only_in(tree, text, ".", &dir);
     }
-    let w = meta(&tree, &dir)["warnings"].to_string();
+    let w = meta(tree, &dir)["warnings"].to_string();
     assert!(w.contains("no role"), "{w}");
     assert!(w.contains("unparsed.txt"), "{w}");
     assert!(w.contains("unparsed-wire.txt"), "{w}");

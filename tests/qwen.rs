@@ -6,11 +6,10 @@
 
 mod common;
 
-use common::{stderr, stdout, Home, Mount};
+use common::stores::{self, meta, Rendered};
+use common::{stdout, Home, Mount};
 use serde_json::{json, Value};
-use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 /// A string that looks like a credential, planted in the files Qwen Code keeps beside its
 /// chats.
@@ -376,9 +375,7 @@ fn write() -> Fixture {
             format!("{SECRET}\n"),
         ),
     ] {
-        let p = h.join(rel);
-        std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
-        std::fs::write(&p, body).expect("write");
+        stores::put(&h, rel, body);
     }
     home.files.extend([a.path.clone(), b.path.clone()]);
     Fixture {
@@ -387,77 +384,30 @@ fn write() -> Fixture {
     }
 }
 
-fn render(fx: &Fixture) -> tempfile::TempDir {
-    let out = tempfile::Builder::new()
-        .prefix("sessfs-qwen")
-        .tempdir()
-        .expect("tmp");
-    let target = out.path().join("tree");
-    let o = fx
-        .home
-        .command(&["render", target.to_str().expect("utf-8")])
-        .output()
-        .expect("run");
-    assert!(o.status.success(), "{}", stderr(&o));
-    out
-}
-
-/// The `<agent>/<session>` directories under `tree` holding `text` (diffs left out).
-fn holding(tree: &Path, text: &str, under: &str) -> BTreeSet<String> {
-    let o = Command::new("grep")
-        .args(["-rlF", "--exclude=*.diff", "-e", text, under])
-        .current_dir(tree)
-        .output()
-        .expect("grep");
-    stdout(&o)
-        .lines()
-        .filter_map(|p| {
-            let mut parts = p.trim_start_matches("./").split('/');
-            Some(format!("{}/{}", parts.next()?, parts.next()?))
-        })
-        .collect()
+fn render(fx: &Fixture) -> Rendered {
+    stores::render(&fx.home, "sessfs-qwen", &[])
 }
 
 fn check_tree(tree: &Path, fx: &Fixture) {
     for c in &fx.chats {
-        for line in &c.lines {
-            assert_eq!(
-                holding(tree, line, "."),
-                BTreeSet::from([c.dir.clone()]),
-                "'{line}'"
-            );
-        }
-        for out in &c.outputs {
-            let tools = format!("{}/tools", c.dir);
-            assert_eq!(
-                holding(tree, out, &tools),
-                BTreeSet::from([c.dir.clone()]),
-                "'{out}' not under {tools}"
-            );
-        }
+        stores::assert_session_holds(tree, &c.dir, &c.lines, &c.outputs);
     }
-}
-
-fn meta(tree: &Path, dir: &str) -> Value {
-    serde_json::from_slice(&std::fs::read(tree.join(dir).join("meta.json")).expect("meta"))
-        .expect("meta.json parses")
 }
 
 #[test]
 fn render_shows_every_prompt_reply_and_output_in_exactly_its_session() {
     let fx = write();
     let out = render(&fx);
-    let tree = out.path().join("tree");
-    let n = std::fs::read_dir(tree.join("qwen")).expect("qwen/").count();
-    assert_eq!(n, fx.chats.len());
-    check_tree(&tree, &fx);
+    let tree = &out.tree;
+    assert_eq!(stores::entries(tree, "qwen"), fx.chats.len());
+    check_tree(tree, &fx);
 }
 
 #[test]
 fn usage_is_counted_once_per_api_reply() {
     let fx = write();
     let out = render(&fx);
-    let tree = out.path().join("tree");
+    let tree = &out.tree;
     let got = |cost: &Value| {
         (
             cost["inputTokens"].as_u64(),
@@ -467,7 +417,7 @@ fn usage_is_counted_once_per_api_reply() {
         )
     };
     for c in &fx.chats {
-        let m = meta(&tree, &c.dir);
+        let m = meta(tree, &c.dir);
         let (i, o, t, cr) = c.usage;
         assert_eq!(
             got(&m["cost"]),
@@ -482,11 +432,11 @@ fn usage_is_counted_once_per_api_reply() {
         }
     }
     // The subagent's calls are its own, in the nested session the `agent` call ran.
-    let a = meta(&tree, &fx.chats[0].dir);
+    let a = meta(tree, &fx.chats[0].dir);
     assert_eq!(a["subagents"][0]["name"], "code-reviewer-x1");
     assert_eq!(a["subagents"][0]["toolCallId"], "call_alpha_3");
     let sub = meta(
-        &tree,
+        tree,
         &format!("{}/subagents/code-reviewer-x1", fx.chats[0].dir),
     );
     let (si, so, st, scr) = fx.chats[0].sub_usage;
@@ -497,9 +447,9 @@ fn usage_is_counted_once_per_api_reply() {
 fn cwd_model_titles_and_errors_come_from_the_chat_records() {
     let fx = write();
     let out = render(&fx);
-    let tree = out.path().join("tree");
+    let tree = &out.tree;
     for c in &fx.chats {
-        let m = meta(&tree, &c.dir);
+        let m = meta(tree, &c.dir);
         assert_eq!(m["cwd"], c.cwd.as_str());
         assert_eq!(m["model"], "coder-model");
         assert_eq!(
@@ -509,7 +459,7 @@ fn cwd_model_titles_and_errors_come_from_the_chat_records() {
             c.dir
         );
     }
-    let a = meta(&tree, &fx.chats[0].dir);
+    let a = meta(tree, &fx.chats[0].dir);
     assert_eq!(a["title"], "Alpha prompt: list the widget parsers");
     let tools = tree.join(&fx.chats[0].dir).join("tools");
     let failed: Vec<String> = std::fs::read_dir(&tools)
@@ -526,9 +476,9 @@ fn cwd_model_titles_and_errors_come_from_the_chat_records() {
 fn a_rewound_turn_is_a_branch_and_out_of_the_usage() {
     let fx = write();
     let out = render(&fx);
-    let tree = out.path().join("tree");
+    let tree = &out.tree;
     let b = &fx.chats[1];
-    let m = meta(&tree, &b.dir);
+    let m = meta(tree, &b.dir);
     assert_eq!(m["branches"].as_array().map(Vec::len), Some(1), "{m}");
     let transcript =
         std::fs::read_to_string(tree.join(&b.dir).join("transcript.md")).expect("transcript");
@@ -538,9 +488,11 @@ fn a_rewound_turn_is_a_branch_and_out_of_the_usage() {
         "{transcript}"
     );
     let branches = tree.join(&b.dir).join("branches");
-    assert_eq!(
-        holding(&tree, "Bravo abandoned reply: make is not set up", &b.dir),
-        BTreeSet::from([b.dir.clone()])
+    stores::assert_only_in(
+        tree,
+        "Bravo abandoned reply: make is not set up",
+        &b.dir,
+        &b.dir,
     );
     assert!(branches.is_dir());
 }
@@ -549,9 +501,9 @@ fn a_rewound_turn_is_a_branch_and_out_of_the_usage() {
 fn a_half_written_last_line_is_kept_and_named() {
     let fx = write();
     let out = render(&fx);
-    let tree = out.path().join("tree");
+    let tree = &out.tree;
     let b = &fx.chats[1];
-    let warnings = meta(&tree, &b.dir)["warnings"].to_string();
+    let warnings = meta(tree, &b.dir)["warnings"].to_string();
     assert!(warnings.contains("unparsed.txt"), "{warnings}");
     let kept = std::fs::read_to_string(tree.join(&b.dir).join("unparsed.txt")).expect("unparsed");
     assert!(kept.contains("\"uuid\":\"cut\""), "{kept}");
@@ -561,11 +513,9 @@ fn a_half_written_last_line_is_kept_and_named() {
 fn secrets_and_settings_beside_the_chats_are_never_shown() {
     let fx = write();
     let out = render(&fx);
-    let tree = out.path().join("tree");
-    assert_eq!(holding(&tree, SECRET, "."), BTreeSet::new());
-    let list = fx.home.sessfs(&["list", "--json"]);
-    assert!(list.status.success());
-    assert!(!stdout(&list).contains(SECRET));
+    let tree = &out.tree;
+    stores::assert_nowhere(tree, SECRET);
+    stores::assert_list_hides(&fx.home, SECRET, &[]);
 }
 
 #[test]
@@ -579,20 +529,10 @@ fn doctor_names_qwen_and_where_it_found_it() {
 #[test]
 fn mounted_greps_sizes_erofs_and_store_untouched() {
     let fx = write();
-    let before = fx.home.snapshot();
-    {
-        let m = Mount::new(&fx.home, &[]);
+    stores::mounted_untouched(&fx.home, Home::snapshot, |m| {
         check_tree(m.path(), &fx);
-        common::assert_sizes_agree(m.path(), &["qwen"], 6);
-        assert_eq!(holding(m.path(), SECRET, "."), BTreeSet::new());
-        let out = m.sh(&format!("echo x > {}/meta.json", fx.chats[0].dir));
-        assert!(
-            stderr(&out).contains("Read-only file system"),
-            "{}",
-            stderr(&out)
-        );
-    }
-    assert!(before == fx.home.snapshot(), "a native file changed");
+        stores::assert_mount_read_only(m, &["qwen"], 6, SECRET, &fx.chats[0].dir);
+    });
 }
 
 #[test]
@@ -613,11 +553,9 @@ fn a_growing_chat_and_a_new_chat_show_within_a_second() {
         .open(&a.path)
         .expect("open");
     std::io::Write::write_all(&mut f, format!("{line}\n").as_bytes()).expect("append");
-    let took = common::wait_until("appended prompt", || {
-        std::fs::read_to_string(&transcript)
-            .is_ok_and(|t| t.contains("Alpha prompt typed after the mount"))
+    stores::assert_within_a_second("appended prompt", || {
+        stores::file_contains(&transcript, "Alpha prompt typed after the mount")
     });
-    assert!(took.as_millis() < 1500, "took {took:?}");
     // A chat started after the mount, as Qwen starts one: an empty file, then a record.
     let id = "0c3f0000-0000-4000-8000-00000000c3fc";
     let path = a.path.with_file_name(format!("{id}.jsonl"));
@@ -628,9 +566,7 @@ fn a_growing_chat_and_a_new_chat_show_within_a_second() {
         "parts": [{"text": "Charlie prompt in a chat started after the mount"}]}});
     std::fs::write(&path, format!("{line}\n")).expect("write");
     let fresh = m.path().join(format!("qwen/{id}/transcript.md"));
-    let took = common::wait_until("new chat", || {
-        std::fs::read_to_string(&fresh)
-            .is_ok_and(|t| t.contains("Charlie prompt in a chat started after the mount"))
+    stores::assert_within_a_second("new chat", || {
+        stores::file_contains(&fresh, "Charlie prompt in a chat started after the mount")
     });
-    assert!(took.as_millis() < 1500, "took {took:?}");
 }

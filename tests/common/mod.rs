@@ -11,6 +11,7 @@ pub mod expected;
 pub mod gemcop;
 pub mod pi;
 pub mod seeds_json;
+pub mod stores;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
