@@ -75,6 +75,10 @@ pub fn candidates(env: &Env) -> Vec<Root> {
 pub struct HermesStore {
     base: Base,
     reader: Reader,
+    /// Messages counted in each gateway transcript, by its size and mtime: a database is
+    /// listed again at every write to it, and an unchanged transcript is not read again.
+    gateway_counts:
+        std::sync::Mutex<HashMap<PathBuf, (Option<(u64, std::time::SystemTime)>, usize)>>,
 }
 
 type Place = (usize, PathBuf);
@@ -84,6 +88,24 @@ impl HermesStore {
         HermesStore {
             base: Base::new(Agent::Hermes, roots),
             reader: Reader::new(),
+            gateway_counts: Default::default(),
+        }
+    }
+
+    /// [`gateway_messages`] of `path`, counted again only when its size or mtime moved.
+    fn gateway_messages(&self, path: &Path) -> usize {
+        let stamp = super::stat_version(path);
+        let mut counts = self
+            .gateway_counts
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        match counts.get(path) {
+            Some(&(s, n)) if s == stamp && stamp.is_some() => n,
+            _ => {
+                let n = gateway_messages(path);
+                counts.insert(path.to_path_buf(), (stamp, n));
+                n
+            }
         }
     }
 
@@ -156,7 +178,7 @@ impl Store for HermesStore {
                     None => out.push(Listed::file(id, f.clone(), root)),
                     // The database lacks messages the transcript has (an older copy of
                     // it, or rows lost): the transcript is shown too, under its own name.
-                    Some(&rows) if gateway_messages(&f) > rows => {
+                    Some(&rows) if self.gateway_messages(&f) > rows => {
                         out.push(Listed::file(format!("{id}{GATEWAY_COPY}"), f.clone(), root));
                     }
                     Some(_) => {}
