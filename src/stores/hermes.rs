@@ -77,9 +77,11 @@ pub struct HermesStore {
     reader: Reader,
     /// Messages counted in each gateway transcript, by its size and mtime: a database is
     /// listed again at every write to it, and an unchanged transcript is not read again.
-    gateway_counts:
-        std::sync::Mutex<HashMap<PathBuf, (Option<(u64, std::time::SystemTime)>, usize)>>,
+    gateway_counts: std::sync::Mutex<HashMap<PathBuf, Counted>>,
 }
+
+/// A transcript's `(size, mtime)` when counted, and its messages.
+type Counted = (Option<(u64, std::time::SystemTime)>, usize);
 
 type Place = (usize, PathBuf);
 
