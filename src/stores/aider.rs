@@ -579,7 +579,8 @@ fn record_end(lines: &[&str], i: usize) -> Option<usize> {
         return Some(i);
     }
     for (j, l) in lines.iter().enumerate().skip(i + 1).take(MAX_RECORD_LINES) {
-        if l.starts_with(HEADING) || prompt_line(l).is_some() {
+        // Another `> ` line starts a message of its own: this one was a reply's quote.
+        if l.starts_with(HEADING) || prompt_line(l).is_some() || quote_start(l) {
             return None;
         }
         if l.ends_with("  ") {
