@@ -197,18 +197,41 @@ impl AiderStore {
         }
     }
 
-    /// The sessions of a history file, read again only when its size or mtime changed.
+    /// The sessions of a history file, read again only when its size or mtime changed; a
+    /// file that grew is read from its last session's heading on (Aider only appends).
     fn heads(&self, file: &Path) -> Vec<Head> {
         let Ok(meta) = std::fs::metadata(file) else {
             return Vec::new();
         };
         let (len, mtime) = (meta.len(), meta.modified().ok());
         let mut cache = self.index.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(i) = cache.get(file).filter(|i| i.len == len && i.mtime == mtime) {
-            return i.heads.clone();
+        let mut prior = Vec::new();
+        if let Some(i) = cache.get(file) {
+            if i.len == len && i.mtime == mtime {
+                return i.heads.clone();
+            }
+            if i.len < len && i.heads.len() > 1 {
+                prior = i.heads.clone();
+            }
         }
-        let heads = match kit::open_file(file) {
-            Ok(f) => scan_heads(BufReader::new(f)),
+        let scanned = kit::open_file(file).and_then(|f| {
+            let mut r = BufReader::new(f);
+            let last = prior.pop();
+            let base = last.as_ref().map_or(0, |h| h.start);
+            r.seek(SeekFrom::Start(base))?;
+            let mut first = Vec::new();
+            next_line(&mut r, &mut first, 128)?;
+            if base > 0 && !first.starts_with(HEADING.as_bytes()) {
+                // Not the heading it was: the file was rewritten, read it all again.
+                prior.clear();
+                r.seek(SeekFrom::Start(0))?;
+                return Ok(scan_heads(r, 0, prior));
+            }
+            r.seek(SeekFrom::Start(base))?;
+            Ok(scan_heads(r, base, prior))
+        });
+        let heads = match scanned {
+            Ok(h) => h,
             Err(e) => {
                 log::warn!("aider: cannot read {}: {e}", file.display());
                 return Vec::new();
@@ -374,11 +397,11 @@ fn next_line<R: BufRead>(r: &mut R, line: &mut Vec<u8>, cap: usize) -> std::io::
     }
 }
 
-/// Where each session of a history file starts and ends.
-fn scan_heads<R: BufRead>(mut r: R) -> Vec<Head> {
-    let mut heads: Vec<Head> = Vec::new();
+/// Where each session of a history file starts and ends, reading from byte `base` (where
+/// `r` stands) after the sessions `heads` already known before it.
+fn scan_heads<R: BufRead>(mut r: R, base: u64, mut heads: Vec<Head>) -> Vec<Head> {
     let mut line = Vec::new();
-    let mut off = 0u64;
+    let mut off = base;
     let mut any_text = false;
     loop {
         let n = match next_line(&mut r, &mut line, 128) {
@@ -719,6 +742,12 @@ fn reply(all: &[&str], first: usize) -> (String, Option<String>, Vec<ToolCall>) 
             ..ToolCall::default()
         });
         i = close + 1;
+        // The blank lines around a block taken out: one is enough.
+        while keep.last().is_none_or(|l| l.trim().is_empty())
+            && lines.get(i).is_some_and(|l| l.trim().is_empty())
+        {
+            i += 1;
+        }
         floor = i;
     }
     let content = keep.join("\n").trim().to_string();
@@ -901,7 +930,11 @@ pub fn parse_session(text: &str, inputs: Vec<(NaiveDateTime, String)>, b: &mut S
                 let call = ToolCall {
                     tool_call_id: format!("line-{line}"),
                     tool_name: "aider".into(),
-                    input: Value::String(command.clone()),
+                    input: if command.is_empty() {
+                        json!({})
+                    } else {
+                        Value::String(command.clone())
+                    },
                     output: Some(out),
                     is_error: Some(false),
                     duration_ms: None,
@@ -933,7 +966,7 @@ mod tests {
     #[test]
     fn heads_split_a_file_at_each_heading() {
         let text = "stray\n\n# aider chat started at 2025-01-02 03:04:05\n\n#### hi  \n\n# Heading of a reply\n\n# aider chat started at 2025-01-02 04:00:00\n";
-        let heads = scan_heads(text.as_bytes());
+        let heads = scan_heads(text.as_bytes(), 0, Vec::new());
         let second = text.rfind("# aider chat").unwrap() as u64;
         assert_eq!(heads.len(), 2);
         assert_eq!((heads[0].start, heads[0].end), (0, second));
@@ -962,5 +995,68 @@ mod tests {
         assert_eq!(c, Some(0.0014));
         assert!(usage_line("Tokens: lots").unwrap().is_err());
         assert!(usage_line("Applied edit to a").is_none());
+    }
+
+    fn parsed(text: &str) -> Session {
+        let mut b = SessionBuilder::new(AGENT, "t");
+        parse_session(text, Vec::new(), &mut b);
+        b.finish()
+    }
+
+    #[test]
+    fn both_edit_formats_become_edit_calls_and_quotes_stay_in_replies() {
+        let text = "\n# aider chat started at 2025-01-02 03:04:05\n\n> Model: m1 with diff edit format  \n\n#### fix it  \n####   \n#### please  \n\n<think>\nponder\n</think>\n\nIntro.\n\na.py\n```python\n<<<<<<< SEARCH\nold\n=======\nnew\n>>>>>>> REPLACE\n```\n\n```\nb.py\n<<<<<<< SEARCH\n=======\nfresh\n>>>>>>> REPLACE\n```\n\n> a quote\n\n> Tokens: 1.5k sent, 20 received.  \n> Applied edit to a.py  \n> # 1 block failed\n\ndetail  \n";
+        let s = parsed(text);
+        let roles: Vec<Role> = s.messages.iter().map(|m| m.role).collect();
+        assert_eq!(roles, [Role::System, Role::User, Role::Assistant]);
+        assert_eq!(s.messages[1].content, "fix it\n\nplease");
+        let r = &s.messages[2];
+        assert_eq!(r.thinking.as_deref(), Some("ponder"));
+        assert_eq!(r.content, "Intro.\n\n> a quote");
+        assert_eq!(r.model.as_deref(), Some("m1"));
+        assert_eq!(
+            r.token_usage.map(|u| (u.input_tokens, u.output_tokens)),
+            Some((1500, 20))
+        );
+        let calls: Vec<(&str, &Value, Option<&str>)> = r
+            .tool_calls
+            .iter()
+            .map(|c| (c.tool_name.as_str(), &c.input, c.output.as_deref()))
+            .collect();
+        assert_eq!(calls.len(), 3, "{calls:?}");
+        assert_eq!(
+            calls[0].1,
+            &json!({"path": "a.py", "old_str": "old", "new_str": "new"})
+        );
+        assert_eq!(calls[0].2, Some("Applied edit to a.py"));
+        assert_eq!(
+            calls[1].1,
+            &json!({"path": "b.py", "old_str": "", "new_str": "fresh"})
+        );
+        assert_eq!(calls[1].2, None);
+        assert_eq!(
+            calls[2].2,
+            Some("Tokens: 1.5k sent, 20 received.\n# 1 block failed\n\ndetail")
+        );
+    }
+
+    #[test]
+    fn a_grown_file_is_indexed_as_a_full_read_would() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let file = dir.path().join(HISTORY);
+        let one = "\n# aider chat started at 2025-01-02 03:04:05\n\n#### a  \n";
+        let two = "\n# aider chat started at 2025-01-02 04:00:00\n\n#### b  \n";
+        std::fs::write(&file, format!("{one}{two}")).expect("write");
+        let store = AiderStore::new(vec![Root::new(AGENT, dir.path(), "test")]);
+        assert_eq!(store.heads(&file).len(), 2);
+        let three = "reply\n\n# aider chat started at 2025-01-02 05:00:00\n\n#### c  \n";
+        std::fs::write(&file, format!("{one}{two}{three}")).expect("write");
+        let full = scan_heads(
+            std::fs::read(&file).expect("read").as_slice(),
+            0,
+            Vec::new(),
+        );
+        assert_eq!(store.heads(&file), full);
+        assert_eq!(full.len(), 3);
     }
 }
