@@ -19,6 +19,7 @@
 
 pub mod agentuse;
 pub mod agsh;
+pub mod aider;
 pub mod amp;
 pub mod atsf;
 pub mod claude;
@@ -349,6 +350,12 @@ pub const REGISTRY: &[Spec] = &[
         candidates: kimi::candidates,
         given: as_given,
         open: |r| Box::new(kimi::KimiStore::new(r)),
+    },
+    Spec {
+        agent: Agent::Aider,
+        candidates: aider::candidates,
+        given: aider::given_roots,
+        open: |r| Box::new(aider::AiderStore::new(r)),
     },
 ];
 
