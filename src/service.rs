@@ -25,6 +25,7 @@ pub const LAUNCHD_LABEL: &str = "dev.sessfs.mount";
 /// the stores read is here.)
 pub const STORE_VARS: &[&str] = &[
     "AGSH_DATA_DIR",
+    "AIDER_CHAT_HISTORY_FILE",
     "CLAUDE_CONFIG_DIR",
     "CLAWDBOT_STATE_DIR",
     "CLINE_DATA_DIR",
@@ -480,7 +481,7 @@ mod tests {
             for word in text.split('"') {
                 let is_var = word.len() > 4
                     && word.bytes().all(|b| b.is_ascii_uppercase() || b == b'_')
-                    && ["_HOME", "_DIR", "_DB", "_DATA"]
+                    && ["_HOME", "_DIR", "_DB", "_DATA", "_FILE"]
                         .iter()
                         .any(|s| word.ends_with(s));
                 // Names in the stores' own unit tests and build, not locations.
