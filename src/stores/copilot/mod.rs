@@ -12,10 +12,10 @@
 //! - **Events form a linked list** (`parentId` = the previous event). The transcript is the
 //!   chain that ends at the last event, read in file order; when every event is on it (the
 //!   normal case) that is simply the file. Root-agent events off that chain are kept as
-//!   [`Branch`](crate::model::Branch)es, one per off-chain leaf, holding the whole path from the first event. A
-//!   chain that breaks (a parent that is not in the file, a second root, a cycle) is not
-//!   trusted: the file order is used and a warning says so. Subagent events (envelope
-//!   `agentId`) never take part: they always belong to their subagent.
+//!   [`Branch`](crate::model::Branch)es, one per off-chain leaf, holding the whole path
+//!   from the first event. A chain that breaks (a parent that is not in the file, a second
+//!   root, a cycle) is not trusted: the file order is used and a warning says so. Subagent
+//!   events (envelope `agentId`) never take part: they always belong to their subagent.
 //! - **Tool results are their own messages**: `tool.execution_complete` is joined to the
 //!   request by `toolCallId` through [`kit::SessionBuilder::tool_result`], so appending
 //!   events only appends to the rendering.
