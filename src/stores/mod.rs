@@ -24,6 +24,7 @@ pub mod atsf;
 pub mod claude;
 pub mod cline;
 pub mod codex;
+pub mod r#continue;
 pub mod copilot;
 pub mod crush;
 pub mod cursor;
@@ -349,6 +350,12 @@ pub const REGISTRY: &[Spec] = &[
         candidates: kimi::candidates,
         given: as_given,
         open: |r| Box::new(kimi::KimiStore::new(r)),
+    },
+    Spec {
+        agent: Agent::Continue,
+        candidates: r#continue::candidates,
+        given: as_given,
+        open: |r| Box::new(r#continue::ContinueStore::new(r)),
     },
 ];
 
