@@ -37,6 +37,7 @@ pub mod opencode;
 pub mod pi;
 pub mod qwen;
 pub mod sqlite;
+pub mod zed;
 
 use crate::model::{Agent, Session};
 use chrono::{DateTime, Utc};
@@ -356,6 +357,12 @@ pub const REGISTRY: &[Spec] = &[
         candidates: r#continue::candidates,
         given: as_given,
         open: |r| Box::new(r#continue::ContinueStore::new(r)),
+    },
+    Spec {
+        agent: Agent::Zed,
+        candidates: zed::candidates,
+        given: as_given,
+        open: |r| Box::new(zed::ZedStore::new(r)),
     },
 ];
 
