@@ -70,6 +70,10 @@ const MAX_JSON_BYTES: u64 = 256 << 20;
 const MAX_RAW_CHARS: usize = 64 << 10;
 /// The index Continue keeps beside the session files; not a session.
 const INDEX_FILE: &str = "sessions.json";
+/// JSON files of Continue's global directory that are no sessions (the config holds API
+/// keys): never listed, even when a `--store` path names that directory and it has no
+/// `sessions/`.
+const NOT_SESSIONS: &[&str] = &[INDEX_FILE, "config.json", "sharedConfig.json"];
 /// Titles Continue gives a session before it has one (`NEW_SESSION_TITLE`, the CLI's
 /// `DEFAULT_SESSION_TITLE`): the first prompt says more.
 const PLACEHOLDER_TITLES: &[&str] = &["New Session", "Untitled Session", ""];
@@ -156,7 +160,7 @@ pub fn session_files(root: &Path) -> Vec<PathBuf> {
             *t == EntryType::File
                 && !name.starts_with(b".")
                 && name.ends_with(b".json")
-                && name != INDEX_FILE.as_bytes()
+                && !NOT_SESSIONS.iter().any(|n| name == n.as_bytes())
         })
         .map(|(p, _)| p)
         .collect()
@@ -743,6 +747,24 @@ mod tests {
             Some("2026-03-01T10:00:00+00:00".to_string())
         );
         assert_eq!(m["b"].title.as_deref(), Some("Fix the parser"));
+    }
+
+    #[test]
+    fn the_config_and_the_index_are_never_sessions() {
+        let dir = tempfile::tempdir().expect("tmp");
+        for f in [
+            "config.json",
+            "sharedConfig.json",
+            "sessions.json",
+            "abc.json",
+        ] {
+            std::fs::write(dir.path().join(f), "{}").expect("write");
+        }
+        let names: Vec<String> = session_files(dir.path())
+            .iter()
+            .map(|p| kit::file_name(p).to_string())
+            .collect();
+        assert_eq!(names, ["abc.json"]);
     }
 
     #[test]
