@@ -41,10 +41,12 @@ pub enum Agent {
     Qwen,
     Kimi,
     Aider,
+    Continue,
+    Zed,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 22] = [
+    pub const ALL: [Agent; 24] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Gemini,
@@ -67,6 +69,8 @@ impl Agent {
         Agent::Qwen,
         Agent::Kimi,
         Agent::Aider,
+        Agent::Continue,
+        Agent::Zed,
     ];
 
     /// The fixed directory name under the mount root.
@@ -94,6 +98,8 @@ impl Agent {
             Agent::Qwen => "qwen",
             Agent::Kimi => "kimi",
             Agent::Aider => "aider",
+            Agent::Continue => "continue",
+            Agent::Zed => "zed",
         }
     }
 
