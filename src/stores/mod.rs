@@ -25,6 +25,7 @@ pub mod claude;
 pub mod cline;
 pub mod codex;
 pub mod copilot;
+pub mod copilot_chat;
 pub mod crush;
 pub mod cursor;
 pub mod gemini;
@@ -349,6 +350,12 @@ pub const REGISTRY: &[Spec] = &[
         candidates: kimi::candidates,
         given: as_given,
         open: |r| Box::new(kimi::KimiStore::new(r)),
+    },
+    Spec {
+        agent: Agent::CopilotChat,
+        candidates: copilot_chat::candidates,
+        given: as_given,
+        open: |r| Box::new(copilot_chat::CopilotChatStore::new(r)),
     },
 ];
 
