@@ -193,9 +193,28 @@ fn doctor_names_every_agent_and_supports_each() {
     assert_eq!(
         names,
         [
-            "claude", "codex", "gemini", "copilot", "cursor", "opencode", "pi", "omp", "openclaw",
-            "hermes", "agentuse", "agsh", "indusagi", "atsf", "cline", "roo", "kilo", "crush",
-            "amp", "qwen", "kimi"
+            "claude",
+            "codex",
+            "gemini",
+            "copilot",
+            "cursor",
+            "opencode",
+            "pi",
+            "omp",
+            "openclaw",
+            "hermes",
+            "agentuse",
+            "agsh",
+            "indusagi",
+            "atsf",
+            "cline",
+            "roo",
+            "kilo",
+            "crush",
+            "amp",
+            "qwen",
+            "kimi",
+            "copilot-chat"
         ],
         "{text}"
     );

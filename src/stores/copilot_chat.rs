@@ -100,7 +100,11 @@ pub fn candidates(env: &Env) -> Vec<Root> {
     for editor in EDITORS {
         out.push(Root::new(agent, mac.join(editor).join("User"), "macOS"));
     }
-    for server in [".vscode-server", ".vscode-server-insiders", ".vscodium-server"] {
+    for server in [
+        ".vscode-server",
+        ".vscode-server-insiders",
+        ".vscodium-server",
+    ] {
         out.push(Root::new(
             agent,
             env.home.join(server).join("data/User"),
@@ -162,7 +166,12 @@ impl Store for CopilotChatStore {
             .sources
             .iter()
             .find(|p| kit::file_name(p) == "workspace.json");
-        load_session(&listed.path, &listed.id, flat.map(|p| p.as_path()), workspace)
+        load_session(
+            &listed.path,
+            &listed.id,
+            flat.map(|p| p.as_path()),
+            workspace,
+        )
     }
 }
 
@@ -286,7 +295,7 @@ fn read_doc(path: &Path) -> Result<Doc, ReadError> {
         .ok()
         .and_then(|m| SystemTime::now().duration_since(m).ok())
         .is_some_and(|age| age < FRESH);
-    if fresh && doc.as_ref().map_or(true, |d| d.cut.is_some()) {
+    if fresh && doc.as_ref().is_none_or(|d| d.cut.is_some()) {
         std::thread::sleep(REREAD_PAUSE);
         let again = read()?;
         if again != bytes {
@@ -489,7 +498,10 @@ fn apply(state: &mut Option<Value>, entry: &Value) -> Result<(), String> {
             }
             Ok(())
         }
-        _ => Err(format!("unknown entry kind {}", entry.get("kind").unwrap_or(&Value::Null))),
+        _ => Err(format!(
+            "unknown entry kind {}",
+            entry.get("kind").unwrap_or(&Value::Null)
+        )),
     }
 }
 
@@ -560,7 +572,10 @@ pub fn load_session(
     b.s.source.paths.push(path.to_path_buf());
     let mut from = path;
     if let (Err(e), Some(flat)) = (&doc, flat) {
-        b.warn(format!("{e}; read the older {} instead", kit::file_name(flat)));
+        b.warn(format!(
+            "{e}; read the older {} instead",
+            kit::file_name(flat)
+        ));
         doc = read_doc(flat);
         b.s.source.paths.push(flat.to_path_buf());
         from = flat;
@@ -578,6 +593,13 @@ pub fn load_session(
             return b.finish();
         }
     };
+    if let Some(ws) = workspace {
+        b.s.cwd = workspace_folder(ws);
+        if ws.exists() {
+            b.s.source.paths.push(ws.clone());
+        }
+    }
+    let mut b = Parser::new(b).session(&doc.state);
     if let Some(cut) = &doc.cut {
         b.warn(format!(
             "{file}: cut mid-write (the editor was writing it?); what came before the cut is shown, the cut text raw"
@@ -594,13 +616,7 @@ pub fn load_session(
             None,
         );
     }
-    if let Some(ws) = workspace {
-        b.s.cwd = workspace_folder(ws);
-        if ws.exists() {
-            b.s.source.paths.push(ws.clone());
-        }
-    }
-    Parser::new(b).session(&doc.state)
+    b.finish()
 }
 
 /// The folder (or `.code-workspace` file) a workspace directory belongs to.
@@ -631,7 +647,10 @@ fn percent_decode(s: &str) -> String {
     let mut i = 0;
     while i < b.len() {
         if b[i] == b'%' && i + 2 < b.len() {
-            if let Some(n) = s.get(i + 1..i + 3).and_then(|h| u8::from_str_radix(h, 16).ok()) {
+            if let Some(n) = s
+                .get(i + 1..i + 3)
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+            {
                 out.push(n);
                 i += 3;
                 continue;
@@ -794,7 +813,7 @@ impl Parser {
         }
     }
 
-    fn session(mut self, doc: &Map<String, Value>) -> Session {
+    fn session(mut self, doc: &Map<String, Value>) -> SessionBuilder {
         let d = Value::Object(doc.clone());
         self.b.s.source.format_version = Some(match doc.get("version") {
             Some(Value::Number(n)) => n.to_string(),
@@ -831,7 +850,7 @@ impl Parser {
                 }
             }
         }
-        self.b.finish()
+        self.b
     }
 
     fn request(&mut self, index: usize, r: &Value, queued: bool) {
@@ -1000,10 +1019,7 @@ impl Parser {
         if let Some(e) = r.get("responseErrorDetails").filter(|e| e.is_object()) {
             reply.event(&base, format!("error: {}", md(e.get("message"))));
         }
-        let cancelled = state
-            .and_then(|s| s.get("value"))
-            .and_then(Value::as_u64)
-            == Some(2)
+        let cancelled = state.and_then(|s| s.get("value")).and_then(Value::as_u64) == Some(2)
             || r.get("isCanceled").is_some_and(|v| v == true);
         if cancelled {
             reply.event(&base, "cancelled".into());
@@ -1136,8 +1152,14 @@ impl Parser {
             .and_then(|d| d.get("isError"))
             .is_some_and(|v| v == true)
             || p.get("resultError").is_some_and(|v| !v.is_null());
-        if output.is_none() {
-            output = part_output(data, data_kind, details);
+        // What the editor showed (terminal output, result details), where the model's
+        // result does not already hold it.
+        if let Some(ui) = part_output(data, data_kind, details) {
+            match &mut output {
+                None => output = Some(ui),
+                Some(o) if !o.contains(ui.trim()) => push_para(o, &ui),
+                Some(_) => {}
+            }
         }
         let denied = match p.get("isConfirmed") {
             Some(Value::Bool(false)) => true,
@@ -1231,7 +1253,11 @@ fn part_input(
 
 /// The output a tool invocation part kept (`resultDetails`, terminal output, sub-agent
 /// result, to-do list), if any.
-fn part_output(data: Option<&Value>, data_kind: Option<&str>, details: Option<&Value>) -> Option<String> {
+fn part_output(
+    data: Option<&Value>,
+    data_kind: Option<&str>,
+    details: Option<&Value>,
+) -> Option<String> {
     let d = data.unwrap_or(&Value::Null);
     let mut out = String::new();
     match details {
@@ -1288,7 +1314,9 @@ fn part_output(data: Option<&Value>, data_kind: Option<&str>, details: Option<&V
                 push_para(&mut out, &format!("(exit code {code})"));
             }
         }
-        Some("simpleToolInvocation") => push_para(&mut out, kit::str_field(d, "output").unwrap_or("")),
+        Some("simpleToolInvocation") => {
+            push_para(&mut out, kit::str_field(d, "output").unwrap_or(""))
+        }
         Some("subagent") => push_para(&mut out, kit::str_field(d, "result").unwrap_or("")),
         Some("todoList") => {
             if let Some(Value::Array(items)) = d.get("todoList") {
@@ -1362,10 +1390,18 @@ fn edit_call(p: &Value, base: &Message, n: usize) -> ToolCall {
 /// A reply part that is neither text, reasoning, a tool call nor an edit, as one line.
 fn notice(kind: &str, p: &Value) -> String {
     let body = match kind {
-        "progressMessage" | "warning" | "info" | "progressTask" | "progressTaskSerialized"
+        "progressMessage"
+        | "warning"
+        | "info"
+        | "progressTask"
+        | "progressTaskSerialized"
         | "systemNotification" => md(p.get("content")),
         "confirmation" => {
-            let mut s = format!("{}: {}", kit::str_field(p, "title").unwrap_or(""), md(p.get("message")));
+            let mut s = format!(
+                "{}: {}",
+                kit::str_field(p, "title").unwrap_or(""),
+                md(p.get("message"))
+            );
             if p.get("isUsed").is_some_and(|v| v == true) {
                 s.push_str(" (answered)");
             }
@@ -1397,7 +1433,12 @@ fn notice(kind: &str, p: &Value) -> String {
         "extensions" => p
             .get("extensions")
             .and_then(Value::as_array)
-            .map(|a| a.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(", "))
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            })
             .unwrap_or_default(),
         "multiDiffData" => {
             let d = p.get("multiDiffData").unwrap_or(&Value::Null);
@@ -1420,11 +1461,14 @@ fn notice(kind: &str, p: &Value) -> String {
             .and_then(|t| kit::str_field(t, "label"))
             .unwrap_or("")
             .to_string(),
-        "hook" => [kit::str_field(p, "stopReason"), kit::str_field(p, "systemMessage")]
-            .into_iter()
-            .flatten()
-            .collect::<Vec<_>>()
-            .join("\n"),
+        "hook" => [
+            kit::str_field(p, "stopReason"),
+            kit::str_field(p, "systemMessage"),
+        ]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>()
+        .join("\n"),
         "pullRequest" => format!(
             "{}: {}",
             kit::str_field(p, "title").unwrap_or(""),
@@ -1500,8 +1544,9 @@ fn model_calls(meta: Option<&Value>) -> ModelCalls {
                     let id = kit::str_field(c, "id").unwrap_or("").to_string();
                     let name = kit::str_field(c, "name").unwrap_or("tool").to_string();
                     let args = match c.get("arguments") {
-                        Some(Value::String(s)) => serde_json::from_str(s)
-                            .unwrap_or_else(|_| Value::String(s.clone())),
+                        Some(Value::String(s)) => {
+                            serde_json::from_str(s).unwrap_or_else(|_| Value::String(s.clone()))
+                        }
                         Some(v) => v.clone(),
                         None => Value::Null,
                     };
@@ -1598,7 +1643,8 @@ fn request_usage(r: &Value, meta: Option<&Value>) -> Option<TokenUsage> {
             return Some(u);
         }
     }
-    let number = |v: Option<&Value>, k: &str| v.and_then(|v| v.get(k)).is_some_and(Value::is_number);
+    let number =
+        |v: Option<&Value>, k: &str| v.and_then(|v| v.get(k)).is_some_and(Value::is_number);
     if number(Some(r), "promptTokens") || number(Some(r), "completionTokens") {
         u.input_tokens = kit::u64_field(r, "promptTokens");
         u.output_tokens = kit::u64_field(r, "completionTokens");
