@@ -561,3 +561,88 @@ fn an_appended_log_and_a_replaced_file_show_within_a_second() {
         stores::file_contains(&echo, "Echo fresh reply after the mount")
     });
 }
+
+/// A log line that is not JSON costs that line (shown raw, one warning); a log with no
+/// readable state falls back to the flat file beside it; a `chatSessions` directory or a
+/// `workspaceStorage` directory elsewhere can be given by hand.
+#[test]
+fn broken_logs_and_stores_given_by_hand() {
+    let home = Home::empty();
+    let h = home.path();
+    let initial = |id: &str, prompt: &str| {
+        json!({"kind": 0, "v": {"version": 3, "sessionId": id, "creationDate": 1_767_500_000_000_i64,
+            "requests": [{"requestId": "r1", "timestamp": 1_767_500_000_000_i64, "message": message(prompt),
+                          "variableData": {"variables": []}, "response": [md(&format!("reply to {prompt}"))]}]}})
+        .to_string()
+    };
+    // Backup copies outside any editor directory.
+    let dir = "backup/ws1/chatSessions";
+    let g = "77777777-0000-4000-8000-000000000007";
+    stores::put(
+        h,
+        &format!("{dir}/{g}.jsonl"),
+        format!(
+            "{}\n{{\"kind\": 1, \"k\": [\"customTitle\"], golf-broken-line\n{}\n",
+            initial(g, "Golf: a log with a broken line"),
+            json!({"kind": 2, "k": ["requests", 0, "response"], "v": [md("Golf reply after the broken line")]})
+        ),
+    );
+    let k = "88888888-0000-4000-8000-000000000008";
+    stores::put(h, &format!("{dir}/{k}.jsonl"), "not a log at all\n");
+    put(
+        h,
+        &format!("{dir}/{k}.json"),
+        &json!({"version": 3, "sessionId": k, "creationDate": 1_767_500_000_000_i64, "requests": [
+            {"requestId": "r1", "message": message("Kilo: only the flat file is readable"),
+             "variableData": {"variables": []}, "response": [md("Kilo flat reply")]}]}),
+    );
+    let l = "99999999-0000-4000-8000-000000000009";
+    stores::put(
+        h,
+        &format!("elsewhere/workspaceStorage/abc/chatSessions/{l}.jsonl"),
+        initial(l, "Lima: from a workspaceStorage directory") + "\n",
+    );
+    let out = tempfile::tempdir().expect("tmp");
+    let tree = out.path().join("tree");
+    let arg = |p: &str| format!("copilot-chat={}", h.join(p).display());
+    let o = home.sessfs(&[
+        "render",
+        "--store",
+        &arg(dir),
+        "--store",
+        &arg("elsewhere/workspaceStorage"),
+        tree.to_str().expect("utf-8"),
+    ]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let dg = format!("copilot-chat/{g}");
+    stores::assert_session_holds(
+        &tree,
+        &dg,
+        &[
+            "Golf: a log with a broken line",
+            "Golf reply after the broken line",
+            "golf-broken-line",
+        ],
+        &[] as &[&str],
+    );
+    let w = meta(&tree, &dg)["warnings"].to_string();
+    assert!(w.contains("1 log lines could not be parsed"), "{w}");
+    let dk = format!("copilot-chat/{k}");
+    stores::assert_session_holds(
+        &tree,
+        &dk,
+        &["Kilo: only the flat file is readable", "Kilo flat reply"],
+        &[] as &[&str],
+    );
+    let w = meta(&tree, &dk)["warnings"].to_string();
+    assert!(
+        w.contains(&format!("read the older {k}.json instead")),
+        "{w}"
+    );
+    stores::assert_only_in(
+        &tree,
+        "reply to Lima: from a workspaceStorage directory",
+        ".",
+        &format!("copilot-chat/{l}"),
+    );
+}

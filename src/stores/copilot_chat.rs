@@ -571,12 +571,29 @@ pub fn load_session(
     let mut doc = read_doc(path);
     b.s.source.paths.push(path.to_path_buf());
     let mut from = path;
-    if let (Err(e), Some(flat)) = (&doc, flat) {
+    // Raw lines of a log that held no state, kept when the flat file is read instead.
+    let mut log_lines = Vec::new();
+    let stateless = match &doc {
+        Err(e) => Some(e.to_string()),
+        Ok(d) if d.state.is_empty() => Some(format!(
+            "{}: holds no readable session state",
+            kit::file_name(path)
+        )),
+        Ok(_) => None,
+    };
+    if let (Some(why), Some(flat)) = (stateless, flat) {
         b.warn(format!(
-            "{e}; read the older {} instead",
+            "{why}; read the older {} instead",
             kit::file_name(flat)
         ));
-        doc = read_doc(flat);
+        if let Ok(d) = std::mem::replace(&mut doc, read_doc(flat)) {
+            let log = kit::file_name(path);
+            log_lines = d
+                .unparsed
+                .into_iter()
+                .map(|(p, t)| (format!("{log} {p}"), t))
+                .collect();
+        }
         b.s.source.paths.push(flat.to_path_buf());
         from = flat;
     }
@@ -586,13 +603,17 @@ pub fn load_session(
     } else {
         "vscode-chat-json".to_string()
     };
-    let doc = match doc {
+    let mut doc = match doc {
         Ok(d) => d,
         Err(e) => {
             b.warn(e.to_string());
             return b.finish();
         }
     };
+    for u in &mut doc.unparsed {
+        u.0 = format!("{file} {}", u.0);
+    }
+    doc.unparsed.extend(log_lines);
     if let Some(ws) = workspace {
         b.s.cwd = workspace_folder(ws);
         if ws.exists() {
@@ -610,7 +631,7 @@ pub fn load_session(
         b.unparsed(
             "log lines",
             "not JSON or not applicable",
-            || format!("{file} {problem}"),
+            || problem.clone(),
             "log line",
             text,
             None,
@@ -814,7 +835,7 @@ impl Parser {
     }
 
     fn session(mut self, doc: &Map<String, Value>) -> SessionBuilder {
-        let d = Value::Object(doc.clone());
+        let field = |k: &str| doc.get(k).and_then(Value::as_str);
         self.b.s.source.format_version = Some(match doc.get("version") {
             Some(Value::Number(n)) => n.to_string(),
             _ => "1".to_string(),
@@ -822,9 +843,9 @@ impl Parser {
         self.b.s.created_at = doc.get("creationDate").and_then(super::parse_time);
         self.b.s.title = ["customTitle", "computedTitle"]
             .iter()
-            .find_map(|k| kit::str_field(&d, k))
+            .find_map(|k| field(k))
             .and_then(kit::title_from_text);
-        if let Some(dir) = kit::str_field(&d, "workingDirectory").filter(|s| !s.is_empty()) {
+        if let Some(dir) = field("workingDirectory").filter(|s| !s.is_empty()) {
             self.b.s.cwd = Some(uri_string(dir));
         }
         match doc.get("requests") {
