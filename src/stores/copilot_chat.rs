@@ -36,13 +36,15 @@
 //!   `toolCalls` with `name`/`arguments`/`id`, `thinking` and per-call `usage`).
 //!
 //! Design decisions and why:
-//! - **Roots are the editors' `User` directories** (Code, Code - Insiders, VSCodium under
-//!   `$XDG_CONFIG_HOME` or `~/.config`, the same under `~/Library/Application Support`, and
-//!   the remote servers' `~/.vscode-server*/data/User`). Listing reads directory and file
-//!   names only: `workspaceStorage/*/chatSessions/*.json[l]` and
-//!   `globalStorage/emptyWindowChatSessions/*.json[l]`; the file name is the session id. A
-//!   `--store` path may be a `User` directory, a `workspaceStorage` directory, one workspace's
-//!   directory or a `chatSessions` directory.
+//! - **Roots are the editors' `User/workspaceStorage` and
+//!   `User/globalStorage/emptyWindowChatSessions` directories** (Code, Code - Insiders,
+//!   VSCodium under `$XDG_CONFIG_HOME` or `~/.config`, the same under `~/Library/Application
+//!   Support`, and the remote servers' `~/.vscode-server*/data/User`), not the whole `User`
+//!   directory, which the mount would then watch with its file history and every
+//!   extension's storage. Listing reads directory and file names only:
+//!   `workspaceStorage/*/chatSessions/*.json[l]` and `emptyWindowChatSessions/*.json[l]`; the
+//!   file name is the session id. A `--store` path may also be a `User` directory, one
+//!   workspace's directory or a `chatSessions` directory.
 //! - **Only session files and `workspace.json` are opened.** `state.vscdb` (the session
 //!   index, and other extensions' keys and tokens), secret storage and every other
 //!   globalStorage file are never read.
@@ -85,30 +87,38 @@ const EDITORS: &[&str] = &["Code", "Code - Insiders", "VSCodium"];
 const SESSIONS: &str = "chatSessions";
 const EMPTY_WINDOW: &str = "emptyWindowChatSessions";
 
-/// Every `User` directory a VS Code build may keep chat sessions under.
+/// Where each VS Code build keeps chat sessions: its `User/workspaceStorage` and
+/// `User/globalStorage/emptyWindowChatSessions` directories. Not the whole `User`
+/// directory: the mount watches its roots recursively, and `User/` also holds the local
+/// file history and every extension's storage.
 pub fn candidates(env: &Env) -> Vec<Root> {
     let agent = Agent::CopilotChat;
-    let mut out = Vec::new();
+    let mut users = Vec::new();
     let (config, how) = match env.path_var("XDG_CONFIG_HOME") {
         Some(p) => (p, "XDG_CONFIG_HOME"),
         None => (env.home.join(".config"), "default"),
     };
     for editor in EDITORS {
-        out.push(Root::new(agent, config.join(editor).join("User"), how));
+        users.push((config.join(editor).join("User"), how));
     }
     let mac = env.home.join("Library/Application Support");
     for editor in EDITORS {
-        out.push(Root::new(agent, mac.join(editor).join("User"), "macOS"));
+        users.push((mac.join(editor).join("User"), "macOS"));
     }
     for server in [
         ".vscode-server",
         ".vscode-server-insiders",
         ".vscodium-server",
     ] {
+        users.push((env.home.join(server).join("data/User"), "remote"));
+    }
+    let mut out = Vec::new();
+    for (user, how) in users {
+        out.push(Root::new(agent, user.join("workspaceStorage"), how));
         out.push(Root::new(
             agent,
-            env.home.join(server).join("data/User"),
-            "remote",
+            user.join("globalStorage").join(EMPTY_WINDOW),
+            how,
         ));
     }
     out
@@ -422,7 +432,7 @@ fn replay(text: &str) -> Option<Doc> {
         if line.trim().is_empty() {
             continue;
         }
-        let entry: Value = match serde_json::from_str(line) {
+        let entry: Map<String, Value> = match serde_json::from_str(line) {
             Ok(v) => v,
             Err(e) => {
                 if i == last && !complete {
@@ -434,7 +444,7 @@ fn replay(text: &str) -> Option<Doc> {
                 continue;
             }
         };
-        if let Err(problem) = apply(&mut state, &entry) {
+        if let Err(problem) = apply(&mut state, entry) {
             doc.unparsed
                 .push((format!("line {}: {problem}", i + 1), raw(line)));
         }
@@ -448,11 +458,13 @@ fn replay(text: &str) -> Option<Doc> {
     Some(doc)
 }
 
-/// Apply one log entry (`objectMutationLog.ts` `read`).
-fn apply(state: &mut Option<Value>, entry: &Value) -> Result<(), String> {
+/// Apply one log entry (`objectMutationLog.ts` `read`). The entry's value is moved into the
+/// state, never copied: an initial entry can be most of a large file.
+fn apply(state: &mut Option<Value>, mut entry: Map<String, Value>) -> Result<(), String> {
     let kind = entry.get("kind").and_then(Value::as_u64);
+    let v = entry.remove("v");
     if kind == Some(0) {
-        *state = Some(entry.get("v").cloned().unwrap_or(Value::Null));
+        *state = Some(v.unwrap_or(Value::Null));
         return Ok(());
     }
     let Some(root) = state.as_mut() else {
@@ -471,19 +483,14 @@ fn apply(state: &mut Option<Value>, entry: &Value) -> Result<(), String> {
         cur = step(cur, k).ok_or_else(|| format!("no value at {}", show_path(path)))?;
     }
     match kind {
-        Some(1) => match entry.get("v") {
-            Some(v) => put(cur, last, Some(v.clone())),
-            None => put(cur, last, None),
-        },
+        // A set without a value is JavaScript's `undefined`: the key goes.
+        Some(1) => put(cur, last, v),
         Some(3) => put(cur, last, None),
         Some(2) => {
-            let slot = match step(cur, last) {
-                Some(s) => s,
-                None => {
-                    put(cur, last, Some(Value::Array(Vec::new())))?;
-                    step(cur, last).ok_or("array cannot be made")?
-                }
-            };
+            if step(cur, last).is_none() {
+                put(cur, last, Some(Value::Array(Vec::new())))?;
+            }
+            let slot = step(cur, last).ok_or("array cannot be made")?;
             if !slot.is_array() {
                 *slot = Value::Array(Vec::new());
             }
@@ -491,10 +498,10 @@ fn apply(state: &mut Option<Value>, entry: &Value) -> Result<(), String> {
                 return Err("not an array".into());
             };
             if let Some(i) = entry.get("i").and_then(Value::as_u64) {
-                arr.truncate(i as usize);
+                arr.truncate(usize::try_from(i).unwrap_or(usize::MAX));
             }
-            if let Some(Value::Array(vs)) = entry.get("v") {
-                arr.extend(vs.iter().cloned());
+            if let Some(Value::Array(vs)) = v {
+                arr.extend(vs);
             }
             Ok(())
         }
@@ -542,14 +549,14 @@ fn put(cur: &mut Value, k: &Value, v: Option<Value>) -> Result<(), String> {
             Ok(())
         }
         (Value::Array(a), Value::Number(n)) => {
-            let i = n.as_u64().ok_or("negative index")? as usize;
-            if i > a.len() + 1_000_000 {
-                return Err("index far past the array's end".into());
+            let i = n.as_u64().ok_or("negative index")?;
+            let v = v.unwrap_or(Value::Null);
+            match usize::try_from(i) {
+                Ok(i) if i < a.len() => a[i] = v,
+                Ok(i) if i == a.len() => a.push(v),
+                // VS Code only sets items that exist; a hole is not made up.
+                _ => return Err("index past the array's end".into()),
             }
-            if a.len() <= i {
-                a.resize(i + 1, Value::Null);
-            }
-            a[i] = v.unwrap_or(Value::Null);
             Ok(())
         }
         _ => Err("path goes through a value that is not an object or array".into()),
