@@ -1742,4 +1742,26 @@ mod tests {
             Some("/a/b.rs")
         );
     }
+
+    /// Every prefix of the bundled samples (a file cut anywhere while the editor writes it)
+    /// loads without a panic.
+    #[test]
+    fn every_cut_of_the_samples_loads() {
+        let dir = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/fixtures/home/.config/Code/User/workspaceStorage/9f1c2e7a4b3d5a6c8e0f1a2b3c4d5e6f/chatSessions"
+        );
+        for (name, log) in [
+            ("7d3e9a10-4c2b-4e8f-9a1d-5b6c7d8e9f01.jsonl", true),
+            ("2b8f4c61-0e7a-4d3b-b5c9-8a1e2f3d4c5b.json", false),
+        ] {
+            let bytes = std::fs::read(Path::new(dir).join(name)).expect("sample");
+            for cut in (0..=bytes.len()).step_by(5) {
+                if let Some(doc) = parse_doc(&bytes[..cut], log) {
+                    let b = SessionBuilder::new(Agent::CopilotChat, "x");
+                    let _ = Parser::new(b).session(&doc.state).finish();
+                }
+            }
+        }
+    }
 }
