@@ -966,39 +966,7 @@ impl Parser {
         if let Some(Value::String(s)) = r.get("response") {
             reply.text(&base, s);
         }
-        // Pair the reply's invocations with the model's calls: by id, then in order.
-        let inv_ids: Vec<Option<&str>> = parts
-            .iter()
-            .map(|p| {
-                (kit::str_field(p, "kind") == Some("toolInvocationSerialized"))
-                    .then(|| kit::str_field(p, "toolCallId").unwrap_or(""))
-            })
-            .collect();
-        let mut pair: HashMap<usize, usize> = HashMap::new();
-        let mut used = vec![false; model_calls.calls.len()];
-        for (pi, id) in inv_ids.iter().enumerate() {
-            if let Some(id) = id.filter(|i| !i.is_empty()) {
-                if let Some(ci) = model_calls.calls.iter().position(|c| c.0 == id) {
-                    if !used[ci] {
-                        used[ci] = true;
-                        pair.insert(pi, ci);
-                    }
-                }
-            }
-        }
-        let left_parts: Vec<usize> = inv_ids
-            .iter()
-            .enumerate()
-            .filter(|(pi, id)| id.is_some() && !pair.contains_key(pi))
-            .map(|(pi, _)| pi)
-            .collect();
-        let left_calls: Vec<usize> = (0..used.len()).filter(|&ci| !used[ci]).collect();
-        if left_parts.len() == left_calls.len() {
-            for (pi, ci) in left_parts.into_iter().zip(left_calls) {
-                used[ci] = true;
-                pair.insert(pi, ci);
-            }
-        }
+        let (pair, used) = pair_calls(parts, &model_calls);
 
         let mut edits = 0;
         for (pi, p) in parts.iter().enumerate() {
@@ -1228,6 +1196,45 @@ impl Parser {
                 .and_then(Value::as_u64),
         }
     }
+}
+
+/// Pair a reply's tool invocation parts with the model's calls: by id, then in order when
+/// both have as many left. Returns part index -> call index, and which calls are paired.
+fn pair_calls(parts: &[Value], model_calls: &ModelCalls) -> (HashMap<usize, usize>, Vec<bool>) {
+    let inv_ids: Vec<Option<&str>> = parts
+        .iter()
+        .map(|p| {
+            (kit::str_field(p, "kind") == Some("toolInvocationSerialized"))
+                .then(|| kit::str_field(p, "toolCallId").unwrap_or(""))
+        })
+        .collect();
+    let mut pair: HashMap<usize, usize> = HashMap::new();
+    let mut used = vec![false; model_calls.calls.len()];
+    for (pi, id) in inv_ids.iter().enumerate() {
+        if let Some(id) = id.filter(|i| !i.is_empty()) {
+            if let Some(ci) = model_calls.calls.iter().position(|c| c.0 == id) {
+                if !used[ci] {
+                    used[ci] = true;
+                    pair.insert(pi, ci);
+                }
+            }
+        }
+    }
+    let left_parts: Vec<usize> = inv_ids
+        .iter()
+        .enumerate()
+        .filter(|(pi, id)| id.is_some() && !pair.contains_key(pi))
+        .map(|(pi, _)| pi)
+        .collect();
+    let left_calls: Vec<usize> = (0..used.len()).filter(|&ci| !used[ci]).collect();
+    if left_parts.len() == left_calls.len() {
+        for (pi, ci) in left_parts.into_iter().zip(left_calls) {
+            used[ci] = true;
+            pair.insert(pi, ci);
+        }
+    }
+
+    (pair, used)
 }
 
 /// The arguments a tool invocation part kept, for a call the model's side does not hold.
