@@ -27,6 +27,7 @@ pub mod cline;
 pub mod codex;
 pub mod r#continue;
 pub mod copilot;
+pub mod copilot_chat;
 pub mod crush;
 pub mod cursor;
 pub mod gemini;
@@ -370,6 +371,12 @@ pub const REGISTRY: &[Spec] = &[
         candidates: zed::candidates,
         given: as_given,
         open: |r| Box::new(zed::ZedStore::new(r)),
+    },
+    Spec {
+        agent: Agent::CopilotChat,
+        candidates: copilot_chat::candidates,
+        given: as_given,
+        open: |r| Box::new(copilot_chat::CopilotChatStore::new(r)),
     },
 ];
 
