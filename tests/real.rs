@@ -28,6 +28,8 @@
 mod amp;
 #[path = "real/crush.rs"]
 mod crush;
+#[path = "real/droid.rs"]
+mod droid;
 #[path = "real/kimi.rs"]
 mod kimi;
 #[path = "real/layout.rs"]

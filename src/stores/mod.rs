@@ -27,6 +27,7 @@ pub mod codex;
 pub mod copilot;
 pub mod crush;
 pub mod cursor;
+pub mod droid;
 pub mod gemini;
 pub mod hermes;
 pub mod jsonl;
@@ -349,6 +350,12 @@ pub const REGISTRY: &[Spec] = &[
         candidates: kimi::candidates,
         given: as_given,
         open: |r| Box::new(kimi::KimiStore::new(r)),
+    },
+    Spec {
+        agent: Agent::Droid,
+        candidates: droid::candidates,
+        given: as_given,
+        open: |r| Box::new(droid::DroidStore::new(r)),
     },
 ];
 
