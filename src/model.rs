@@ -41,10 +41,11 @@ pub enum Agent {
     Qwen,
     Kimi,
     Droid,
+    Openhands,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 22] = [
+    pub const ALL: [Agent; 23] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Gemini,
@@ -67,6 +68,7 @@ impl Agent {
         Agent::Qwen,
         Agent::Kimi,
         Agent::Droid,
+        Agent::Openhands,
     ];
 
     /// The fixed directory name under the mount root.
@@ -94,6 +96,7 @@ impl Agent {
             Agent::Qwen => "qwen",
             Agent::Kimi => "kimi",
             Agent::Droid => "droid",
+            Agent::Openhands => "openhands",
         }
     }
 

@@ -34,6 +34,7 @@ pub mod jsonl;
 pub mod kimi;
 pub mod kit;
 pub mod opencode;
+pub mod openhands;
 pub mod pi;
 pub mod qwen;
 pub mod sqlite;
@@ -356,6 +357,12 @@ pub const REGISTRY: &[Spec] = &[
         candidates: droid::candidates,
         given: as_given,
         open: |r| Box::new(droid::DroidStore::new(r)),
+    },
+    Spec {
+        agent: Agent::Openhands,
+        candidates: openhands::candidates,
+        given: as_given,
+        open: |r| Box::new(openhands::OpenhandsStore::new(r)),
     },
 ];
 
