@@ -432,14 +432,14 @@ fn why_skipped(kind: &str) -> &'static str {
     }
 }
 
+/// A branch off the active path: its leaf's id, its path (root first) and the last event
+/// it shares with the active path.
+type OffPath = (String, Vec<usize>, Option<String>);
+
 /// The active path (event positions, root first) and every other branch as
 /// `(leaf id, path, fork point)`. Events follow their `parent_id`; one without follows the
 /// event before it (the SDK's rule for events written before the tree).
-#[allow(clippy::type_complexity)]
-fn split_branches(
-    events: &[Value],
-    leaf: Option<&str>,
-) -> (Vec<usize>, Vec<(String, Vec<usize>, Option<String>)>) {
+fn split_branches(events: &[Value], leaf: Option<&str>) -> (Vec<usize>, Vec<OffPath>) {
     let ids: Vec<String> = events
         .iter()
         .enumerate()
