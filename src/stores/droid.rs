@@ -55,6 +55,8 @@ use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
 const AGENT: Agent = Agent::Droid;
+/// The tool that starts a subagent.
+const SUBAGENT_TOOL: &str = "Task";
 /// Droid's placeholder title before it names a session.
 const PLACEHOLDER_TITLE: &str = "New Session";
 /// A settings file larger than this is not parsed.
@@ -486,7 +488,9 @@ fn push_para(dst: &mut String, t: &str) {
     dst.push_str(t);
 }
 
-/// Link every session beside `path` whose header names `id` as its caller.
+/// Link every session beside `path` whose header names `id` as its caller. Only a session
+/// that called the subagent tool (`Task`) looks: the first lines of its neighbours are read
+/// then, so loading a directory of sessions that spawned none costs no read beyond their own.
 fn link_children(path: &Path, id: &str, s: &mut Session) {
     let Some(dir) = path.parent() else {
         return;
@@ -495,11 +499,15 @@ fn link_children(path: &Path, id: &str, s: &mut Session) {
         .messages
         .iter()
         .flat_map(|m| &m.tool_calls)
+        .filter(|c| c.tool_name.eq_ignore_ascii_case(SUBAGENT_TOOL))
         .map(|c| {
             let d = kit::str_field(&c.input, "description").map(str::to_string);
             (c.tool_call_id.clone(), d)
         })
         .collect();
+    if calls.is_empty() {
+        return;
+    }
     for (p, t) in kit::typed_entries(dir) {
         let name = kit::file_name(&p);
         let Some(child) = name.strip_suffix(".jsonl") else {
