@@ -44,10 +44,12 @@ pub enum Agent {
     Continue,
     Zed,
     CopilotChat,
+    Droid,
+    Openhands,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 25] = [
+    pub const ALL: [Agent; 27] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Gemini,
@@ -73,6 +75,8 @@ impl Agent {
         Agent::Continue,
         Agent::Zed,
         Agent::CopilotChat,
+        Agent::Droid,
+        Agent::Openhands,
     ];
 
     /// The fixed directory name under the mount root.
@@ -103,6 +107,8 @@ impl Agent {
             Agent::Continue => "continue",
             Agent::Zed => "zed",
             Agent::CopilotChat => "copilot-chat",
+            Agent::Droid => "droid",
+            Agent::Openhands => "openhands",
         }
     }
 

@@ -30,12 +30,14 @@ pub mod copilot;
 pub mod copilot_chat;
 pub mod crush;
 pub mod cursor;
+pub mod droid;
 pub mod gemini;
 pub mod hermes;
 pub mod jsonl;
 pub mod kimi;
 pub mod kit;
 pub mod opencode;
+pub mod openhands;
 pub mod pi;
 pub mod qwen;
 pub mod sqlite;
@@ -377,6 +379,18 @@ pub const REGISTRY: &[Spec] = &[
         candidates: copilot_chat::candidates,
         given: as_given,
         open: |r| Box::new(copilot_chat::CopilotChatStore::new(r)),
+    },
+    Spec {
+        agent: Agent::Droid,
+        candidates: droid::candidates,
+        given: as_given,
+        open: |r| Box::new(droid::DroidStore::new(r)),
+    },
+    Spec {
+        agent: Agent::Openhands,
+        candidates: openhands::candidates,
+        given: as_given,
+        open: |r| Box::new(openhands::OpenhandsStore::new(r)),
     },
 ];
 

@@ -275,4 +275,3 @@ mod tests;
 use doc::*;
 pub use doc::{parse_doc, Doc};
 pub use request::load_session;
-use request::*;

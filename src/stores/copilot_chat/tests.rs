@@ -1,3 +1,4 @@
+use super::request::*;
 use super::*;
 use serde_json::json;
 
