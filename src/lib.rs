@@ -16,6 +16,7 @@
 #![allow(rustdoc::private_intra_doc_links)]
 
 pub mod alloc;
+pub mod buf;
 pub mod cache;
 pub mod cli;
 pub mod cost;
@@ -28,6 +29,7 @@ pub mod render;
 pub mod search;
 pub mod spill;
 pub mod stores;
+pub mod terminal;
 pub mod tree;
 pub mod watch;
 

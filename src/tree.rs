@@ -2491,13 +2491,6 @@ pub fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
-/// `size` bytes of `bytes` from `offset`, cut at the end (a READ reply).
-pub fn slice(bytes: &[u8], offset: u64, size: u32) -> &[u8] {
-    let len = bytes.len() as u64;
-    let start = offset.min(len) as usize;
-    let end = offset.saturating_add(size as u64).min(len) as usize;
-    &bytes[start..end]
-}
 #[cfg(test)]
 mod tests {
     use super::*;
