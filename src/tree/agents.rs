@@ -4,14 +4,16 @@
 //! names from [`disambiguate`]), the names that came and went since the change watcher
 //! last looked, and the agent directory's entries as last listed, whose inodes it makes in
 //! one write of the state ([`Fs::session_entries`]: the one batch of inodes made outside
-//! `nodes`, 10,000 at a time). The warm-up lists every store, versions every session and
-//! numbers the session directories once as the mount starts. A slot's version and mtime
-//! are written by `versions` alone; nothing here renders or talks to the kernel.
+//! `nodes`, 10,000 at a time), and the scan lock under which an agent's sessions are
+//! versioned in one batch ([`Fs::check_all`], [`Fs::check_named`]; the versioning itself is
+//! `versions`'). The warm-up lists every store, versions every session and numbers the
+//! session directories once as the mount starts. A slot's version and mtime are written
+//! by `versions` alone; nothing here renders or talks to the kernel.
 
-use super::nodes::{disambiguate, identity, Identity, NodeKind, State};
+use super::nodes::{disambiguate, identity, Identity, NodeKind};
 use super::threads::panic_message;
-use super::versions::SessionSlot;
-use super::{Attr, Fs, Kind, Listing, ROOT_INO, TTL};
+use super::versions::{SessionSlot, ToVersion};
+use super::{Attr, Fs, Kind, Listing, State, ROOT_INO, TTL};
 use crate::cache::SessionKey;
 use crate::model::Agent;
 use std::collections::{BTreeMap, HashMap};
@@ -119,6 +121,53 @@ impl Fs {
 
     pub(super) fn scan_lock(&self, agent: Agent) -> Option<Arc<Mutex<()>>> {
         self.state().agents.get(&agent).map(|a| a.scan.clone())
+    }
+
+    /// Version every session of `agent` whose check is out of date (see
+    /// [`Fs::version_batch`]).
+    pub(super) fn check_all(&self, agent: Agent) {
+        let now = Instant::now();
+        self.check_picked(agent, |a| {
+            a.sessions
+                .iter()
+                .filter(|(_, s)| !self.session_fresh(a.store, s, now))
+                .collect()
+        });
+    }
+
+    /// Version the sessions of `agent` called `names` now, however recently they were
+    /// checked (the change watcher's re-checks, [`Fs::announce`]).
+    pub(super) fn check_named(&self, agent: Agent, names: &[&str]) {
+        self.check_picked(agent, |a| {
+            names
+                .iter()
+                .filter_map(|&n| a.sessions.get_key_value(n))
+                .collect()
+        });
+    }
+
+    /// Version the sessions `pick` chooses from `agent`'s, holding its scan lock, the
+    /// `stat`s and queries made without the state lock ([`Fs::version_batch`]).
+    fn check_picked(
+        &self,
+        agent: Agent,
+        pick: impl for<'a> FnOnce(&'a AgentState) -> Vec<(&'a String, &'a SessionSlot)>,
+    ) {
+        let Some(scan) = self.scan_lock(agent) else {
+            return;
+        };
+        let _scanning = scan.lock().unwrap_or_else(|e| e.into_inner());
+        let todo: Vec<ToVersion> = {
+            let st = self.state();
+            let Some(a) = st.agents.get(&agent) else {
+                return;
+            };
+            pick(a)
+                .into_iter()
+                .map(|(n, s)| (n.clone(), a.store, s.listed.clone(), s.extra.clone()))
+                .collect()
+        };
+        self.version_batch(agent, todo);
     }
 
     /// List every store, version every session and number the session directories once,

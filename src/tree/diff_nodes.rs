@@ -6,20 +6,14 @@
 //! their current versions and cached under a key no session can have ([`diff_key`]). The
 //! permanent inode table and the sessions' renders are not touched.
 
-use super::nodes::{NodeKind, State};
+use super::nodes::{NodeKind, DIFF_INO_BASE};
 use super::threads::panic_message;
-use super::{Fs, FsError, Result};
+use super::{Fs, FsError, Result, State};
 use crate::cache::{Bytes, SessionKey};
 use crate::render::{self, Bundle, Node};
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
-
-/// Name of the per-session directory that renders cross-session diffs on lookup.
-pub const DIFF_DIR: &str = "diff";
-
-/// First inode of the `diff/<agent>/<other>.diff` files, below the search nodes.
-pub(super) const DIFF_INO_BASE: u64 = 1 << 47;
 
 /// Diff files whose inodes are kept; the least recently looked up is forgotten. Any pair of
 /// sessions has one, so keeping them all would grow with every lookup.

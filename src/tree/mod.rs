@@ -27,7 +27,9 @@
 //! inode number names the same path for the life of the mount.
 //!
 //! One module per concern; this one holds only [`Fs`] (its fields and constructor), the
-//! types its callers see and the constants of the tree as a whole:
+//! state behind its lock (`State`, a part per module) with the two calls that reach every
+//! inode range (`kind_of`, `ino_for`), the types its callers see and the constants of the
+//! tree as a whole:
 //! - `requests`: the kernel's questions (`lookup`, `getattr`, `readdir`, `readlink`, reads),
 //!   each answered by the kind of node asked about;
 //! - `nodes`: the inode table, the node kinds, the state lock, directory names for sessions;
@@ -43,7 +45,10 @@
 //! - `threads`: cores, idle policy and panic messages for the threads the tree starts.
 //!
 //! The modules share [`Fs`]'s fields and the state behind its lock; each module's doc says
-//! which part it owns (writes) and what it leaves to the others.
+//! which part it owns (writes) and what it leaves to the others. They import one another
+//! in one direction only: `nodes` and `threads` at the bottom; `versions`, `diff_nodes`,
+//! `search_nodes`, `push`, `rendering` and `ahead` on them; `agents` and `changes` on
+//! `versions`; `requests` on the node modules.
 
 mod agents;
 mod ahead;
@@ -61,21 +66,26 @@ mod versions;
 
 pub use ahead::PREFETCH_AHEAD;
 pub use changes::{Invalidations, Watching};
-pub use diff_nodes::{DIFF_DIR, DIFF_FILES};
+pub use diff_nodes::DIFF_FILES;
+pub use nodes::DIFF_DIR;
 pub use push::BESIDE_GAP;
 pub use search_nodes::{Searcher, SEARCH_DIR, SEARCH_QUERIES, SEARCH_RESULTS, SEARCH_TTL};
 pub use threads::{cores, panic_message, set_idle_policy};
 
 use crate::cache::{Cache, EntryKind, SessionKey};
+use crate::model::Agent;
 use crate::spill::SpillTo;
 use crate::stores::Store;
 use agents::AgentState;
 use ahead::Prefetch;
-use nodes::State;
+use diff_nodes::{diff_key, DiffNodes};
+use nodes::{NodeKind, DIFF_INO_BASE, SEARCH_INO_BASE};
+use search_nodes::SearchNodes;
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{RwLockReadGuard, RwLockWriteGuard};
 use std::time::{Duration, Instant, SystemTime};
 
 /// How long a checked version or a listing is trusted without looking again.
@@ -192,6 +202,40 @@ pub struct Fs {
     beside: Mutex<HashMap<(SessionKey, String), Instant>>,
 }
 
+/// Everything behind [`Fs`]'s lock, a part per module: the inode table (`nodes`), the
+/// `diff/` and `search/` ranges (`diff_nodes`, `search_nodes`), and each agent's listing
+/// and sessions (`agents`; their versions are written by `versions`).
+struct State {
+    search: SearchNodes,
+    diffs: DiffNodes,
+    nodes: Vec<NodeKind>,
+    /// Inode by parent inode and name: a map per directory, so a name is looked up as the
+    /// `&str` it arrives as, with nothing allocated for the question.
+    by_name: HashMap<u64, HashMap<Box<str>, u64>>,
+    /// Inodes of the agent directories (the one kind of node looked up by what it is).
+    agent_inos: HashMap<Agent, u64>,
+    agents: BTreeMap<Agent, AgentState>,
+    /// Inodes that show each session's content, to invalidate when it changes.
+    session_inos: HashMap<SessionKey, Vec<u64>>,
+}
+
+impl State {
+    /// The table with the root alone, over `agents`.
+    fn new(agents: BTreeMap<Agent, AgentState>) -> State {
+        let mut state = State {
+            search: SearchNodes::default(),
+            diffs: DiffNodes::default(),
+            nodes: Vec::new(),
+            by_name: HashMap::new(),
+            agent_inos: HashMap::new(),
+            agents,
+            session_inos: HashMap::new(),
+        };
+        state.nodes.push(NodeKind::Root);
+        state
+    }
+}
+
 impl Fs {
     pub fn new(stores: Vec<Box<dyn Store>>, opts: Options) -> Fs {
         let mut agents = BTreeMap::new();
@@ -225,5 +269,49 @@ impl Fs {
     /// Sessions rendered since start (for tests and `doctor`).
     pub fn render_count(&self) -> u64 {
         self.renders.load(Ordering::Relaxed)
+    }
+
+    /// Whether the kernel should hold this node only briefly: `search/` results change with
+    /// every session, and their inodes are forgotten (see `SearchNodes`).
+    pub fn is_volatile(&self, ino: u64) -> bool {
+        ino >= DIFF_INO_BASE
+    }
+
+    fn state(&self) -> RwLockReadGuard<'_, State> {
+        self.state.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn state_mut(&self) -> RwLockWriteGuard<'_, State> {
+        self.state.write().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The node inode `ino` names, whichever range it is in.
+    fn kind_of(&self, ino: u64) -> Result<NodeKind> {
+        let st = self.state();
+        if ino >= SEARCH_INO_BASE {
+            return st.search.nodes.get(&ino).cloned().ok_or(FsError::NotFound);
+        }
+        if ino >= DIFF_INO_BASE {
+            return st.diffs.nodes.get(&ino).cloned().ok_or(FsError::NotFound);
+        }
+        let idx = ino.checked_sub(1).ok_or(FsError::NotFound)? as usize;
+        st.nodes.get(idx).cloned().ok_or(FsError::NotFound)
+    }
+
+    /// The inode of `parent/name`, made if new, in the range of its kind. Making a diff
+    /// file's may forget the least recently looked up one, and its cached bytes with it.
+    fn ino_for(&self, parent: u64, name: &str, kind: NodeKind) -> u64 {
+        let mut st = self.state_mut();
+        if matches!(kind, NodeKind::DiffFile(..)) {
+            let (ino, forgotten) = st.diff_ino(parent, name, kind);
+            drop(st);
+            for node in forgotten {
+                if let NodeKind::DiffFile(a, b) = node {
+                    self.cache.forget(&diff_key(&a, &b));
+                }
+            }
+            return ino;
+        }
+        st.ino(parent, name, kind)
     }
 }

@@ -1,25 +1,31 @@
 //! The inode table and the names in it.
 //!
-//! Owns [`State`] (the lock every module reads the tree through, [`Fs::state`] and
-//! [`Fs::state_mut`]) and its inode fields: the node of each inode, the inode of each
+//! Owns the inode fields of [`State`]: the node of each inode, the inode of each
 //! `(parent, name)`, the agent directories' inodes and the inodes that show each session.
-//! Also the kinds of node ([`NodeKind`]), which inode ranges are volatile, and the names
-//! of session directories ([`disambiguate`]). It stats nothing, lists no store and renders
-//! nothing; the `diff/` and `search/` ranges are kept by their own modules, and `agents`
-//! numbers an agent directory's sessions in one batch of its own.
+//! Also the kinds of node ([`NodeKind`]), the inode ranges (the table's from 1, the `diff/`
+//! files' from [`DIFF_INO_BASE`], the `search/` nodes' from [`SEARCH_INO_BASE`]) and the
+//! names of session directories ([`disambiguate`]). It stats nothing, lists no store and
+//! renders nothing, and imports no other module of the tree: they stand on it. The `diff/`
+//! and `search/` ranges are filled by their own modules, and `agents` numbers an agent
+//! directory's sessions in one batch of its own.
 
-use super::agents::AgentState;
-use super::diff_nodes::{diff_key, DiffNodes, DIFF_DIR, DIFF_INO_BASE};
-use super::search_nodes::{SearchNodes, SEARCH_INO_BASE};
-use super::{Fs, FsError, Result};
+use super::State;
 use crate::cache::SessionKey;
 use crate::model::Agent;
 use crate::names;
 use crate::stores::Listed;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::hash::Hash;
 use std::path::PathBuf;
-use std::sync::{RwLockReadGuard, RwLockWriteGuard};
+
+/// Name of the per-session directory that renders cross-session diffs on lookup.
+pub const DIFF_DIR: &str = "diff";
+
+/// First inode of the `diff/<agent>/<other>.diff` files, below the search nodes.
+pub(super) const DIFF_INO_BASE: u64 = 1 << 47;
+
+/// First inode of the `search/<query>/` nodes, far above any inode [`Fs::ino_for`] hands out.
+pub(super) const SEARCH_INO_BASE: u64 = 1 << 48;
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(super) enum NodeKind {
@@ -60,38 +66,9 @@ impl NodeKind {
     }
 }
 
-pub(super) struct State {
-    pub(super) search: SearchNodes,
-    pub(super) diffs: DiffNodes,
-    pub(super) nodes: Vec<NodeKind>,
-    /// Inode by parent inode and name: a map per directory, so a name is looked up as the
-    /// `&str` it arrives as, with nothing allocated for the question.
-    pub(super) by_name: HashMap<u64, HashMap<Box<str>, u64>>,
-    /// Inodes of the agent directories (the one kind of node looked up by what it is).
-    pub(super) agent_inos: HashMap<Agent, u64>,
-    pub(super) agents: BTreeMap<Agent, AgentState>,
-    /// Inodes that show each session's content, to invalidate when it changes.
-    pub(super) session_inos: HashMap<SessionKey, Vec<u64>>,
-}
-
 impl State {
-    /// The table with the root alone, over `agents`.
-    pub(super) fn new(agents: BTreeMap<Agent, AgentState>) -> State {
-        let mut state = State {
-            search: SearchNodes::default(),
-            diffs: DiffNodes::default(),
-            nodes: Vec::new(),
-            by_name: HashMap::new(),
-            agent_inos: HashMap::new(),
-            agents,
-            session_inos: HashMap::new(),
-        };
-        state.nodes.push(NodeKind::Root);
-        state
-    }
-
     /// The inode of `parent/name`, made if new.
-    fn ino(&mut self, parent: u64, name: &str, kind: NodeKind) -> u64 {
+    pub(super) fn ino(&mut self, parent: u64, name: &str, kind: NodeKind) -> u64 {
         let names = self.by_name.entry(parent).or_default();
         if let Some(&ino) = names.get(name) {
             return ino;
@@ -144,49 +121,6 @@ impl State {
                 .extend(made);
         }
         inos
-    }
-}
-
-impl Fs {
-    /// Whether the kernel should hold this node only briefly: `search/` results change with
-    /// every session, and their inodes are forgotten (see `SearchNodes`).
-    pub fn is_volatile(&self, ino: u64) -> bool {
-        ino >= DIFF_INO_BASE
-    }
-
-    pub(super) fn state(&self) -> RwLockReadGuard<'_, State> {
-        self.state.read().unwrap_or_else(|e| e.into_inner())
-    }
-
-    pub(super) fn state_mut(&self) -> RwLockWriteGuard<'_, State> {
-        self.state.write().unwrap_or_else(|e| e.into_inner())
-    }
-
-    pub(super) fn kind_of(&self, ino: u64) -> Result<NodeKind> {
-        let st = self.state();
-        if ino >= SEARCH_INO_BASE {
-            return st.search.nodes.get(&ino).cloned().ok_or(FsError::NotFound);
-        }
-        if ino >= DIFF_INO_BASE {
-            return st.diffs.nodes.get(&ino).cloned().ok_or(FsError::NotFound);
-        }
-        let idx = ino.checked_sub(1).ok_or(FsError::NotFound)? as usize;
-        st.nodes.get(idx).cloned().ok_or(FsError::NotFound)
-    }
-
-    pub(super) fn ino_for(&self, parent: u64, name: &str, kind: NodeKind) -> u64 {
-        let mut st = self.state_mut();
-        if matches!(kind, NodeKind::DiffFile(..)) {
-            let (ino, forgotten) = st.diff_ino(parent, name, kind);
-            drop(st);
-            for node in forgotten {
-                if let NodeKind::DiffFile(a, b) = node {
-                    self.cache.forget(&diff_key(&a, &b));
-                }
-            }
-            return ino;
-        }
-        st.ino(parent, name, kind)
     }
 }
 

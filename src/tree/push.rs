@@ -7,7 +7,7 @@
 //! knows are offered: it never renders, never makes an inode and sends nothing itself
 //! (`fuse/` does).
 
-use super::diff_nodes::DIFF_INO_BASE;
+use super::nodes::DIFF_INO_BASE;
 use super::nodes::{parent, NodeKind};
 use super::{Attr, Fs, Kind};
 use crate::cache::{Bytes, EntryKind, SessionKey};

@@ -8,8 +8,7 @@
 //! [`State::session_dir_inos`]), never lists a store, versions a session or renders one
 //! itself, and never pushes anything to the kernel.
 
-use super::diff_nodes::DIFF_DIR;
-use super::nodes::{join, NodeKind};
+use super::nodes::{join, NodeKind, DIFF_DIR};
 use super::search_nodes::SEARCH_DIR;
 use super::{Attr, Fs, FsError, Kind, Listing, Result, ROOT_INO};
 use crate::cache::{Bytes, EntryKind, SessionKey};

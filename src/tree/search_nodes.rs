@@ -7,7 +7,7 @@
 //! module only keeps the links stable and bounded. The permanent inode table is not
 //! touched.
 
-use super::nodes::NodeKind;
+use super::nodes::{NodeKind, SEARCH_INO_BASE};
 use super::threads::panic_message;
 use super::{Fs, FsError, Result};
 use crate::cache::SessionKey;
@@ -17,9 +17,6 @@ use std::time::{Duration, Instant, SystemTime};
 
 /// Name of the root directory whose lookups run a search.
 pub const SEARCH_DIR: &str = "search";
-
-/// First inode of the `search/<query>/` nodes, far above any inode [`Fs::ino_for`] hands out.
-pub(super) const SEARCH_INO_BASE: u64 = 1 << 48;
 
 /// Queries whose directories (and links) are kept; the least recently used is forgotten.
 pub const SEARCH_QUERIES: usize = 64;

@@ -10,7 +10,6 @@
 //! says it may have moved ([`Fs::session_fresh`]). It never lists a store (`agents`), makes
 //! an inode, renders, or decides what the kernel must forget (`changes`).
 
-use super::agents::AgentState;
 use super::threads::{cores, panic_message};
 use super::{Fs, FsError, Result, TTL};
 use crate::cache::SessionKey;
@@ -76,7 +75,7 @@ impl SessionSlot {
 
 /// A session to version: its name, store, listing and extra sources, copied out of the
 /// state so the `stat`s run without its lock.
-type ToVersion = (String, usize, Listed, Vec<PathBuf>);
+pub(super) type ToVersion = (String, usize, Listed, Vec<PathBuf>);
 
 impl Fs {
     /// Make `key`'s version depend on `sources` too; returns the new version if it changed.
@@ -140,58 +139,11 @@ impl Fs {
         Ok(out)
     }
 
-    /// Version every session of `agent` whose check is out of date (see
-    /// [`Fs::version_batch`]).
-    pub(super) fn check_all(&self, agent: Agent) {
-        let now = Instant::now();
-        self.check_picked(agent, |a| {
-            a.sessions
-                .iter()
-                .filter(|(_, s)| !self.session_fresh(a.store, s, now))
-                .collect()
-        });
-    }
-
-    /// Version the sessions of `agent` called `names` now, however recently they were
-    /// checked (the change watcher's re-checks, [`Fs::announce`]).
-    pub(super) fn check_named(&self, agent: Agent, names: &[&str]) {
-        self.check_picked(agent, |a| {
-            names
-                .iter()
-                .filter_map(|&n| a.sessions.get_key_value(n))
-                .collect()
-        });
-    }
-
-    /// Version the sessions `pick` chooses from `agent`'s, holding its scan lock, the
-    /// `stat`s and queries made without the state lock ([`Fs::version_batch`]).
-    fn check_picked(
-        &self,
-        agent: Agent,
-        pick: impl for<'a> FnOnce(&'a AgentState) -> Vec<(&'a String, &'a SessionSlot)>,
-    ) {
-        let Some(scan) = self.scan_lock(agent) else {
-            return;
-        };
-        let _scanning = scan.lock().unwrap_or_else(|e| e.into_inner());
-        let todo: Vec<ToVersion> = {
-            let st = self.state();
-            let Some(a) = st.agents.get(&agent) else {
-                return;
-            };
-            pick(a)
-                .into_iter()
-                .map(|(n, s)| (n.clone(), a.store, s.listed.clone(), s.extra.clone()))
-                .collect()
-        };
-        self.version_batch(agent, todo);
-    }
-
     /// Version `todo`, sessions of `agent`, on every core, and store the results under one
     /// write of the state. A listing gives each session its real mtime; 10,000 `stat`s of a
     /// cold project directory in a row cost 25 ms of disk reads, split over the cores
     /// about 15. Call it holding the agent's scan lock.
-    fn version_batch(&self, agent: Agent, todo: Vec<ToVersion>) {
+    pub(super) fn version_batch(&self, agent: Agent, todo: Vec<ToVersion>) {
         let started = Instant::now();
         // One call into the store for the whole part: a database store reads all its
         // sessions' versions in one transaction.
@@ -268,7 +220,7 @@ impl Fs {
     /// (or is a database root's journal), not older than the watches, with no change
     /// reported since ([`SessionSlot::stale_at`]). An idle mount's cold `ls` then costs no
     /// `stat` per session (10,000 sessions: 40-60 ms with the store's directory cold).
-    fn session_fresh(&self, store: usize, s: &SessionSlot, now: Instant) -> bool {
+    pub(super) fn session_fresh(&self, store: usize, s: &SessionSlot, now: Instant) -> bool {
         if s.stale_at.is_some() {
             return false;
         }
