@@ -40,10 +40,11 @@ pub enum Agent {
     Amp,
     Qwen,
     Kimi,
+    Goose,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 21] = [
+    pub const ALL: [Agent; 22] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Gemini,
@@ -65,6 +66,7 @@ impl Agent {
         Agent::Amp,
         Agent::Qwen,
         Agent::Kimi,
+        Agent::Goose,
     ];
 
     /// The fixed directory name under the mount root.
@@ -91,6 +93,7 @@ impl Agent {
             Agent::Amp => "amp",
             Agent::Qwen => "qwen",
             Agent::Kimi => "kimi",
+            Agent::Goose => "goose",
         }
     }
 

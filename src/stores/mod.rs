@@ -28,6 +28,7 @@ pub mod copilot;
 pub mod crush;
 pub mod cursor;
 pub mod gemini;
+pub mod goose;
 pub mod hermes;
 pub mod jsonl;
 pub mod kimi;
@@ -349,6 +350,12 @@ pub const REGISTRY: &[Spec] = &[
         candidates: kimi::candidates,
         given: as_given,
         open: |r| Box::new(kimi::KimiStore::new(r)),
+    },
+    Spec {
+        agent: Agent::Goose,
+        candidates: goose::candidates,
+        given: as_given,
+        open: |r| Box::new(goose::GooseStore::new(r)),
     },
 ];
 
