@@ -41,10 +41,11 @@ pub enum Agent {
     Qwen,
     Kimi,
     Goose,
+    Gptme,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 22] = [
+    pub const ALL: [Agent; 23] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Gemini,
@@ -67,6 +68,7 @@ impl Agent {
         Agent::Qwen,
         Agent::Kimi,
         Agent::Goose,
+        Agent::Gptme,
     ];
 
     /// The fixed directory name under the mount root.
@@ -94,6 +96,7 @@ impl Agent {
             Agent::Qwen => "qwen",
             Agent::Kimi => "kimi",
             Agent::Goose => "goose",
+            Agent::Gptme => "gptme",
         }
     }
 

@@ -29,6 +29,7 @@ pub mod crush;
 pub mod cursor;
 pub mod gemini;
 pub mod goose;
+pub mod gptme;
 pub mod hermes;
 pub mod jsonl;
 pub mod kimi;
@@ -356,6 +357,12 @@ pub const REGISTRY: &[Spec] = &[
         candidates: goose::candidates,
         given: as_given,
         open: |r| Box::new(goose::GooseStore::new(r)),
+    },
+    Spec {
+        agent: Agent::Gptme,
+        candidates: gptme::candidates,
+        given: as_given,
+        open: |r| Box::new(gptme::GptmeStore::new(r)),
     },
 ];
 
