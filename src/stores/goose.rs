@@ -879,6 +879,63 @@ mod tests {
         assert_eq!(usage((None, None), (None, None)), None);
     }
 
+    fn row(cols: &[&str], vals: &[(&str, Cell)]) -> Vec<Cell> {
+        cols.iter()
+            .map(|c| {
+                vals.iter()
+                    .find(|(k, _)| k == c)
+                    .map_or(Cell::Null, |(_, v)| v.clone())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_child_with_a_recorded_parent_is_nested_with_its_own_usage() {
+        let sess = |id: &str, kind: &str, acc_in: i64| {
+            Some(row(
+                &SESSION_COLUMNS,
+                &[
+                    ("id", Cell::Text(id.into())),
+                    ("session_type", Cell::Text(kind.into())),
+                    ("accumulated_input_tokens", Cell::Int(acc_in)),
+                    ("accumulated_output_tokens", Cell::Int(1)),
+                ],
+            ))
+        };
+        let prompt = row(
+            &MESSAGE_COLUMNS,
+            &[
+                ("id", Cell::Int(1)),
+                ("role", Cell::Text("user".into())),
+                (
+                    "content_json",
+                    Cell::Text(r#"[{"type":"text","text":"child prompt"}]"#.into()),
+                ),
+                ("created_timestamp", Cell::Int(1_768_035_600)),
+            ],
+        );
+        let child = Raw {
+            id: "20260110_2".into(),
+            session: sess("20260110_2", "sub_agent", 7),
+            messages: vec![prompt],
+            ..Raw::default()
+        };
+        let raw = Raw {
+            id: "20260110_1".into(),
+            session: sess("20260110_1", "user", 40),
+            children: vec![child],
+            ..Raw::default()
+        };
+        let s = build(&raw, Path::new("/x/sessions.db"), &None);
+        assert!(s.tags.is_empty(), "{:?}", s.tags);
+        let c = s.subagents[0].session.as_deref().expect("child");
+        assert_eq!(c.parent.as_deref(), Some("goose:20260110_1"));
+        assert_eq!(c.tags, ["sub_agent"]);
+        assert_eq!(c.messages[0].content, "child prompt");
+        let own = |s: &Session| s.reported_usage.map(|u| u.input_tokens);
+        assert_eq!((own(&s), own(c)), (Some(40), Some(7)));
+    }
+
     #[test]
     fn unknown_roles_and_items_are_kept_as_stored_and_counted() {
         let mut b = SessionBuilder::new(Agent::Goose, "s");
