@@ -7,6 +7,7 @@ use crate::tree::{Fs, Kind, Options};
 use anyhow::{anyhow, bail, Context, Result};
 use chrono::{DateTime, NaiveDate, Utc};
 use clap::{Parser, Subcommand, ValueEnum};
+use clap_complete::engine::{ArgValueCandidates, ArgValueCompleter};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -57,9 +58,13 @@ pub enum Command {
     Umount { dir: PathBuf },
     /// List sessions, newest first.
     List {
+        #[arg(add = ArgValueCandidates::new(crate::shell::agents))]
         agent: Option<String>,
+        /// Sessions active from this date on (YYYY-MM-DD, RFC 3339, today, yesterday, or an
+        /// age: 12h, 7d, 2w; UTC).
         #[arg(long)]
         since: Option<String>,
+        /// Sessions last active up to this date.
         #[arg(long)]
         until: Option<String>,
         /// Sessions that used a model whose name contains M.
@@ -84,6 +89,7 @@ pub enum Command {
     /// Print one session.
     Show {
         /// `<agent>:<native id>`, as in `sessfs list`.
+        #[arg(add = ArgValueCompleter::new(crate::shell::session_ids))]
         id: String,
         #[arg(long, value_enum, default_value_t = ShowFormat::Markdown)]
         format: ShowFormat,
@@ -93,7 +99,9 @@ pub enum Command {
     /// Compare two sessions (any agents): unified diff of the transcripts, or with
     /// `--json` the structural diff of their messages.
     Diff {
+        #[arg(add = ArgValueCompleter::new(crate::shell::session_ids))]
         a: String,
+        #[arg(add = ArgValueCompleter::new(crate::shell::session_ids))]
         b: String,
         #[arg(long)]
         json: bool,
@@ -109,9 +117,10 @@ pub enum Command {
         #[arg(required = true)]
         query: Vec<String>,
         /// Only this agent's sessions (repeatable).
-        #[arg(long)]
+        #[arg(long, add = ArgValueCandidates::new(crate::shell::agents))]
         agent: Vec<String>,
-        /// Sessions active from this date on (YYYY-MM-DD or RFC 3339, UTC).
+        /// Sessions active from this date on (YYYY-MM-DD, RFC 3339, today, yesterday, or an
+        /// age: 12h, 7d, 2w; UTC).
         #[arg(long)]
         since: Option<String>,
         /// Sessions last active up to this date.
@@ -134,9 +143,10 @@ pub enum Command {
     /// price are listed as unpriced, never as $0; estimated figures are marked `~`.
     Cost {
         /// Only this agent's sessions (repeatable).
-        #[arg(long)]
+        #[arg(long, add = ArgValueCandidates::new(crate::shell::agents))]
         agent: Vec<String>,
-        /// Replies from this date on (YYYY-MM-DD or RFC 3339, UTC).
+        /// Replies from this date on (YYYY-MM-DD, RFC 3339, today, yesterday, or an
+        /// age: 12h, 7d, 2w; UTC).
         #[arg(long)]
         since: Option<String>,
         /// Replies up to this date.
@@ -166,6 +176,44 @@ pub enum Command {
         #[command(flatten)]
         stores: StoreArgs,
     },
+    /// Mount at login: a systemd user unit (a launchd agent on macOS).
+    Service {
+        #[command(subcommand)]
+        action: ServiceAction,
+    },
+    /// Print a completion script; load it with e.g. `source <(sessfs completions bash)`.
+    /// Agent names and session ids are completed from the stores on the machine.
+    Completions {
+        #[arg(value_enum)]
+        shell: Shell,
+    },
+    /// Print the manual page (roff): `sessfs man | man -l -`.
+    Man,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum ServiceAction {
+    /// Write the unit mounting DIR (default ~/sessions) at every login, enable and start it.
+    Install {
+        dir: Option<PathBuf>,
+        /// Write the unit file only; do not enable or start it.
+        #[arg(long)]
+        no_enable: bool,
+        #[command(flatten)]
+        stores: StoreArgs,
+    },
+    /// Stop the service (unmounting), disable it and remove its unit file.
+    Uninstall { dir: Option<PathBuf> },
+    /// Installed or not, running or not, mounted or not, the mount's last log lines and
+    /// the cache's size.
+    Status { dir: Option<PathBuf> },
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
+pub enum Shell {
+    Bash,
+    Zsh,
+    Fish,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
@@ -288,6 +336,43 @@ pub fn run(cli: Cli) -> Result<()> {
         }
         Command::Render { dir, stores } => render_tree(&stores, &dir),
         Command::Doctor { stores } => doctor(&stores),
+        Command::Service { action } => match action {
+            ServiceAction::Install {
+                dir,
+                no_enable,
+                stores,
+            } => {
+                open_stores(&stores, &Env::from_process())?;
+                let args = stores
+                    .to_args()
+                    .into_iter()
+                    .map(|a| a.to_string_lossy().into_owned())
+                    .collect();
+                crate::service::install(dir, args, !no_enable)
+            }
+            ServiceAction::Uninstall { dir } => crate::service::uninstall(dir),
+            ServiceAction::Status { dir } => crate::service::status(dir),
+        },
+        Command::Completions { shell } => {
+            let name = match shell {
+                Shell::Bash => "bash",
+                Shell::Zsh => "zsh",
+                Shell::Fish => "fish",
+            };
+            let exe = std::env::current_exe().context("cannot tell where the sessfs binary is")?;
+            let script = crate::shell::registration(name, &exe.to_string_lossy())?;
+            use std::io::Write;
+            std::io::stdout().write_all(&script)?;
+            Ok(())
+        }
+        Command::Man => {
+            use clap::CommandFactory;
+            let mut out = Vec::new();
+            clap_mangen::Man::new(Cli::command()).render(&mut out)?;
+            use std::io::Write;
+            std::io::stdout().write_all(&out)?;
+            Ok(())
+        }
     }
 }
 
@@ -538,14 +623,40 @@ pub fn parse_agent(s: &str) -> Result<Agent> {
 }
 
 fn parse_date(s: &str) -> Result<DateTime<Utc>> {
+    parse_date_at(s, Utc::now())
+}
+
+/// A date as `--since`/`--until` take it, `now` being the present: `YYYY-MM-DD` (that day's
+/// 00:00 UTC), RFC 3339, `today` and `yesterday` (00:00 UTC of that day, like writing the
+/// date), or an age: `<N>h`, `<N>d`, `<N>w` (that long before now).
+fn parse_date_at(s: &str, now: DateTime<Utc>) -> Result<DateTime<Utc>> {
     if let Ok(d) = DateTime::parse_from_rfc3339(s) {
         return Ok(d.with_timezone(&Utc));
     }
-    NaiveDate::parse_from_str(s, "%Y-%m-%d")
-        .ok()
-        .and_then(|d| d.and_hms_opt(0, 0, 0))
-        .map(|d| d.and_utc())
-        .ok_or_else(|| anyhow!("cannot read date '{s}'; use YYYY-MM-DD or RFC 3339"))
+    let midnight = |d: NaiveDate| d.and_hms_opt(0, 0, 0).map(|t| t.and_utc());
+    let word = s.trim().to_ascii_lowercase();
+    let day = match word.as_str() {
+        "today" => Some(now.date_naive()),
+        "yesterday" => now.date_naive().pred_opt(),
+        _ => NaiveDate::parse_from_str(s, "%Y-%m-%d").ok(),
+    };
+    if let Some(at) = day.and_then(midnight) {
+        return Ok(at);
+    }
+    let age = word
+        .char_indices()
+        .last()
+        .and_then(|(i, unit)| Some((word[..i].parse::<i64>().ok()?, unit)))
+        .and_then(|(n, unit)| match unit {
+            'h' => chrono::Duration::try_hours(n),
+            'd' => chrono::Duration::try_days(n),
+            'w' => chrono::Duration::try_weeks(n),
+            _ => None,
+        })
+        .filter(|d| *d >= chrono::Duration::zero());
+    age.and_then(|d| now.checked_sub_signed(d)).ok_or_else(|| {
+        anyhow!("cannot read date '{s}'; use YYYY-MM-DD, RFC 3339, today, yesterday or an age like 7d, 2w, 12h")
+    })
 }
 
 struct Filter {
@@ -909,4 +1020,27 @@ fn doctor(args: &StoreArgs) -> Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn date_words_and_ages_count_from_now() {
+        let now = DateTime::parse_from_rfc3339("2026-03-01T15:30:00Z")
+            .unwrap()
+            .with_timezone(&Utc);
+        let at = |s: &str| parse_date_at(s, now).map(|d| d.to_rfc3339()).ok();
+        let want = |s: &str| Some(s.to_string());
+        assert_eq!(at("today"), want("2026-03-01T00:00:00+00:00"));
+        assert_eq!(at("Yesterday"), want("2026-02-28T00:00:00+00:00"));
+        assert_eq!(at("7d"), want("2026-02-22T15:30:00+00:00"));
+        assert_eq!(at("2w"), want("2026-02-15T15:30:00+00:00"));
+        assert_eq!(at("36h"), want("2026-02-28T03:30:00+00:00"));
+        assert_eq!(at("2026-01-05"), want("2026-01-05T00:00:00+00:00"));
+        for bad in ["7y", "d", "-3d", "tomorrow", ""] {
+            assert_eq!(at(bad), None, "{bad}");
+        }
+    }
 }

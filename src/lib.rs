@@ -8,7 +8,8 @@
 //! - [`fuse`] is the thin adapter from the kernel's requests to [`tree`];
 //! - [`search`] is the full-text index behind `sessfs search` and `search/`;
 //! - [`cost`] aggregates usage over sessions (`sessfs cost`);
-//! - [`cli`] is the command line;
+//! - [`cli`] is the command line; [`service`] installs the mount at login; [`shell`]
+//!   completes its words;
 //! - [`alloc`] is the process's allocator (rendered files churn through it).
 //!
 //! These docs are for the people who work on sessfs (`cargo doc --document-private-items`),
@@ -26,6 +27,8 @@ pub mod names;
 pub mod pricing;
 pub mod render;
 pub mod search;
+pub mod service;
+pub mod shell;
 pub mod spill;
 pub mod stores;
 pub mod tree;

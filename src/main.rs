@@ -1,7 +1,9 @@
-use clap::Parser;
-
 fn main() {
     sessfs::alloc::configure();
+    // A shell asking for completions (`COMPLETE=bash sessfs -- …`) is answered and exits here.
+    clap_complete::CompleteEnv::with_factory(<sessfs::cli::Cli as clap::CommandFactory>::command)
+        .var(sessfs::shell::VAR)
+        .complete();
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn"))
         .format_timestamp_millis()
         // A mount's stderr is its log file: bounded (see `CappedLog`).
@@ -9,7 +11,7 @@ fn main() {
             sessfs::mount::CappedLog::new(std::io::stderr(), sessfs::mount::LOG_LIMIT),
         )))
         .init();
-    let cli = sessfs::cli::Cli::parse();
+    let cli = <sessfs::cli::Cli as clap::Parser>::parse();
     if !matches!(cli.command, sessfs::cli::Command::Mount { .. }) {
         // `sessfs list | head` should end quietly when head is done, as other Unix tools
         // do, rather than fail on a closed pipe. (The mount process keeps the default.)

@@ -40,12 +40,15 @@ pub enum Agent {
     Amp,
     Qwen,
     Kimi,
+    Aider,
+    Continue,
+    Zed,
     Goose,
     Gptme,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 23] = [
+    pub const ALL: [Agent; 26] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Gemini,
@@ -67,6 +70,9 @@ impl Agent {
         Agent::Amp,
         Agent::Qwen,
         Agent::Kimi,
+        Agent::Aider,
+        Agent::Continue,
+        Agent::Zed,
         Agent::Goose,
         Agent::Gptme,
     ];
@@ -95,6 +101,9 @@ impl Agent {
             Agent::Amp => "amp",
             Agent::Qwen => "qwen",
             Agent::Kimi => "kimi",
+            Agent::Aider => "aider",
+            Agent::Continue => "continue",
+            Agent::Zed => "zed",
             Agent::Goose => "goose",
             Agent::Gptme => "gptme",
         }

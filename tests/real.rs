@@ -24,6 +24,8 @@
 //! sessfs does not read yet are named and skipped; a new agent is one layout function and
 //! one row of `read::READERS`.
 
+#[path = "real/aider.rs"]
+mod aider;
 #[path = "real/amp.rs"]
 mod amp;
 #[path = "real/crush.rs"]
@@ -70,6 +72,7 @@ const AGENT_VARS: &[&str] = &[
     "INDUSAGI_AGENT_DIR",
     "INDUSAGI_CODING_AGENT_DIR",
     "CRUSH_GLOBAL_DATA",
+    "AIDER_CHAT_HISTORY_FILE",
 ];
 
 /// Written straight to the process's stderr, past the test harness's capture, so the skip

@@ -191,12 +191,18 @@ pub struct Doc {
 /// Parse a thread document. A whole document costs one parse; a cut one is read field by
 /// field so everything before the cut is kept. `None` when the text is no JSON object.
 pub fn parse_doc(bytes: &[u8]) -> Option<Doc> {
+    parse_doc_of(bytes, "messages")
+}
+
+/// [`parse_doc`] for a document whose list of messages is the field `list` (Continue's
+/// sessions call it `history`). A `list` that is no array stays among the fields.
+pub fn parse_doc_of(bytes: &[u8], list: &str) -> Option<Doc> {
     if let Ok(Value::Object(mut fields)) = serde_json::from_slice::<Value>(bytes) {
-        let messages = match fields.remove("messages") {
+        let messages = match fields.remove(list) {
             Some(Value::Array(a)) => a,
             Some(other) => {
                 // Kept where the reader sees it: an odd `messages` is not dropped.
-                fields.insert("messages".into(), other);
+                fields.insert(list.into(), other);
                 Vec::new()
             }
             None => Vec::new(),
@@ -243,9 +249,12 @@ pub fn parse_doc(bytes: &[u8]) -> Option<Doc> {
         pos = skip_ws(pos + 1);
         match next_value(pos) {
             Some((v, after)) => {
-                if key == "messages" {
-                    if let Value::Array(a) = v {
-                        doc.messages = a;
+                if key == list {
+                    match v {
+                        Value::Array(a) => doc.messages = a,
+                        other => {
+                            doc.fields.insert(key, other);
+                        }
                     }
                 } else {
                     doc.fields.insert(key, v);
@@ -267,7 +276,7 @@ pub fn parse_doc(bytes: &[u8]) -> Option<Doc> {
                     }
                 }
             }
-            None if key == "messages" => {
+            None if key == list => {
                 match parse_array(&b[pos..]) {
                     Some(r) => {
                         doc.messages = r.items;
@@ -452,7 +461,7 @@ fn cwd_of(initial: &Value) -> Option<String> {
 }
 
 /// `%XX` escapes of a URI path decoded (invalid ones kept as they are).
-fn percent_decode(s: &str) -> String {
+pub fn percent_decode(s: &str) -> String {
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;

@@ -19,11 +19,13 @@
 
 pub mod agentuse;
 pub mod agsh;
+pub mod aider;
 pub mod amp;
 pub mod atsf;
 pub mod claude;
 pub mod cline;
 pub mod codex;
+pub mod r#continue;
 pub mod copilot;
 pub mod crush;
 pub mod cursor;
@@ -38,6 +40,7 @@ pub mod opencode;
 pub mod pi;
 pub mod qwen;
 pub mod sqlite;
+pub mod zed;
 
 use crate::model::{Agent, Session};
 use chrono::{DateTime, Utc};
@@ -351,6 +354,24 @@ pub const REGISTRY: &[Spec] = &[
         candidates: kimi::candidates,
         given: as_given,
         open: |r| Box::new(kimi::KimiStore::new(r)),
+    },
+    Spec {
+        agent: Agent::Aider,
+        candidates: aider::candidates,
+        given: aider::given_roots,
+        open: |r| Box::new(aider::AiderStore::new(r)),
+    },
+    Spec {
+        agent: Agent::Continue,
+        candidates: r#continue::candidates,
+        given: as_given,
+        open: |r| Box::new(r#continue::ContinueStore::new(r)),
+    },
+    Spec {
+        agent: Agent::Zed,
+        candidates: zed::candidates,
+        given: as_given,
+        open: |r| Box::new(zed::ZedStore::new(r)),
     },
     Spec {
         agent: Agent::Goose,

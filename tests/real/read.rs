@@ -129,6 +129,7 @@ pub const READERS: &[(&str, &str, Reader)] = &[
     ("amp", "amp", crate::amp::read),
     ("qwen", "qwen", crate::qwen::read),
     ("kimi", "kimi", crate::kimi::read),
+    ("aider", "aider", crate::aider::read),
 ];
 
 /// Where the readers read: a private copy of the scratch home (so not even a reader's

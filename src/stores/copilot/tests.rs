@@ -1,4 +1,6 @@
+use super::session::parse_flat_yaml;
 use super::*;
+use crate::model::{MessageKind, Role, TokenUsage, SEALED_THINKING};
 use std::fs;
 use std::path::PathBuf;
 

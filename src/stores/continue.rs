@@ -1,0 +1,801 @@
+//! Continue (the open-source coding assistant for VS Code, JetBrains and its `cn` CLI): one
+//! JSON document per session in `~/.continue/sessions/`, rewritten whole on every change,
+//! plus the index `sessions.json` beside them.
+//!
+//! Read from Continue's own source, continuedev/continue
+//! `d0a3c0b626b5bebc3bef4742eec05a0242be0bab` (2026-06-18):
+//!
+//! - `core/util/paths.ts`: `CONTINUE_GLOBAL_DIR` (else `~/.continue`), `sessions/<id>.json`,
+//!   `sessions/sessions.json`;
+//! - `core/util/history.ts`: `HistoryManager.save` writes `{sessionId, title,
+//!   workspaceDirectory, history, mode?, chatModelTitle?, usage?}` with a plain
+//!   `writeFileSync` and updates the index entry `{sessionId, title, dateCreated (epoch ms as
+//!   a string), workspaceDirectory, messageCount}`; `load` takes the id from the file name;
+//!   index entries with `session_id` are the pre-2024 format and skipped;
+//! - `core/index.d.ts`: `Session`, `SessionUsage`, `ChatHistoryItem {message, contextItems,
+//!   promptLogs, toolCallStates, reasoning {text, startAt, endAt}, appliedRules,
+//!   conversationSummary}`, `ChatMessage` roles `user | assistant | thinking | system |
+//!   tool` (`content` a string or `text`/`imageUrl` parts, `toolCalls`, `usage`,
+//!   `redactedThinking`, `toolCallId`), `ToolCallState {toolCallId, toolCall, status,
+//!   parsedArgs, output: ContextItem[]}`, `PromptLog {modelTitle, modelProvider, prompt,
+//!   completion}` (`completionOptions.model` from commit `4160ca6b50` until `00985d3a5c`;
+//!   `[prompt, completion]` pairs before that); `toolCallState` (one) before `toolCallStates`
+//!   (commit `e34d71e600`);
+//! - `gui/src/redux/slices/sessionSlice.ts`: the editor adds a `tool` history item per call
+//!   whose content is the call's output (`renderContextItems`, `core/util/messageContent.ts`)
+//!   and also keeps it in the call's `toolCallStates[].output`; reasoning in `<think>` tags
+//!   goes to the item's `reasoning`, redacted thinking to a `thinking` item;
+//! - `extensions/cli/src/session.ts`, `services/ChatHistoryService.ts`,
+//!   `stream/handleToolCalls.ts`, `stream/streamChatResponse.helpers.ts`: the CLI writes no
+//!   `tool` item (a result lives only in `toolCallStates[].output`), puts each API request's
+//!   `usage` on the reply it made, and sums every request into the session's `usage`
+//!   (`totalCost`, `promptTokens`, `completionTokens`, `promptTokensDetails`), requests that
+//!   left no reply included;
+//! - `core/util/conversationCompaction.ts`: a compaction's summary is the
+//!   `conversationSummary` of the item it was made at.
+//!
+//! Design decisions and why:
+//! - **Roots** are `$CONTINUE_GLOBAL_DIR/sessions`, else `~/.continue/sessions` (the same
+//!   path on every platform). A `--store` path may be the `.continue` directory, its
+//!   `sessions/`, or one session file. Beside `sessions/` Continue keeps `config.yaml`,
+//!   `config.json` and `.env` (API keys), `index/` and `dev_data/`: none is opened.
+//! - **Listing reads names only**: every `<id>.json` but `sessions.json`; the id is the file
+//!   name, as Continue's own `load` takes it.
+//! - **Each file is read in one read.** Continue replaces a session file whole on every
+//!   change; a read may meet one cut mid-write. The document is then read field by field
+//!   (the reader Amp's store uses): every top-level field and every complete history item
+//!   before the cut is kept, the cut tail is shown as raw text, and a warning names the file.
+//! - **Each output once**: a call's output is its `tool` item where there is one (the
+//!   editor), else its `toolCallStates[].output` (the CLI), never both.
+//! - **Usage once per request**: the session's `usage` is the sum of every request
+//!   (Continue's own count, cost included); when it is there and not zero it is the count,
+//!   and the per-reply `usage` it already holds is not counted again. Without it, each
+//!   reply's `usage` is its request.
+
+use super::amp::{parse_doc_of, percent_decode};
+use super::kit::{self, title_from_text, EntryType, SessionBuilder};
+use super::{Base, Env, Listed, Root, Store};
+use crate::model::{
+    Agent, Message, MessageKind, Role, Session, TokenUsage, ToolCall, SEALED_THINKING,
+};
+use chrono::{DateTime, Utc};
+use serde_json::{Map, Value};
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+/// Larger session files are not parsed (a whole file is held while parsing).
+const MAX_JSON_BYTES: u64 = 256 << 20;
+/// Longest raw text of an unreadable file kept in the transcript.
+const MAX_RAW_CHARS: usize = 64 << 10;
+/// The index Continue keeps beside the session files; not a session.
+const INDEX_FILE: &str = "sessions.json";
+/// JSON files of Continue's global directory that are no sessions (the config holds API
+/// keys): never listed, even when a `--store` path names that directory and it has no
+/// `sessions/`.
+const NOT_SESSIONS: &[&str] = &[INDEX_FILE, "config.json", "sharedConfig.json"];
+/// Titles Continue gives a session before it has one (`NEW_SESSION_TITLE`, the CLI's
+/// `DEFAULT_SESSION_TITLE`): the first prompt says more.
+const PLACEHOLDER_TITLES: &[&str] = &["New Session", "Untitled Session", ""];
+
+/// Every sessions directory Continue may use, existing or not, in priority order.
+pub fn candidates(env: &Env) -> Vec<Root> {
+    match env.path_var("CONTINUE_GLOBAL_DIR") {
+        Some(p) => vec![Root::new(
+            Agent::Continue,
+            p.join("sessions"),
+            "CONTINUE_GLOBAL_DIR",
+        )],
+        None => vec![Root::new(
+            Agent::Continue,
+            env.home.join(".continue/sessions"),
+            "default",
+        )],
+    }
+}
+
+pub struct ContinueStore {
+    base: Base,
+    index: Index,
+}
+
+impl ContinueStore {
+    pub fn new(roots: Vec<Root>) -> ContinueStore {
+        ContinueStore {
+            base: Base::new(Agent::Continue, roots),
+            index: Index::default(),
+        }
+    }
+}
+
+impl Store for ContinueStore {
+    fn base(&self) -> &Base {
+        &self.base
+    }
+
+    fn list(&self) -> Vec<Listed> {
+        let mut out = Vec::new();
+        for (i, root) in self.base.roots.iter().enumerate() {
+            for path in session_files(&root.path) {
+                let stem = path.file_stem().map(crate::names::os_id);
+                out.push(Listed::file(stem.unwrap_or_default(), path, i));
+            }
+        }
+        out
+    }
+
+    fn keeps_listing(&self, _listed: &Listed) -> bool {
+        // The listing reads file names only; rewriting a session never adds one.
+        true
+    }
+
+    fn load(&self, listed: &Listed) -> Session {
+        let entry = listed.path.parent().and_then(|dir| {
+            self.index
+                .get(&dir.join(INDEX_FILE))
+                .get(&listed.id)
+                .cloned()
+        });
+        load_session(&listed.path, &listed.id, entry)
+    }
+}
+
+/// The session files under a root: `<root>/sessions/*.json` when the root is Continue's
+/// global directory, else `<root>/*.json`; or the root itself when it is one session file.
+/// The index `sessions.json` is never a session.
+pub fn session_files(root: &Path) -> Vec<PathBuf> {
+    if root.is_file() {
+        return vec![root.to_path_buf()];
+    }
+    let sessions = root.join("sessions");
+    let dir = if sessions.is_dir() {
+        sessions
+    } else {
+        root.to_path_buf()
+    };
+    kit::typed_entries(&dir)
+        .into_iter()
+        .filter(|(p, t)| {
+            let name = p.file_name().map(|n| n.as_encoded_bytes()).unwrap_or(b"");
+            *t == EntryType::File
+                && !name.starts_with(b".")
+                && name.ends_with(b".json")
+                && !NOT_SESSIONS.iter().any(|n| name == n.as_bytes())
+        })
+        .map(|(p, _)| p)
+        .collect()
+}
+
+/// What sessfs takes from an index entry.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct IndexEntry {
+    pub title: Option<String>,
+    pub created: Option<DateTime<Utc>>,
+    pub cwd: Option<String>,
+}
+
+type IndexMap = Arc<HashMap<String, IndexEntry>>;
+/// An index file's size and mtime when it was parsed.
+type IndexVersion = Option<(u64, std::time::SystemTime)>;
+
+/// `sessions.json` files parsed once per version: every session of a directory looks its
+/// entry up in the same index.
+#[derive(Default)]
+struct Index {
+    parsed: Mutex<HashMap<PathBuf, (IndexVersion, IndexMap)>>,
+}
+
+impl Index {
+    fn get(&self, path: &Path) -> IndexMap {
+        let version = super::stat_version(path);
+        if version.is_none() {
+            return Arc::default();
+        }
+        if let Ok(cache) = self.parsed.lock() {
+            if let Some((v, map)) = cache.get(path) {
+                if *v == version {
+                    return map.clone();
+                }
+            }
+        }
+        let map = Arc::new(
+            kit::read_json(path, INDEX_FILE, MAX_JSON_BYTES)
+                .map(|v| parse_index(&v))
+                .unwrap_or_default(),
+        );
+        if let Ok(mut cache) = self.parsed.lock() {
+            cache.insert(path.to_path_buf(), (version, map.clone()));
+        }
+        map
+    }
+}
+
+/// The index's entries by session id. Entries of the pre-2024 format (`session_id`) name
+/// files Continue itself no longer reads; they are skipped as Continue skips them.
+pub fn parse_index(v: &Value) -> HashMap<String, IndexEntry> {
+    let mut map = HashMap::new();
+    for e in v.as_array().into_iter().flatten() {
+        let Some(id) = kit::str_field(e, "sessionId") else {
+            continue;
+        };
+        let created = match e.get("dateCreated") {
+            Some(Value::String(s)) => s
+                .parse::<i64>()
+                .ok()
+                .and_then(DateTime::<Utc>::from_timestamp_millis)
+                .or_else(|| kit::parse_rfc3339(s)),
+            Some(v) => super::parse_time(v),
+            None => None,
+        };
+        map.insert(
+            id.to_string(),
+            IndexEntry {
+                title: kit::str_field(e, "title")
+                    .filter(|t| !PLACEHOLDER_TITLES.contains(&t.trim()))
+                    .and_then(title_from_text),
+                created,
+                cwd: kit::str_field(e, "workspaceDirectory").and_then(workspace_path),
+            },
+        );
+    }
+    map
+}
+
+/// A workspace directory as a path: the editor stores a `file://` URI, the CLI a path.
+fn workspace_path(w: &str) -> Option<String> {
+    let w = w.trim();
+    let path = match w.strip_prefix("file://") {
+        Some(rest) => percent_decode(rest.strip_prefix("localhost").unwrap_or(rest)),
+        None => w.to_string(),
+    };
+    Some(path).filter(|p| !p.is_empty())
+}
+
+/// Why a session file could not be read; shown as a warning naming the file.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    #[error("{file}: cannot read: {source}")]
+    Io {
+        file: String,
+        source: std::io::Error,
+    },
+    #[error("{file}: {bytes} bytes, too large to parse, skipped")]
+    TooLarge { file: String, bytes: u64 },
+    #[error("{file}: not a JSON object; its text is shown raw")]
+    NotObject { file: String },
+    #[error("{file}: `history` is not a list (an older format); the file is shown raw")]
+    NoHistory { file: String },
+}
+
+fn read_bytes(path: &Path, file: &str) -> Result<Vec<u8>, ReadError> {
+    let meta = std::fs::metadata(path).map_err(|source| ReadError::Io {
+        file: file.to_string(),
+        source,
+    })?;
+    if meta.len() > MAX_JSON_BYTES {
+        return Err(ReadError::TooLarge {
+            file: file.to_string(),
+            bytes: meta.len(),
+        });
+    }
+    kit::read_file(path).map_err(|source| ReadError::Io {
+        file: file.to_string(),
+        source,
+    })
+}
+
+fn raw_text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes)
+        .chars()
+        .take(MAX_RAW_CHARS)
+        .collect()
+}
+
+/// Load one session file; `entry` is its line in `sessions.json`, if any.
+pub fn load_session(path: &Path, id: &str, entry: Option<IndexEntry>) -> Session {
+    let file = kit::file_name(path).to_string();
+    let mut b = SessionBuilder::new(Agent::Continue, id);
+    b.s.source.format = "continue-session-json".into();
+    b.s.source.paths.push(path.to_path_buf());
+    let entry = entry.unwrap_or_default();
+    b.s.created_at = entry.created;
+    let bytes = match read_bytes(path, &file) {
+        Ok(bytes) => bytes,
+        Err(e) => {
+            b.warn(e.to_string());
+            b.s.title = entry.title;
+            b.s.cwd = entry.cwd;
+            return b.finish();
+        }
+    };
+    let Some(doc) = parse_doc_of(&bytes, "history") else {
+        b.warn(ReadError::NotObject { file }.to_string());
+        let raw = raw_text(&bytes);
+        if !raw.trim().is_empty() {
+            b.context("unparsed file", raw, None);
+        }
+        b.s.title = entry.title;
+        b.s.cwd = entry.cwd;
+        return b.finish();
+    };
+    if doc.cut.is_some() {
+        b.warn(format!(
+            "{file}: cut after {} history items (half-written?); the rest is shown as raw text",
+            doc.messages.len()
+        ));
+    }
+    let f = &doc.fields;
+    if f.contains_key("history") {
+        // `parse_doc_of` keeps a `history` that is no list among the fields.
+        b.warn(ReadError::NoHistory { file: file.clone() }.to_string());
+        b.context("unparsed file", raw_text(&bytes), None);
+    }
+    b.s.title = field(f, "title")
+        .filter(|t| !PLACEHOLDER_TITLES.contains(&t.trim()))
+        .and_then(title_from_text)
+        .or(entry.title);
+    b.s.cwd = field(f, "workspaceDirectory")
+        .and_then(workspace_path)
+        .or(entry.cwd);
+    if let Some(mode) = field(f, "mode").filter(|m| !m.is_empty()) {
+        b.s.tags.push(format!("mode:{mode}"));
+    }
+    let chat_model = field(f, "chatModelTitle")
+        .filter(|m| !m.is_empty())
+        .map(str::to_string);
+
+    // The session's own total, when Continue keeps one (the CLI): the count.
+    let session_usage = f.get("usage").map(|u| (usage_of(u), u.get("totalCost")));
+    let per_reply = match session_usage {
+        Some((u, cost)) => {
+            let usd = cost.and_then(Value::as_f64).filter(|c| *c > 0.0);
+            if u.is_zero() && usd.is_none() {
+                true
+            } else {
+                b.s.reported_usage = Some(u);
+                if let Some(usd) = usd {
+                    b.s.reported_cost = Some((usd, false));
+                }
+                false
+            }
+        }
+        None => true,
+    };
+
+    let items = &doc.messages;
+    let mut p = Parser {
+        b,
+        models: turn_models(items, chat_model),
+        per_reply,
+        answered: items
+            .iter()
+            .filter(|it| kit::str_at(it, &["message", "role"]) == Some("tool"))
+            .filter_map(|it| kit::str_at(it, &["message", "toolCallId"]))
+            .map(str::to_string)
+            .collect(),
+        status: HashMap::new(),
+    };
+    for (i, item) in items.iter().enumerate() {
+        p.item(i, item);
+    }
+    let mut b = p.b;
+    if let Some(cut) = doc.cut {
+        b.context(&format!("unparsed tail of {file}"), cut, None);
+    }
+    b.finish()
+}
+
+/// A string field of the document's top level.
+fn field<'a>(f: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
+    f.get(key).and_then(Value::as_str)
+}
+
+/// `Usage` as Continue records it. `promptTokens` is taken as the input, as Continue's own
+/// cost count takes it; cache reads and writes are its `promptTokensDetails`.
+fn usage_of(u: &Value) -> TokenUsage {
+    TokenUsage {
+        input_tokens: kit::u64_field(u, "promptTokens"),
+        output_tokens: kit::u64_field(u, "completionTokens"),
+        cached_tokens: kit::u64_at(u, &["promptTokensDetails", "cachedTokens"]),
+        cache_write_tokens: kit::u64_at(u, &["promptTokensDetails", "cacheWriteTokens"]),
+        ..TokenUsage::default()
+    }
+}
+
+/// The model of a prompt log: `completionOptions.model` where the log has it, else the
+/// model's title. A `[prompt, completion]` pair of old versions names none.
+fn log_model(log: &Value) -> Option<String> {
+    kit::str_at(log, &["completionOptions", "model"])
+        .or_else(|| kit::str_field(log, "modelTitle"))
+        .filter(|m| !m.is_empty())
+        .map(str::to_string)
+}
+
+/// The model of every item: the last prompt log of its turn (a prompt and what follows it;
+/// Continue logs a request on the turn's last item), else the previous turn's, else the
+/// session's `chatModelTitle`.
+fn turn_models(items: &[Value], chat_model: Option<String>) -> Vec<Option<String>> {
+    let own: Vec<Option<String>> = items
+        .iter()
+        .map(|it| {
+            it.get("promptLogs")
+                .and_then(Value::as_array)
+                .and_then(|logs| logs.iter().rev().find_map(log_model))
+        })
+        .collect();
+    let mut out = vec![None; items.len()];
+    let mut next: Option<String> = None;
+    for i in (0..items.len()).rev() {
+        if own[i].is_some() {
+            next = own[i].clone();
+        }
+        out[i] = next.clone();
+        if kit::str_at(&items[i], &["message", "role"]) == Some("user") {
+            next = None;
+        }
+    }
+    let mut last = chat_model;
+    for m in out.iter_mut() {
+        match m {
+            Some(x) => last = Some(x.clone()),
+            None => *m = last.clone(),
+        }
+    }
+    out
+}
+
+/// A `MessageContent`: a string, or parts (`text`, `imageUrl` as a placeholder).
+fn content_text(c: Option<&Value>) -> String {
+    match c {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(parts)) => parts
+            .iter()
+            .filter_map(|p| match kit::str_field(p, "type") {
+                Some("text") => kit::str_field(p, "text").map(str::to_string),
+                Some("imageUrl") => Some(
+                    kit::str_at(p, &["imageUrl", "url"])
+                        .map(kit::data_url_placeholder)
+                        .unwrap_or_else(|| "[image]".into()),
+                ),
+                _ => kit::str_field(p, "text")
+                    .map(str::to_string)
+                    .or_else(|| Some(p.to_string())),
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+        Some(Value::Null) | None => String::new(),
+        Some(other) => other.to_string(),
+    }
+}
+
+/// Context items (`ContextItem[]`) as one text, as Continue renders them for the model.
+fn context_items_text(items: &[Value]) -> String {
+    items
+        .iter()
+        .filter_map(|c| kit::str_field(c, "content"))
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}
+
+struct Parser {
+    b: SessionBuilder,
+    /// The model of each item (see [`turn_models`]).
+    models: Vec<Option<String>>,
+    /// Usage comes from the replies (the session keeps no total).
+    per_reply: bool,
+    /// Calls a `tool` item answers: their output is that item's, not the call state's.
+    answered: HashSet<String>,
+    /// The status of each call, from its state.
+    status: HashMap<String, String>,
+}
+
+impl Parser {
+    fn item(&mut self, i: usize, item: &Value) {
+        let Some(msg) = item.get("message").filter(|m| m.is_object()) else {
+            self.b.unparsed(
+                "history items",
+                "no message",
+                || format!("item {i}"),
+                "history item",
+                &item.to_string(),
+                None,
+            );
+            return;
+        };
+        let ts = kit::value_at(item, &["reasoning", "startAt"]).and_then(super::parse_time);
+        let native_id = kit::str_field(msg, "id")
+            .map(str::to_string)
+            .unwrap_or_else(|| format!("item-{i}"));
+        let text = content_text(msg.get("content"));
+        match kit::str_field(msg, "role") {
+            Some("user") => {
+                self.b.push(Message {
+                    role: Role::User,
+                    content: text,
+                    native_id: Some(native_id),
+                    ..Message::default()
+                });
+                self.context_items(item);
+                self.rules(item);
+            }
+            Some(role @ ("assistant" | "thinking")) => {
+                self.reply(i, item, msg, role, text, native_id, ts)
+            }
+            Some("tool") => {
+                let call = kit::str_field(msg, "toolCallId").unwrap_or_default();
+                let mut out = text;
+                if out.is_empty() {
+                    if let Some(items) = item.get("contextItems").and_then(Value::as_array) {
+                        out = context_items_text(items);
+                    }
+                }
+                let failed = self.failed(call);
+                self.b.tool_result(call, None, out, failed, ts);
+            }
+            Some("system") => self.b.context("system message", text, ts),
+            role => {
+                let role = role.unwrap_or("(none)").to_string();
+                self.b.unparsed(
+                    "history items",
+                    &format!("unknown role {role}"),
+                    || format!("item {i}"),
+                    "history item",
+                    &item.to_string(),
+                    ts,
+                );
+            }
+        }
+        if let Some(summary) = kit::str_field(item, "conversationSummary").filter(|s| !s.is_empty())
+        {
+            self.b.push(Message {
+                role: Role::System,
+                kind: MessageKind::CompactionSummary,
+                content: summary.to_string(),
+                ..Message::default()
+            });
+        }
+    }
+
+    fn failed(&self, call: &str) -> bool {
+        matches!(
+            self.status.get(call).map(String::as_str),
+            Some("errored" | "canceled")
+        )
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn reply(
+        &mut self,
+        i: usize,
+        item: &Value,
+        msg: &Value,
+        role: &str,
+        text: String,
+        native_id: String,
+        ts: Option<DateTime<Utc>>,
+    ) {
+        let states: Vec<&Value> = match (item.get("toolCallStates"), item.get("toolCallState")) {
+            (Some(Value::Array(a)), _) => a.iter().collect(),
+            (_, Some(s @ Value::Object(_))) => vec![s],
+            _ => Vec::new(),
+        };
+        for s in &states {
+            if let (Some(id), Some(st)) =
+                (kit::str_field(s, "toolCallId"), kit::str_field(s, "status"))
+            {
+                self.status.insert(id.to_string(), st.to_string());
+            }
+        }
+        // The calls the reply made; where the message names none (older items), its states'.
+        let mut calls: Vec<ToolCall> = Vec::new();
+        let listed = msg.get("toolCalls").and_then(Value::as_array);
+        let raw_calls: Vec<&Value> = match listed {
+            Some(a) if !a.is_empty() => a.iter().collect(),
+            _ => states.iter().filter_map(|s| s.get("toolCall")).collect(),
+        };
+        for (ci, c) in raw_calls.iter().enumerate() {
+            let id = kit::str_field(c, "id").unwrap_or_default().to_string();
+            let name = kit::str_at(c, &["function", "name"])
+                .unwrap_or_default()
+                .to_string();
+            let input = match kit::value_at(c, &["function", "arguments"]) {
+                Some(Value::String(s)) => {
+                    kit::call_arguments(s, "tool call arguments", &mut self.b.unparsed, || {
+                        format!("item {i}, call {ci}")
+                    })
+                }
+                Some(v) => v.clone(),
+                None => states
+                    .iter()
+                    .find(|s| kit::str_field(s, "toolCallId") == Some(&id))
+                    .and_then(|s| s.get("parsedArgs"))
+                    .cloned()
+                    .unwrap_or(Value::Null),
+            };
+            calls.push(ToolCall {
+                tool_call_id: id,
+                tool_name: name,
+                input,
+                ..ToolCall::default()
+            });
+        }
+        let thinking = if role == "thinking" {
+            if msg.get("redactedThinking").is_some_and(|r| !r.is_null()) {
+                Some(SEALED_THINKING.to_string())
+            } else {
+                Some(text.clone()).filter(|t| !t.is_empty())
+            }
+        } else {
+            kit::str_at(item, &["reasoning", "text"])
+                .filter(|t| !t.is_empty())
+                .map(str::to_string)
+        };
+        let content = if role == "thinking" {
+            String::new()
+        } else {
+            text
+        };
+        let token_usage = msg
+            .get("usage")
+            .filter(|u| u.is_object() && self.per_reply)
+            .map(usage_of);
+        let ids: Vec<String> = calls.iter().map(|c| c.tool_call_id.clone()).collect();
+        self.b.push(Message {
+            role: Role::Assistant,
+            content,
+            thinking,
+            timestamp: ts,
+            tool_calls: calls,
+            token_usage,
+            model: self.models.get(i).cloned().flatten(),
+            native_id: Some(native_id),
+            ..Message::default()
+        });
+        // Outputs no `tool` item holds (the CLI keeps them only in the call's state).
+        for id in ids {
+            if self.answered.contains(&id) {
+                continue;
+            }
+            let Some(state) = states
+                .iter()
+                .find(|s| kit::str_field(s, "toolCallId") == Some(id.as_str()))
+            else {
+                continue;
+            };
+            let status = kit::str_field(state, "status").unwrap_or("");
+            let out = state.get("output").and_then(Value::as_array);
+            let failed = matches!(status, "errored" | "canceled");
+            match out {
+                Some(items) if !items.is_empty() => {
+                    let text = context_items_text(items);
+                    self.b.tool_result(&id, None, text, failed, None);
+                }
+                _ if failed => {
+                    self.b
+                        .tool_result(&id, None, format!("[tool call {status}]"), true, None);
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Files, snippets and other context attached to a prompt, each collapsed.
+    fn context_items(&mut self, item: &Value) {
+        for c in item
+            .get("contextItems")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let name = kit::str_field(c, "name").unwrap_or("context");
+            let body = kit::str_field(c, "content").unwrap_or("");
+            let desc = kit::str_field(c, "description").filter(|d| !d.is_empty() && *d != name);
+            let text = match desc {
+                Some(d) => format!("{name} ({d})\n\n{body}"),
+                None => format!("{name}\n\n{body}"),
+            };
+            self.b.context("context item", text, None);
+        }
+    }
+
+    /// Rules Continue applied to the request: their names and files (the rule text, where an
+    /// older version kept it, too).
+    fn rules(&mut self, item: &Value) {
+        let Some(rules) = item.get("appliedRules").and_then(Value::as_array) else {
+            return;
+        };
+        let lines: Vec<String> = rules
+            .iter()
+            .map(|r| {
+                let name = kit::str_any(r, &["name", "slug"]).unwrap_or("(unnamed rule)");
+                let mut line = format!("- {name}");
+                if let Some(f) = kit::str_field(r, "sourceFile") {
+                    line.push_str(&format!(" ({f})"));
+                }
+                if let Some(body) = kit::str_field(r, "rule").filter(|t| !t.is_empty()) {
+                    line.push_str(&format!(": {body}"));
+                }
+                line
+            })
+            .collect();
+        if !lines.is_empty() {
+            self.b.context("applied rules", lines.join("\n"), None);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_index_gives_titles_times_and_paths_and_skips_the_old_format() {
+        let v = json!([
+            {"session_id": "old", "title": "old format"},
+            {"sessionId": "a", "title": "New Session", "dateCreated": "1772359200000",
+             "workspaceDirectory": "file:///home/dev/my%20proj"},
+            {"sessionId": "b", "title": "Fix the parser", "dateCreated": "1772359200000",
+             "workspaceDirectory": "/home/dev/b"},
+        ]);
+        let m = parse_index(&v);
+        assert_eq!(m.len(), 2);
+        assert_eq!(m["a"].title, None);
+        assert_eq!(m["a"].cwd.as_deref(), Some("/home/dev/my proj"));
+        assert_eq!(
+            m["a"].created.map(|t| t.to_rfc3339()),
+            Some("2026-03-01T10:00:00+00:00".to_string())
+        );
+        assert_eq!(m["b"].title.as_deref(), Some("Fix the parser"));
+    }
+
+    #[test]
+    fn the_config_and_the_index_are_never_sessions() {
+        let dir = tempfile::tempdir().expect("tmp");
+        for f in [
+            "config.json",
+            "sharedConfig.json",
+            "sessions.json",
+            "abc.json",
+        ] {
+            std::fs::write(dir.path().join(f), "{}").expect("write");
+        }
+        let names: Vec<String> = session_files(dir.path())
+            .iter()
+            .map(|p| kit::file_name(p).to_string())
+            .collect();
+        assert_eq!(names, ["abc.json"]);
+    }
+
+    #[test]
+    fn a_turn_takes_the_model_of_its_last_prompt_log() {
+        let items = vec![
+            json!({"message": {"role": "user", "content": "a"}}),
+            json!({"message": {"role": "thinking", "content": "t"}}),
+            json!({"message": {"role": "assistant", "content": "r"},
+                   "promptLogs": [{"modelTitle": "Sonnet", "completionOptions": {"model": "claude-x"}}]}),
+            json!({"message": {"role": "user", "content": "b"}}),
+            json!({"message": {"role": "assistant", "content": "r2"}}),
+        ];
+        let m = turn_models(&items, Some("Title".into()));
+        assert_eq!(
+            m,
+            [
+                Some("claude-x".to_string()),
+                Some("claude-x".into()),
+                Some("claude-x".into()),
+                Some("claude-x".into()),
+                Some("claude-x".into())
+            ]
+        );
+        let m = turn_models(&items[3..], Some("Title".into()));
+        assert_eq!(m, [Some("Title".to_string()), Some("Title".into())]);
+    }
+
+    #[test]
+    fn content_parts_keep_text_and_show_images_as_placeholders() {
+        let c = json!([{"type": "text", "text": "look"},
+                       {"type": "imageUrl", "imageUrl": {"url": "data:image/png;base64,AAAAAAAA"}}]);
+        assert_eq!(content_text(Some(&c)), "look\n[image: image/png, 6 B]");
+    }
+}

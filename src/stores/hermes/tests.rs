@@ -1,0 +1,214 @@
+use super::*;
+
+const V2: &str = include_str!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/fixtures/schema/hermes-v2.sql"
+));
+const V30: &str = include_str!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/fixtures/schema/hermes-v30.sql"
+));
+
+fn store(home: &Path) -> HermesStore {
+    HermesStore::new(vec![Root::new(Agent::Hermes, home, "test")])
+}
+
+#[test]
+fn v2_and_v30_schemas_read_with_one_code_path() {
+    let tmp = tempfile::tempdir().unwrap();
+    let prof = tmp.path().join("profiles/work");
+    std::fs::create_dir_all(&prof).unwrap();
+    for (db, ddl) in [
+        (tmp.path().join("state.db"), V2),
+        (prof.join("state.db"), V30),
+    ] {
+        let c = Connection::open(&db).unwrap();
+        c.execute_batch(ddl).unwrap();
+        c.execute_batch(
+            "INSERT INTO sessions (id, source, started_at, input_tokens) VALUES ('s1', 'cli', 1768172351.5, 10);
+                 INSERT INTO messages (session_id, role, content, timestamp) VALUES ('s1', 'user', 'hi there', 1768172352.0);
+                 INSERT INTO messages (session_id, role, content, tool_calls, timestamp) VALUES ('s1', 'assistant', '',
+                   '[{\"id\":\"c1\",\"type\":\"function\",\"function\":{\"name\":\"terminal\",\"arguments\":\"{\\\"command\\\":\\\"ls\\\"}\"}}]', 1768172353.0);
+                 INSERT INTO messages (session_id, role, content, tool_call_id, timestamp) VALUES ('s1', 'tool', 'a.txt', 'c1', 1768172354.0);",
+        )
+        .unwrap();
+    }
+    let st = store(tmp.path());
+    let listed = st.list();
+    assert_eq!(listed.len(), 2);
+    for l in &listed {
+        let s = st.load(l);
+        assert!(s.warnings.is_empty(), "{:?}", s.warnings);
+        assert_eq!(s.messages.len(), 3);
+        assert_eq!(s.messages[1].tool_calls[0].input["command"], "ls");
+        let r = s.messages[2].tool_result.as_ref().unwrap();
+        assert_eq!(
+            (r.tool_name.as_str(), r.output.as_str()),
+            ("terminal", "a.txt")
+        );
+        assert_eq!(s.reported_usage.unwrap().input_tokens, 10);
+    }
+}
+
+#[test]
+fn lineage_stitches_continuations_nests_subagents_and_forks_branches() {
+    let tmp = tempfile::tempdir().unwrap();
+    let c = Connection::open(tmp.path().join("state.db")).unwrap();
+    c.execute_batch(V30).unwrap();
+    c.execute_batch(
+        r#"INSERT INTO sessions (id, source, started_at, end_reason, actual_cost_usd, estimated_cost_usd) VALUES ('a', 'cli', 1, 'compression', 0.25, 9);
+               INSERT INTO sessions (id, source, started_at, parent_session_id, end_reason, actual_cost_usd) VALUES ('a2', 'cli', 2, 'a', 'branched', 0.5);
+               INSERT INTO sessions (id, source, started_at, parent_session_id, model_config) VALUES ('b', 'cli', 3, 'a2', '{"_branched_from":"a2"}');
+               INSERT INTO sessions (id, source, started_at, parent_session_id, estimated_cost_usd) VALUES ('sub', 'subagent', 4, 'a', 0.1);
+               INSERT INTO messages (session_id, role, content, timestamp) VALUES ('a', 'user', 'first segment', 1);
+               INSERT INTO messages (session_id, role, content, timestamp, active) VALUES ('a', 'assistant', 'rewound answer', 2, 0);
+               INSERT INTO messages (session_id, role, content, timestamp) VALUES ('a', 'assistant', 'kept answer', 3);
+               INSERT INTO messages (session_id, role, content, timestamp, _compressed_summary) VALUES ('a2', 'user', '[CONTEXT COMPACTION — REFERENCE ONLY] summary', 4, 1);
+               INSERT INTO messages (session_id, role, content, timestamp) VALUES ('a2', 'user', 'second segment', 5);
+               INSERT INTO messages (session_id, role, content, timestamp) VALUES ('b', 'user', 'forked prompt', 6);
+               INSERT INTO messages (session_id, role, content, timestamp) VALUES ('sub', 'user', 'delegated task', 7);"#,
+    )
+    .unwrap();
+    let st = store(tmp.path());
+    let mut ids: Vec<String> = st.list().into_iter().map(|l| l.id).collect();
+    ids.sort();
+    assert_eq!(ids, ["a", "b"]);
+    let la = st.list().into_iter().find(|l| l.id == "a").unwrap();
+    let a = st.load(&la);
+    let texts: Vec<&str> = a.messages.iter().map(|m| m.text()).collect();
+    assert_eq!(
+        texts,
+        [
+            "first segment",
+            "kept answer",
+            "[continued after compression as session a2]",
+            "[CONTEXT COMPACTION — REFERENCE ONLY] summary",
+            "second segment"
+        ]
+    );
+    assert_eq!(a.messages[3].kind, MessageKind::CompactionSummary);
+    assert_eq!(a.branches.len(), 1);
+    assert_eq!(a.branches[0].name, "rewound-2");
+    assert_eq!(a.branches[0].fork_point.as_deref(), Some("1"));
+    assert_eq!(
+        a.branches[0].messages.last().unwrap().text(),
+        "rewound answer"
+    );
+    assert_eq!(a.subagents.len(), 1);
+    assert_eq!(
+        a.subagents[0].session.as_ref().unwrap().messages[0].text(),
+        "delegated task"
+    );
+    // Actual cost wins over estimates and segments add up.
+    let cost = a.cost();
+    assert_eq!((cost.total_usd, cost.estimated), (0.75, false));
+    let lb = st.list().into_iter().find(|l| l.id == "b").unwrap();
+    let b = st.load(&lb);
+    assert_eq!(b.forked_from.as_deref(), Some("hermes:a"));
+    let sub = a.subagents[0].session.as_ref().unwrap();
+    assert_eq!((sub.cost().total_usd, sub.cost().estimated), (0.1, true));
+    // A row flipped inactive changes the version; a write to another session does not.
+    let v = st.versions(&[&la])[0].unwrap();
+    c.execute(
+        "INSERT INTO messages (session_id, role, content, timestamp) VALUES ('b', 'user', 'x', 8)",
+        [],
+    )
+    .unwrap();
+    assert_eq!(st.versions(&[&la])[0], Some(v));
+    c.execute(
+        "UPDATE messages SET active = 0 WHERE content = 'kept answer'",
+        [],
+    )
+    .unwrap();
+    assert_ne!(st.versions(&[&la])[0], Some(v));
+}
+
+/// A database that holds fewer of a session's messages than its gateway transcript (an
+/// older copy, rows lost) hides nothing: the transcript is listed as `<id>@gateway`,
+/// forked from the database's session; one that holds as many lists the session once.
+#[test]
+fn a_gateway_transcript_longer_than_the_database_is_shown_too() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("sessions");
+    std::fs::create_dir_all(&dir).unwrap();
+    let id = "20260422_005427_9c1e2a40";
+    // The sample holds 8 messages (2 user, 4 assistant, 2 tool) after its session_meta.
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/hermes/gateway-20260422_005427_9c1e2a40.jsonl");
+    std::fs::copy(&sample, dir.join(format!("{id}.jsonl"))).unwrap();
+    let c = Connection::open(tmp.path().join("state.db")).unwrap();
+    c.execute_batch(V30).unwrap();
+    let rows = |n: usize| {
+        c.execute_batch(&format!("INSERT INTO sessions (id, source, started_at) VALUES ('{id}', 'telegram', 1776818067.0);
+                 DELETE FROM messages;"))
+            .ok();
+        for i in 0..n {
+            c.execute(
+                "INSERT INTO messages (session_id, role, content, timestamp) VALUES (?1, 'user', ?2, 1776818068.0)",
+                rusqlite::params![id, format!("row {i}")],
+            )
+            .unwrap();
+        }
+    };
+    rows(2);
+    let st = store(tmp.path());
+    let mut ids: Vec<String> = st.list().into_iter().map(|l| l.id).collect();
+    ids.sort();
+    assert_eq!(ids, [id.to_string(), format!("{id}@gateway")]);
+    let l = st
+        .list()
+        .into_iter()
+        .find(|l| l.id.ends_with("@gateway"))
+        .unwrap();
+    let g = st.load(&l);
+    assert_eq!(g.forked_from.as_deref(), Some(&*format!("hermes:{id}")));
+    assert_eq!(
+        g.messages[0].text(),
+        "[Dana] can you chart our build times?"
+    );
+    assert!(g.warnings.iter().any(|w| w.contains("the database lacks")));
+
+    rows(8);
+    let ids: Vec<String> = st.list().into_iter().map(|l| l.id).collect();
+    assert_eq!(ids, [id.to_string()]);
+}
+
+#[test]
+fn gateway_jsonl_reads_when_the_database_lacks_the_session() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("sessions");
+    std::fs::create_dir_all(&dir).unwrap();
+    // Hand-written in the gateway mirror's shape (see fixtures/hermes/README.md).
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/hermes/gateway-20260422_005427_9c1e2a40.jsonl");
+    std::fs::copy(&sample, dir.join("20260422_005427_9c1e2a40.jsonl")).unwrap();
+    let st = store(tmp.path());
+    let l = st.list();
+    assert_eq!(l.len(), 1);
+    let s = st.load(&l[0]);
+    assert!(s.warnings.is_empty(), "{:?}", s.warnings);
+    assert_eq!(
+        s.messages[0].text(),
+        "[Dana] can you chart our build times?"
+    );
+    let call = &s.messages[1].tool_calls[0];
+    assert_eq!(call.tool_name, "skill_view");
+    assert_eq!(call.input["name"], "plotting");
+    let r = s.messages[2].tool_result.as_ref().unwrap();
+    assert!(r.output.contains("\"success\": true"));
+    assert!(r.output.contains("\"name\": \"plotting\""));
+    assert_eq!(r.tool_name, "skill_view");
+    assert!(s.messages[1]
+        .thinking
+        .as_deref()
+        .unwrap()
+        .starts_with("**Checking the plotting skill**"));
+    assert_eq!(s.messages[1].model.as_deref(), Some("gpt-5.4"));
+    assert!(s.messages[3].text().contains("빌드 시간"));
+    assert!(s
+        .messages
+        .iter()
+        .any(|m| m.tool_calls.iter().any(|c| c.tool_name == "delegate_task")));
+    assert!(s.messages.iter().any(|m| m.text()
+        == "They did: the median build grew from 6m10s to 7m40s across the last ten runs."));
+}
