@@ -46,10 +46,12 @@ pub enum Agent {
     CopilotChat,
     Droid,
     Openhands,
+    Goose,
+    Gptme,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 27] = [
+    pub const ALL: [Agent; 29] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Gemini,
@@ -77,6 +79,8 @@ impl Agent {
         Agent::CopilotChat,
         Agent::Droid,
         Agent::Openhands,
+        Agent::Goose,
+        Agent::Gptme,
     ];
 
     /// The fixed directory name under the mount root.
@@ -109,6 +113,8 @@ impl Agent {
             Agent::CopilotChat => "copilot-chat",
             Agent::Droid => "droid",
             Agent::Openhands => "openhands",
+            Agent::Goose => "goose",
+            Agent::Gptme => "gptme",
         }
     }
 

@@ -32,6 +32,8 @@ pub mod crush;
 pub mod cursor;
 pub mod droid;
 pub mod gemini;
+pub mod goose;
+pub mod gptme;
 pub mod hermes;
 pub mod jsonl;
 pub mod kimi;
@@ -391,6 +393,18 @@ pub const REGISTRY: &[Spec] = &[
         candidates: openhands::candidates,
         given: as_given,
         open: |r| Box::new(openhands::OpenhandsStore::new(r)),
+    },
+    Spec {
+        agent: Agent::Goose,
+        candidates: goose::candidates,
+        given: as_given,
+        open: |r| Box::new(goose::GooseStore::new(r)),
+    },
+    Spec {
+        agent: Agent::Gptme,
+        candidates: gptme::candidates,
+        given: as_given,
+        open: |r| Box::new(gptme::GptmeStore::new(r)),
     },
 ];
 
