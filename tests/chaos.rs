@@ -412,6 +412,16 @@ fn the_mount_survives_stores_changing_under_its_readers() {
         let target = out.path().join(format!("render-{round}"));
         let r = home.sessfs(&["render", target.to_str().expect("utf-8")]);
         assert!(r.status.success(), "render failed: {}", common::stderr(&r));
+        // A mount keeps the directory of every agent whose store it found, empty once the
+        // store's files are gone (an Aider history or a Crush database the chaos removed);
+        // a render writes the directories of the stores it finds (SEMANTICS, "Agent
+        // directories"). An empty agent directory is the same in both.
+        for e in std::fs::read_dir(&mnt).expect("mount root").flatten() {
+            let empty = std::fs::read_dir(e.path()).is_ok_and(|mut d| d.next().is_none());
+            if empty && !target.join(e.file_name()).exists() {
+                std::fs::create_dir(target.join(e.file_name())).expect("mkdir");
+            }
+        }
         let d = Command::new("diff")
             .args(["-r", "--no-dereference", "-x", "diff"])
             .arg(&target)
