@@ -20,6 +20,7 @@ pub mod alloc;
 pub mod cache;
 pub mod cli;
 pub mod cost;
+pub mod export;
 pub mod fuse;
 pub mod model;
 pub mod mount;
