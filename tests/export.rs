@@ -197,12 +197,45 @@ fn bundled_samples_export_what_list_and_cost_show() {
     }
 }
 
+/// A Claude Code exchange whose reply has the provider ids `msg-<reply>` / `req-<reply>`.
+fn claude_exchange(session: &str, tag: &str, reply: &str, at: &str) -> String {
+    format!(
+        concat!(
+            r#"{{"parentUuid":null,"isSidechain":false,"type":"user","sessionId":"{s}","cwd":"/work/shop","uuid":"{t}-u","timestamp":"{at}","message":{{"role":"user","content":"prompt {t}"}}}}"#,
+            "\n",
+            r#"{{"parentUuid":"{t}-u","isSidechain":false,"type":"assistant","sessionId":"{s}","cwd":"/work/shop","uuid":"{t}-a","timestamp":"{at}","requestId":"req-{r}","message":{{"id":"msg-{r}","role":"assistant","model":"claude-sonnet-4-6","content":[{{"type":"text","text":"reply {r}"}}],"usage":{{"input_tokens":1200,"output_tokens":300,"cache_read_input_tokens":5000,"cache_creation_input_tokens":700}}}}}}"#,
+            "\n"
+        ),
+        s = session,
+        t = tag,
+        r = reply,
+        at = at
+    )
+}
+
 /// Codex (with a fork and a subagent), pi, omp, indusagi and Claude Code, as the fixture
-/// writers lay them out.
+/// writers lay them out, and a resumed Claude session that replays its first session's
+/// reply (the same API reply in two files, which `sessfs cost` counts once).
 fn corpus() -> (Home, codex::Written) {
     let mut home = Home::spine();
     let w = codex::write_store(home.path());
     home.files.extend(w.files.iter().cloned());
+    let dir = home.path().join(".claude/projects/-work-shop");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let first = "5e55e000-0000-4000-8000-000000000001";
+    let resumed = "5e55e000-0000-4000-8000-000000000002";
+    let at = "2026-06-01T10:00:00Z";
+    std::fs::write(
+        dir.join(format!("{first}.jsonl")),
+        claude_exchange(first, "a", "one", at),
+    )
+    .expect("write");
+    std::fs::write(
+        dir.join(format!("{resumed}.jsonl")),
+        claude_exchange(resumed, "b", "one", "2026-06-02T09:00:00Z")
+            + &claude_exchange(resumed, "c", "two", "2026-06-02T09:05:00Z"),
+    )
+    .expect("write");
     (home, w)
 }
 
@@ -264,6 +297,20 @@ fn files(dir: &Path) -> BTreeMap<PathBuf, (u64, i64, i64)> {
         .collect()
 }
 
+/// The files whose inode or mtime differ between two listings, and those in one only.
+fn changed(
+    before: &BTreeMap<PathBuf, (u64, i64, i64)>,
+    after: &BTreeMap<PathBuf, (u64, i64, i64)>,
+) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = after
+        .iter()
+        .filter(|(p, v)| before.get(*p) != Some(*v))
+        .map(|(p, _)| p.clone())
+        .collect();
+    out.extend(before.keys().filter(|p| !after.contains_key(*p)).cloned());
+    out
+}
+
 /// The file of `codex::MAIN`, and one line more for it.
 fn main_rollout(w: &codex::Written) -> PathBuf {
     w.files
@@ -299,16 +346,19 @@ fn a_second_export_rewrites_only_the_appended_sessions_partitions() {
     // Nothing changed: nothing is written.
     std::thread::sleep(std::time::Duration::from_millis(20));
     export_ok(&home, out.path());
-    assert_eq!(files(out.path()), before, "an export of unchanged sessions");
+    assert_eq!(
+        changed(&before, &files(out.path())),
+        Vec::<PathBuf>::new(),
+        "an export of unchanged sessions"
+    );
 
     append_prompt(&main_rollout(&w), "one more line, appended after the export");
     export_ok(&home, out.path());
     let after = files(out.path());
     assert_eq!(after.keys().collect::<Vec<_>>(), before.keys().collect::<Vec<_>>());
-    let changed: Vec<String> = after
+    let changed: Vec<String> = changed(&before, &after)
         .iter()
-        .filter(|(p, v)| before[*p] != **v)
-        .map(|(p, _)| {
+        .map(|p| {
             p.strip_prefix(out.path())
                 .expect("under")
                 .parent()
@@ -367,7 +417,11 @@ fn a_failed_export_leaves_the_previous_files_and_manifest() {
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
-    assert_eq!(files(out.path()), before, "files replaced by a failed export");
+    assert_eq!(
+        changed(&before, &files(out.path())),
+        Vec::<PathBuf>::new(),
+        "files replaced by a failed export"
+    );
     for (p, bytes) in &contents {
         assert_eq!(&std::fs::read(p).expect("read"), bytes, "{}", p.display());
     }
