@@ -117,8 +117,7 @@ impl Machine {
                 .or_else(|_| std::env::var("LOGNAME"))
                 .ok()
                 .filter(|u| !u.is_empty())
-                // SAFETY: getuid has no preconditions and cannot fail.
-                .unwrap_or_else(|| format!("uid-{}", unsafe { libc::getuid() })),
+                .unwrap_or_else(login_name),
         }
     }
 }
@@ -160,6 +159,26 @@ fn machine_id() -> String {
         let _ = std::fs::write(path, format!("{id}\n"));
     }
     id
+}
+
+/// The login name of the user running sessfs, from the password database; `uid-<n>` where
+/// it has none.
+fn login_name() -> String {
+    // SAFETY: getuid has no preconditions and cannot fail.
+    let uid = unsafe { libc::getuid() };
+    let mut buf = vec![0u8; 4096];
+    // SAFETY: an all-zero passwd is a valid value for getpwuid_r to fill in.
+    let mut pw: libc::passwd = unsafe { std::mem::zeroed() };
+    let mut found: *mut libc::passwd = std::ptr::null_mut();
+    // SAFETY: every pointer is valid for the call, and the buffer's length is passed with it.
+    let rc =
+        unsafe { libc::getpwuid_r(uid, &mut pw, buf.as_mut_ptr().cast(), buf.len(), &mut found) };
+    if rc == 0 && !found.is_null() && !pw.pw_name.is_null() {
+        // SAFETY: getpwuid_r succeeded, so pw_name points at a NUL-terminated string in buf.
+        let name = unsafe { std::ffi::CStr::from_ptr(pw.pw_name) };
+        return name.to_string_lossy().into_owned();
+    }
+    format!("uid-{uid}")
 }
 
 fn hostname() -> String {
@@ -325,33 +344,78 @@ impl Row for SessionRow {
     fn columns(r: &[Self]) -> Vec<Column> {
         use Values::*;
         vec![
-            req("machine_id", Str(r.iter().map(|r| some(&r.machine.id)).collect())),
-            req("hostname", Str(r.iter().map(|r| some(&r.machine.hostname)).collect())),
-            req("user", Str(r.iter().map(|r| some(&r.machine.user)).collect())),
+            req(
+                "machine_id",
+                Str(r.iter().map(|r| some(&r.machine.id)).collect()),
+            ),
+            req(
+                "hostname",
+                Str(r.iter().map(|r| some(&r.machine.hostname)).collect()),
+            ),
+            req(
+                "user",
+                Str(r.iter().map(|r| some(&r.machine.user)).collect()),
+            ),
             req("session", Str(r.iter().map(|r| some(&r.session)).collect())),
-            req("native_id", Str(r.iter().map(|r| some(&r.native_id)).collect())),
+            req(
+                "native_id",
+                Str(r.iter().map(|r| some(&r.native_id)).collect()),
+            ),
             req("name", Str(r.iter().map(|r| some(&r.name)).collect())),
             col("title", Str(r.iter().map(|r| r.title.clone()).collect())),
-            col("started_at", Time(r.iter().map(|r| micros(r.started_at)).collect())),
-            col("ended_at", Time(r.iter().map(|r| micros(r.ended_at)).collect())),
+            col(
+                "started_at",
+                Time(r.iter().map(|r| micros(r.started_at)).collect()),
+            ),
+            col(
+                "ended_at",
+                Time(r.iter().map(|r| micros(r.ended_at)).collect()),
+            ),
             col("cwd", Str(r.iter().map(|r| r.cwd.clone()).collect())),
             col("model", Str(r.iter().map(|r| r.model.clone()).collect())),
             req("models", List(r.iter().map(|r| r.models.clone()).collect())),
             req("tags", List(r.iter().map(|r| r.tags.clone()).collect())),
             col("parent", Str(r.iter().map(|r| r.parent.clone()).collect())),
-            col("forked_from", Str(r.iter().map(|r| r.forked_from.clone()).collect())),
-            req("subagents", List(r.iter().map(|r| r.subagents.clone()).collect())),
+            col(
+                "forked_from",
+                Str(r.iter().map(|r| r.forked_from.clone()).collect()),
+            ),
+            req(
+                "subagents",
+                List(r.iter().map(|r| r.subagents.clone()).collect()),
+            ),
             req(
                 "subagent_sessions",
                 List(r.iter().map(|r| r.subagent_sessions.clone()).collect()),
             ),
-            req("orphaned", Bool(r.iter().map(|r| Some(r.orphaned)).collect())),
-            req("message_count", Int(r.iter().map(|r| Some(r.message_count)).collect())),
-            req("turn_count", Int(r.iter().map(|r| Some(r.turn_count)).collect())),
-            req("branch_count", Int(r.iter().map(|r| Some(r.branch_count)).collect())),
-            req("warning_count", Int(r.iter().map(|r| Some(r.warning_count)).collect())),
-            req("source_format", Str(r.iter().map(|r| some(&r.source_format)).collect())),
-            req("source_paths", List(r.iter().map(|r| r.source_paths.clone()).collect())),
+            req(
+                "orphaned",
+                Bool(r.iter().map(|r| Some(r.orphaned)).collect()),
+            ),
+            req(
+                "message_count",
+                Int(r.iter().map(|r| Some(r.message_count)).collect()),
+            ),
+            req(
+                "turn_count",
+                Int(r.iter().map(|r| Some(r.turn_count)).collect()),
+            ),
+            req(
+                "branch_count",
+                Int(r.iter().map(|r| Some(r.branch_count)).collect()),
+            ),
+            req(
+                "warning_count",
+                Int(r.iter().map(|r| Some(r.warning_count)).collect()),
+            ),
+            req(
+                "source_format",
+                Str(r.iter().map(|r| some(&r.source_format)).collect()),
+            ),
+            req(
+                "source_paths",
+                List(r.iter().map(|r| r.source_paths.clone()).collect()),
+            ),
         ]
     }
     fn weight(&self) -> usize {
@@ -381,20 +445,41 @@ impl Row for MessageRow {
     fn columns(r: &[Self]) -> Vec<Column> {
         use Values::*;
         vec![
-            req("machine_id", Str(r.iter().map(|r| Some(r.machine.to_string())).collect())),
-            req("session", Str(r.iter().map(|r| Some(r.session.to_string())).collect())),
-            col("subagent", Str(r.iter().map(|r| r.subagent.clone()).collect())),
+            req(
+                "machine_id",
+                Str(r.iter().map(|r| Some(r.machine.to_string())).collect()),
+            ),
+            req(
+                "session",
+                Str(r.iter().map(|r| Some(r.session.to_string())).collect()),
+            ),
+            col(
+                "subagent",
+                Str(r.iter().map(|r| r.subagent.clone()).collect()),
+            ),
             col("branch", Str(r.iter().map(|r| r.branch.clone()).collect())),
             req("ordinal", Int(r.iter().map(|r| Some(r.ordinal)).collect())),
-            req("role", Str(r.iter().map(|r| Some(r.role.to_string())).collect())),
+            req(
+                "role",
+                Str(r.iter().map(|r| Some(r.role.to_string())).collect()),
+            ),
             req("kind", Str(r.iter().map(|r| some(&r.kind)).collect())),
             col("label", Str(r.iter().map(|r| r.label.clone()).collect())),
             col("time", Time(r.iter().map(|r| micros(r.time)).collect())),
             col("model", Str(r.iter().map(|r| r.model.clone()).collect())),
             req("text", Str(r.iter().map(|r| some(&r.text)).collect())),
-            col("thinking", Str(r.iter().map(|r| r.thinking.clone()).collect())),
-            col("native_id", Str(r.iter().map(|r| r.native_id.clone()).collect())),
-            col("tool_call_id", Str(r.iter().map(|r| r.tool_call_id.clone()).collect())),
+            col(
+                "thinking",
+                Str(r.iter().map(|r| r.thinking.clone()).collect()),
+            ),
+            col(
+                "native_id",
+                Str(r.iter().map(|r| r.native_id.clone()).collect()),
+            ),
+            col(
+                "tool_call_id",
+                Str(r.iter().map(|r| r.tool_call_id.clone()).collect()),
+            ),
         ]
     }
     fn weight(&self) -> usize {
@@ -422,18 +507,33 @@ impl Row for ToolRow {
     fn columns(r: &[Self]) -> Vec<Column> {
         use Values::*;
         vec![
-            req("machine_id", Str(r.iter().map(|r| Some(r.machine.to_string())).collect())),
-            req("session", Str(r.iter().map(|r| Some(r.session.to_string())).collect())),
-            col("subagent", Str(r.iter().map(|r| r.subagent.clone()).collect())),
+            req(
+                "machine_id",
+                Str(r.iter().map(|r| Some(r.machine.to_string())).collect()),
+            ),
+            req(
+                "session",
+                Str(r.iter().map(|r| Some(r.session.to_string())).collect()),
+            ),
+            col(
+                "subagent",
+                Str(r.iter().map(|r| r.subagent.clone()).collect()),
+            ),
             col("branch", Str(r.iter().map(|r| r.branch.clone()).collect())),
             req("ordinal", Int(r.iter().map(|r| Some(r.ordinal)).collect())),
-            req("call_index", Int(r.iter().map(|r| Some(r.call_index)).collect())),
+            req(
+                "call_index",
+                Int(r.iter().map(|r| Some(r.call_index)).collect()),
+            ),
             req("call_id", Str(r.iter().map(|r| some(&r.call_id)).collect())),
             req("name", Str(r.iter().map(|r| some(&r.name)).collect())),
             req("input", Str(r.iter().map(|r| some(&r.input)).collect())),
             col("output", Str(r.iter().map(|r| r.output.clone()).collect())),
             col("is_error", Bool(r.iter().map(|r| r.is_error).collect())),
-            col("duration_ms", Int(r.iter().map(|r| r.duration_ms).collect())),
+            col(
+                "duration_ms",
+                Int(r.iter().map(|r| r.duration_ms).collect()),
+            ),
         ]
     }
     fn weight(&self) -> usize {
@@ -455,18 +555,36 @@ impl Row for UsageRow {
             Int(r.iter().map(|r| Some(f(&r.record) as i64)).collect())
         };
         vec![
-            req("machine_id", Str(r.iter().map(|r| Some(r.machine.to_string())).collect())),
-            req("session", Str(r.iter().map(|r| some(&r.record.owner)).collect())),
-            col("time", Time(r.iter().map(|r| micros(r.record.when)).collect())),
-            req("model", Str(r.iter().map(|r| some(&r.record.model)).collect())),
+            req(
+                "machine_id",
+                Str(r.iter().map(|r| Some(r.machine.to_string())).collect()),
+            ),
+            req(
+                "session",
+                Str(r.iter().map(|r| some(&r.record.owner)).collect()),
+            ),
+            col(
+                "time",
+                Time(r.iter().map(|r| micros(r.record.when)).collect()),
+            ),
+            req(
+                "model",
+                Str(r.iter().map(|r| some(&r.record.model)).collect()),
+            ),
             req("input_tokens", tokens(|r| r.usage.input_tokens)),
             req("output_tokens", tokens(|r| r.usage.output_tokens)),
             req("cache_read_tokens", tokens(|r| r.usage.cached_tokens)),
             req("cache_write_tokens", tokens(|r| r.usage.cache_write_tokens)),
             req("reasoning_tokens", tokens(|r| r.usage.thinking_tokens)),
             col("usd", Float(r.iter().map(|r| r.record.usd).collect())),
-            req("estimated", Bool(r.iter().map(|r| Some(r.record.estimated)).collect())),
-            col("reply_id", Str(r.iter().map(|r| r.record.reply.clone()).collect())),
+            req(
+                "estimated",
+                Bool(r.iter().map(|r| Some(r.record.estimated)).collect()),
+            ),
+            col(
+                "reply_id",
+                Str(r.iter().map(|r| r.record.reply.clone()).collect()),
+            ),
         ]
     }
     fn weight(&self) -> usize {
@@ -578,10 +696,7 @@ fn path_rows(
                 call_id: c.tool_call_id.clone(),
                 name: c.tool_name.clone(),
                 input: c.input.to_string(),
-                output: c
-                    .output
-                    .clone()
-                    .or_else(|| result.map(|r| r.0.to_string())),
+                output: c.output.clone().or_else(|| result.map(|r| r.0.to_string())),
                 is_error: c.is_error.or(result.map(|r| r.1)),
                 duration_ms: c.duration_ms.map(|d| d as i64),
             });
@@ -651,13 +766,10 @@ impl<R: Row> TableFile<R> {
     fn finish(mut self) -> Result<()> {
         self.flush()?;
         let tmp = self.tmp.clone();
-        let file = self
-            .writer
-            .into_inner()
-            .map_err(|source| Error::Parquet {
-                path: tmp.clone(),
-                source,
-            })?;
+        let file = self.writer.into_inner().map_err(|source| Error::Parquet {
+            path: tmp.clone(),
+            source,
+        })?;
         file.sync_all().map_err(io(&tmp))
     }
 }
@@ -797,12 +909,12 @@ pub fn export(fs: &Fs, dir: &Path, opts: &Options) -> Result<Summary> {
     let mid: Arc<str> = machine.id.as_str().into();
     let mpath = manifest_path(dir, &machine.id);
     let old = match std::fs::read(&mpath) {
-        Ok(bytes) => serde_json::from_slice::<Manifest>(&bytes).map_err(|source| {
-            Error::Manifest {
+        Ok(bytes) => {
+            serde_json::from_slice::<Manifest>(&bytes).map_err(|source| Error::Manifest {
                 path: mpath.clone(),
                 source,
-            }
-        })?,
+            })?
+        }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Manifest::default(),
         Err(e) => return Err(io(&mpath)(e)),
     };
@@ -914,7 +1026,10 @@ pub fn export(fs: &Fs, dir: &Path, opts: &Options) -> Result<Summary> {
     }
     std::fs::rename(&tmp, &mpath).map_err(io(&mpath))?;
     let mut removed = 0;
-    for name in old_parts.keys().filter(|n| !manifest.partitions.contains_key(*n)) {
+    for name in old_parts
+        .keys()
+        .filter(|n| !manifest.partitions.contains_key(*n))
+    {
         removed += 1;
         for t in TABLES {
             let path = file_path(dir, t, name, &machine.id);

@@ -100,7 +100,9 @@ fn assert_export_agrees_with_list_and_cost(home: &Home, dir: &Path) {
     assert_eq!(got.len(), groups.len(), "agents with usage");
     for g in groups {
         let key = g["key"].as_str().expect("key");
-        let r = got.get(key).unwrap_or_else(|| panic!("no usage rows of {key}"));
+        let r = got
+            .get(key)
+            .unwrap_or_else(|| panic!("no usage rows of {key}"));
         for (i, field) in [
             "inputTokens",
             "outputTokens",
@@ -139,7 +141,12 @@ fn bundled_samples_export_what_list_and_cost_show() {
         c.output().expect("run sessfs")
     };
     let out = TempDir::new().expect("tmp");
-    let o = run(&["export", "--format", "parquet", &out.path().to_string_lossy()]);
+    let o = run(&[
+        "export",
+        "--format",
+        "parquet",
+        &out.path().to_string_lossy(),
+    ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     // list and cost over the same samples (HOME points at them).
     let list: Value = serde_json::from_str(&stdout(&run(&["list", "--json"]))).expect("list");
@@ -158,7 +165,12 @@ fn bundled_samples_export_what_list_and_cost_show() {
     );
     let sums: BTreeMap<&str, (u64, Option<f64>)> = sums
         .iter()
-        .map(|r| (r[0].as_str().expect("agent"), (r[1].as_u64().expect("n"), r[2].as_f64())))
+        .map(|r| {
+            (
+                r[0].as_str().expect("agent"),
+                (r[1].as_u64().expect("n"), r[2].as_f64()),
+            )
+        })
         .collect();
     let groups = cost["groups"].as_array().expect("groups");
     assert_eq!(sums.len(), groups.len());
@@ -352,10 +364,16 @@ fn a_second_export_rewrites_only_the_appended_sessions_partitions() {
         "an export of unchanged sessions"
     );
 
-    append_prompt(&main_rollout(&w), "one more line, appended after the export");
+    append_prompt(
+        &main_rollout(&w),
+        "one more line, appended after the export",
+    );
     export_ok(&home, out.path());
     let after = files(out.path());
-    assert_eq!(after.keys().collect::<Vec<_>>(), before.keys().collect::<Vec<_>>());
+    assert_eq!(
+        after.keys().collect::<Vec<_>>(),
+        before.keys().collect::<Vec<_>>()
+    );
     let changed: Vec<String> = changed(&before, &after)
         .iter()
         .map(|p| {
@@ -377,7 +395,10 @@ fn a_second_export_rewrites_only_the_appended_sessions_partitions() {
         "SELECT session FROM {messages} WHERE text = 'one more line, appended after the export'",
         &[],
     );
-    assert_eq!(rows, vec![vec![Value::from(format!("codex:{}", codex::MAIN))]]);
+    assert_eq!(
+        rows,
+        vec![vec![Value::from(format!("codex:{}", codex::MAIN))]]
+    );
 }
 
 #[test]
@@ -404,7 +425,10 @@ fn a_failed_export_leaves_the_previous_files_and_manifest() {
     append_prompt(&main_rollout(&w), "a line the failed export never shows");
     let tool_file = before
         .keys()
-        .find(|p| p.to_string_lossy().contains("tool_calls/agent=codex/month=2026-04"))
+        .find(|p| {
+            p.to_string_lossy()
+                .contains("tool_calls/agent=codex/month=2026-04")
+        })
         .expect("codex tool_calls file");
     let name = tool_file.file_name().expect("name").to_string_lossy();
     let blocker = tool_file.with_file_name(format!(".{name}.tmp"));
@@ -425,7 +449,10 @@ fn a_failed_export_leaves_the_previous_files_and_manifest() {
     for (p, bytes) in &contents {
         assert_eq!(&std::fs::read(p).expect("read"), bytes, "{}", p.display());
     }
-    assert_eq!(std::fs::read(&manifest[0]).expect("manifest"), manifest_bytes);
+    assert_eq!(
+        std::fs::read(&manifest[0]).expect("manifest"),
+        manifest_bytes
+    );
     // No temporary file is left behind (only the blocking directory).
     let stray: Vec<PathBuf> = common::files_under(out.path())
         .into_iter()
