@@ -1101,3 +1101,37 @@ fn write_messages(
     mf.finish()?;
     tf.finish()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_tables_schema_parses_and_names_each_column_once() {
+        for (schema, n) in [
+            (schema_of::<SessionRow>(), SessionRow::columns(&[]).len()),
+            (schema_of::<MessageRow>(), MessageRow::columns(&[]).len()),
+            (schema_of::<ToolRow>(), ToolRow::columns(&[]).len()),
+            (schema_of::<UsageRow>(), UsageRow::columns(&[]).len()),
+        ] {
+            let t = parquet::schema::parser::parse_message_type(&schema).expect(&schema);
+            let names: std::collections::BTreeSet<&str> =
+                t.get_fields().iter().map(|f| f.name()).collect();
+            assert_eq!(names.len(), n, "{schema}");
+        }
+    }
+
+    #[test]
+    fn a_session_is_in_the_month_it_started() {
+        let mut s = Session::new(Agent::Pi, "p");
+        assert_eq!(partition_of(&s), "agent=pi/month=unknown");
+        s.updated_at = DateTime::parse_from_rfc3339("2026-06-01T00:10:00Z")
+            .ok()
+            .map(|t| t.with_timezone(&Utc));
+        assert_eq!(partition_of(&s), "agent=pi/month=2026-06");
+        s.created_at = DateTime::parse_from_rfc3339("2026-05-31T23:50:00Z")
+            .ok()
+            .map(|t| t.with_timezone(&Utc));
+        assert_eq!(partition_of(&s), "agent=pi/month=2026-05");
+    }
+}
