@@ -131,6 +131,12 @@ impl Collector {
             .push((session.created_at.or(session.updated_at), uid, records));
     }
 
+    /// Take in what another collector was fed (one per thread reading sessions).
+    pub fn merge(&mut self, other: Collector) {
+        self.owners.extend(other.owners);
+        self.per_session.extend(other.per_session);
+    }
+
     pub fn finish(self) -> Vec<Record> {
         let Collector {
             owners,

@@ -39,6 +39,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// Bumped when a column changes: an export made by another layout is rewritten whole.
@@ -46,6 +47,9 @@ const LAYOUT: u32 = 1;
 /// Rows of one table buffered before they are written as a row group, by text size: bounds
 /// the memory an export needs to about this much per table, however large a partition is.
 const ROW_GROUP_BYTES: usize = 32 << 20;
+/// Text of changed sessions' rows kept from pass 1 for pass 2, at most: past it, a session
+/// is read again when its partition is written.
+const ROWS_KEPT_BYTES: usize = 256 << 20;
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -890,6 +894,26 @@ struct Partition {
     keys: Vec<SessionKey>,
     rows: Vec<SessionRow>,
     usage: Vec<UsageRow>,
+    /// Message and tool-call rows read in pass 1, by session directory name.
+    kept: HashMap<String, (Vec<MessageRow>, Vec<ToolRow>)>,
+}
+
+/// One session as pass 1 read it.
+struct Loaded {
+    key: SessionKey,
+    version: u64,
+    part: String,
+    uid: String,
+    row: SessionRow,
+    rows: Option<(Vec<MessageRow>, Vec<ToolRow>)>,
+}
+
+/// A session's message and tool-call rows.
+fn rows_of(session: &Session, machine: &Arc<str>) -> (Vec<MessageRow>, Vec<ToolRow>) {
+    let uid: Arc<str> = session.unified_id().into();
+    let (mut msgs, mut tools) = (Vec::new(), Vec::new());
+    session_rows(session, machine, &uid, None, &mut msgs, &mut tools);
+    (msgs, tools)
 }
 
 /// The partition of a session: its agent and the month it started (`unknown` without a
@@ -926,33 +950,90 @@ pub fn export(fs: &Fs, dir: &Path, opts: &Options) -> Result<Summary> {
 
     // Pass 1: every session once, for its partition, its row and its usage records. Usage
     // needs every session of the agents (a reply is counted in the oldest session holding
-    // it, a subagent in its parent), as `sessfs cost` collects them.
+    // it, a subagent in its parent), as `sessfs cost` collects them. Sessions are read on
+    // every core; the rows of changed sessions are kept (up to [`ROWS_KEPT_BYTES`]) so that
+    // pass 2 need not read them again.
+    let keys: Vec<SessionKey> = fs
+        .sessions()
+        .into_iter()
+        .filter(|k| opts.agents.is_empty() || opts.agents.contains(&k.agent))
+        .collect();
+    let next = AtomicUsize::new(0);
+    let kept = AtomicUsize::new(0);
+    let read = || {
+        let mut c = Collector::default();
+        let mut out = Vec::new();
+        while let Some(key) = keys.get(next.fetch_add(1, Ordering::Relaxed)) {
+            let Ok(version) = fs.source_version(key) else {
+                continue;
+            };
+            let Ok(session) = fs.load_marked(key) else {
+                continue;
+            };
+            c.add(&session);
+            let when = session.updated_at.or(session.created_at);
+            if opts.since.is_some_and(|s| when.is_none_or(|w| w < s))
+                || opts.until.is_some_and(|u| when.is_none_or(|w| w > u))
+            {
+                continue;
+            }
+            let part = partition_of(&session);
+            let changed = old_parts
+                .get(&part)
+                .and_then(|e| e.sessions.get(&*key.name))
+                != Some(&version);
+            let rows = changed
+                .then(|| {
+                    let rows = rows_of(&session, &mid);
+                    let w = rows.0.iter().map(Row::weight).sum::<usize>()
+                        + rows.1.iter().map(Row::weight).sum::<usize>();
+                    if kept.fetch_add(w, Ordering::Relaxed) + w <= ROWS_KEPT_BYTES {
+                        Some(rows)
+                    } else {
+                        kept.fetch_sub(w, Ordering::Relaxed);
+                        None
+                    }
+                })
+                .flatten();
+            out.push(Loaded {
+                uid: session.unified_id(),
+                row: SessionRow::new(&machine, key, &session),
+                key: key.clone(),
+                version,
+                part,
+                rows,
+            });
+        }
+        (c, out)
+    };
+    let workers = crate::tree::cores().clamp(1, 8);
     let mut collector = Collector::default();
+    let mut loaded: Vec<Loaded> = Vec::new();
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers).map(|_| scope.spawn(read)).collect();
+        for h in handles {
+            match h.join() {
+                Ok((c, out)) => {
+                    collector.merge(c);
+                    loaded.extend(out);
+                }
+                Err(p) => std::panic::resume_unwind(p),
+            }
+        }
+    });
+    // The order of the listing, whichever thread read a session.
+    loaded.sort_by_key(|l| (l.key.agent, l.key.name.clone()));
     let mut parts: BTreeMap<String, Partition> = BTreeMap::new();
     let mut owner_part: HashMap<String, String> = HashMap::new();
-    for key in fs.sessions() {
-        if !opts.agents.is_empty() && !opts.agents.contains(&key.agent) {
-            continue;
+    for l in loaded {
+        owner_part.insert(l.uid, l.part.clone());
+        let p = parts.entry(l.part).or_default();
+        p.sessions.insert(l.key.name.to_string(), l.version);
+        p.rows.push(l.row);
+        if let Some(rows) = l.rows {
+            p.kept.insert(l.key.name.to_string(), rows);
         }
-        let Ok(version) = fs.source_version(&key) else {
-            continue;
-        };
-        let Ok(session) = fs.load_marked(&key) else {
-            continue;
-        };
-        collector.add(&session);
-        let when = session.updated_at.or(session.created_at);
-        if opts.since.is_some_and(|s| when.is_none_or(|w| w < s))
-            || opts.until.is_some_and(|u| when.is_none_or(|w| w > u))
-        {
-            continue;
-        }
-        let part = partition_of(&session);
-        owner_part.insert(session.unified_id(), part.clone());
-        let p = parts.entry(part).or_default();
-        p.sessions.insert(key.name.to_string(), version);
-        p.rows.push(SessionRow::new(&machine, &key, &session));
-        p.keys.push(key);
+        p.keys.push(l.key);
     }
     let sessions = owner_part.len();
     for record in collector.finish() {
@@ -1072,7 +1153,7 @@ fn write_table<R: Row>(
 /// only a row group's worth of text is held at once.
 fn write_messages(
     fs: &Fs,
-    part: &Partition,
+    part: &mut Partition,
     machine: &Arc<str>,
     path: &dyn Fn(&str) -> PathBuf,
     staged: &mut Vec<(PathBuf, PathBuf)>,
@@ -1084,13 +1165,13 @@ fn write_messages(
     staged.push((ttmp.clone(), tpath));
     let mut tf = TableFile::<ToolRow>::create(ttmp)?;
     for key in &part.keys {
-        let Ok(session) = fs.load_marked(key) else {
-            continue;
+        let (msgs, tools) = match part.kept.remove(&*key.name) {
+            Some(rows) => rows,
+            None => match fs.load_marked(key) {
+                Ok(session) => rows_of(&session, machine),
+                Err(_) => continue,
+            },
         };
-        let uid: Arc<str> = session.unified_id().into();
-        let (mut msgs, mut tools) = (Vec::new(), Vec::new());
-        session_rows(&session, machine, &uid, None, &mut msgs, &mut tools);
-        drop(session);
         for m in msgs {
             mf.push(m)?;
         }
