@@ -171,6 +171,26 @@ pub enum Command {
         #[command(flatten)]
         stores: StoreArgs,
     },
+    /// Write every session as Parquet tables (sessions, messages, tool_calls, usage)
+    /// partitioned by agent and month, for DuckDB, ClickHouse or Spark. A re-run rewrites
+    /// only the partitions whose sessions changed; see docs/EXPORT.md.
+    Export {
+        dir: PathBuf,
+        #[arg(long, value_enum, default_value_t = ExportFormat::Parquet)]
+        format: ExportFormat,
+        /// Only this agent's sessions (repeatable).
+        #[arg(long, add = ArgValueCandidates::new(crate::shell::agents))]
+        agent: Vec<String>,
+        /// Sessions active from this date on (YYYY-MM-DD, RFC 3339, today, yesterday, or an
+        /// age: 12h, 7d, 2w; UTC).
+        #[arg(long)]
+        since: Option<String>,
+        /// Sessions last active up to this date.
+        #[arg(long)]
+        until: Option<String>,
+        #[command(flatten)]
+        stores: StoreArgs,
+    },
     /// Show which stores were found where, what failed, and whether FUSE works.
     Doctor {
         #[command(flatten)]
@@ -221,6 +241,11 @@ pub enum SortKey {
     Date,
     Cost,
     Turns,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
+pub enum ExportFormat {
+    Parquet,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
@@ -335,6 +360,35 @@ pub fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Render { dir, stores } => render_tree(&stores, &dir),
+        Command::Export {
+            dir,
+            format: ExportFormat::Parquet,
+            agent,
+            since,
+            until,
+            stores,
+        } => {
+            let opts = crate::export::Options {
+                agents: agent
+                    .iter()
+                    .map(|a| parse_agent(a))
+                    .collect::<Result<Vec<_>>>()?,
+                since: since.as_deref().map(parse_date).transpose()?,
+                until: until.as_deref().map(parse_date).transpose()?,
+            };
+            let fs = open_fs(&stores, 256, true)?;
+            let s = crate::export::export(&fs, &dir, &opts)?;
+            eprintln!(
+                "sessfs: exported {} sessions in {} partitions to {} ({} written, {} removed, {} unchanged)",
+                s.sessions,
+                s.partitions,
+                dir.display(),
+                s.rewritten,
+                s.removed,
+                s.partitions - s.rewritten
+            );
+            Ok(())
+        }
         Command::Doctor { stores } => doctor(&stores),
         Command::Service { action } => match action {
             ServiceAction::Install {

@@ -19,7 +19,6 @@
 //! marked estimated; a model without a price makes the record *unpriced*, which the report
 //! lists as such and never adds as $0.
 
-use crate::cache::SessionKey;
 use crate::model::{Agent, Message, Session, TokenUsage};
 use crate::tree::Fs;
 use chrono::{DateTime, Utc};
@@ -85,25 +84,39 @@ impl Filter {
 
 /// Usage records of every session of `agents` (all when empty), each counted once.
 pub fn collect(fs: &Fs, agents: &[Agent]) -> Vec<Record> {
-    struct Owner {
-        parent: Option<String>,
-        agent: Agent,
-        cwd: Option<String>,
-        tags: Vec<String>,
-    }
-    let mut owners: HashMap<String, Owner> = HashMap::new();
-    let mut per_session: Vec<(Option<DateTime<Utc>>, String, Vec<Record>)> = Vec::new();
-    let keys: Vec<SessionKey> = fs
+    let mut c = Collector::default();
+    for key in fs
         .sessions()
         .into_iter()
         .filter(|k| agents.is_empty() || agents.contains(&k.agent))
-        .collect();
-    for key in keys {
-        let Ok(session) = fs.load_marked(&key) else {
-            continue;
-        };
+    {
+        if let Ok(session) = fs.load_marked(&key) {
+            c.add(&session);
+        }
+    }
+    c.finish()
+}
+
+/// [`collect`] for a caller that loads the sessions itself (`sessfs export` reads each
+/// session once for its rows and its usage): feed every session ([`Fs::load_marked`]) to
+/// [`Collector::add`], in any order, then [`Collector::finish`] counts each reply once.
+#[derive(Default)]
+pub struct Collector {
+    owners: HashMap<String, Owner>,
+    per_session: Vec<(Option<DateTime<Utc>>, String, Vec<Record>)>,
+}
+
+struct Owner {
+    parent: Option<String>,
+    agent: Agent,
+    cwd: Option<String>,
+    tags: Vec<String>,
+}
+
+impl Collector {
+    pub fn add(&mut self, session: &Session) {
         let uid = session.unified_id();
-        owners.insert(
+        self.owners.insert(
             uid.clone(),
             Owner {
                 parent: session.parent.clone(),
@@ -113,50 +126,64 @@ pub fn collect(fs: &Fs, agents: &[Agent]) -> Vec<Record> {
             },
         );
         let mut records = Vec::new();
-        session_records(&session, &uid, &mut records);
-        per_session.push((session.created_at.or(session.updated_at), uid, records));
+        session_records(session, &uid, &mut records);
+        self.per_session
+            .push((session.created_at.or(session.updated_at), uid, records));
     }
-    // One API reply copied into several files (a resumed Claude session replays its
-    // history) counts once, in the oldest session that holds it.
-    per_session.sort_by(|a, b| (a.0.is_none(), a.0, &a.1).cmp(&(b.0.is_none(), b.0, &b.1)));
-    let mut replies: HashSet<(Agent, String)> = HashSet::new();
-    let mut records: Vec<Record> = Vec::new();
-    for (_, _, rs) in per_session {
-        for r in rs {
-            if let Some(id) = &r.reply {
-                if !replies.insert((r.agent, id.clone())) {
-                    continue;
+
+    /// Take in what another collector was fed (one per thread reading sessions).
+    pub fn merge(&mut self, other: Collector) {
+        self.owners.extend(other.owners);
+        self.per_session.extend(other.per_session);
+    }
+
+    pub fn finish(self) -> Vec<Record> {
+        let Collector {
+            owners,
+            mut per_session,
+        } = self;
+        // One API reply copied into several files (a resumed Claude session replays its
+        // history) counts once, in the oldest session that holds it.
+        per_session.sort_by(|a, b| (a.0.is_none(), a.0, &a.1).cmp(&(b.0.is_none(), b.0, &b.1)));
+        let mut replies: HashSet<(Agent, String)> = HashSet::new();
+        let mut records: Vec<Record> = Vec::new();
+        for (_, _, rs) in per_session {
+            for r in rs {
+                if let Some(id) = &r.reply {
+                    if !replies.insert((r.agent, id.clone())) {
+                        continue;
+                    }
                 }
+                records.push(r);
             }
-            records.push(r);
         }
-    }
-    // A top-level subagent is counted in its topmost parent that exists.
-    let root = |uid: &str| -> String {
-        let mut cur = uid.to_string();
-        let mut seen = HashSet::new();
-        while let Some(p) = owners.get(&cur).and_then(|o| o.parent.clone()) {
-            if !owners.contains_key(&p) || !seen.insert(cur.clone()) {
-                break;
+        // A top-level subagent is counted in its topmost parent that exists.
+        let root = |uid: &str| -> String {
+            let mut cur = uid.to_string();
+            let mut seen = HashSet::new();
+            while let Some(p) = owners.get(&cur).and_then(|o| o.parent.clone()) {
+                if !owners.contains_key(&p) || !seen.insert(cur.clone()) {
+                    break;
+                }
+                cur = p;
             }
-            cur = p;
+            cur
+        };
+        let mut roots: HashMap<String, String> = HashMap::new();
+        for r in &mut records {
+            let owner = roots
+                .entry(r.owner.clone())
+                .or_insert_with(|| root(&r.owner))
+                .clone();
+            if let Some(o) = owners.get(&owner) {
+                r.agent = o.agent;
+                r.cwd = o.cwd.clone();
+                r.tags = o.tags.clone();
+            }
+            r.owner = owner;
         }
-        cur
-    };
-    let mut roots: HashMap<String, String> = HashMap::new();
-    for r in &mut records {
-        let owner = roots
-            .entry(r.owner.clone())
-            .or_insert_with(|| root(&r.owner))
-            .clone();
-        if let Some(o) = owners.get(&owner) {
-            r.agent = o.agent;
-            r.cwd = o.cwd.clone();
-            r.tags = o.tags.clone();
-        }
-        r.owner = owner;
+        records
     }
-    records
 }
 
 /// The records of one session and its nested subagents, attributed to `owner`.
