@@ -43,10 +43,11 @@ pub enum Agent {
     Aider,
     Continue,
     Zed,
+    Vibe,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 24] = [
+    pub const ALL: [Agent; 25] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Gemini,
@@ -71,6 +72,7 @@ impl Agent {
         Agent::Aider,
         Agent::Continue,
         Agent::Zed,
+        Agent::Vibe,
     ];
 
     /// The fixed directory name under the mount root.
@@ -100,6 +102,7 @@ impl Agent {
             Agent::Aider => "aider",
             Agent::Continue => "continue",
             Agent::Zed => "zed",
+            Agent::Vibe => "vibe",
         }
     }
 

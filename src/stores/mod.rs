@@ -38,6 +38,7 @@ pub mod opencode;
 pub mod pi;
 pub mod qwen;
 pub mod sqlite;
+pub mod vibe;
 pub mod zed;
 
 use crate::model::{Agent, Session};
@@ -370,6 +371,12 @@ pub const REGISTRY: &[Spec] = &[
         candidates: zed::candidates,
         given: as_given,
         open: |r| Box::new(zed::ZedStore::new(r)),
+    },
+    Spec {
+        agent: Agent::Vibe,
+        candidates: vibe::candidates,
+        given: as_given,
+        open: |r| Box::new(vibe::VibeStore::new(r)),
     },
 ];
 
