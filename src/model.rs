@@ -44,10 +44,11 @@ pub enum Agent {
     Continue,
     Zed,
     Vibe,
+    Grok,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 25] = [
+    pub const ALL: [Agent; 26] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Gemini,
@@ -73,6 +74,7 @@ impl Agent {
         Agent::Continue,
         Agent::Zed,
         Agent::Vibe,
+        Agent::Grok,
     ];
 
     /// The fixed directory name under the mount root.
@@ -103,6 +105,7 @@ impl Agent {
             Agent::Continue => "continue",
             Agent::Zed => "zed",
             Agent::Vibe => "vibe",
+            Agent::Grok => "grok",
         }
     }
 

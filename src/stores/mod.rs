@@ -30,6 +30,7 @@ pub mod copilot;
 pub mod crush;
 pub mod cursor;
 pub mod gemini;
+pub mod grok;
 pub mod hermes;
 pub mod jsonl;
 pub mod kimi;
@@ -378,6 +379,21 @@ pub const REGISTRY: &[Spec] = &[
         given: as_given,
         open: |r| Box::new(vibe::VibeStore::new(r)),
     },
+    Spec {
+        agent: Agent::Grok,
+        candidates: grok::candidates,
+        given: as_given,
+        open: |r| Box::new(grok::GrokStore::new(r)),
+    },
+];
+
+/// What sessfs cannot read of an agent's sessions, and why: `doctor` prints it under the
+/// agent's line, so a store it cannot see is named instead of staying silent.
+pub const NOT_READABLE: &[(Agent, &str)] = &[
+    (
+        Agent::Grok,
+        "Grok CLI before its SQLite history (grok-cli 15cb446, March 2026) kept chats in memory only: nothing on disk to read",
+    ),
 ];
 
 /// The registry line of `agent`, `None` for an agent without a store yet.
