@@ -43,12 +43,13 @@ pub enum Agent {
     Aider,
     Continue,
     Zed,
+    Kiro,
     Vibe,
     Grok,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 26] = [
+    pub const ALL: [Agent; 27] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Gemini,
@@ -73,6 +74,7 @@ impl Agent {
         Agent::Aider,
         Agent::Continue,
         Agent::Zed,
+        Agent::Kiro,
         Agent::Vibe,
         Agent::Grok,
     ];
@@ -104,6 +106,7 @@ impl Agent {
             Agent::Aider => "aider",
             Agent::Continue => "continue",
             Agent::Zed => "zed",
+            Agent::Kiro => "kiro",
             Agent::Vibe => "vibe",
             Agent::Grok => "grok",
         }

@@ -195,7 +195,7 @@ fn doctor_names_every_agent_and_supports_each() {
         [
             "claude", "codex", "gemini", "copilot", "cursor", "opencode", "pi", "omp", "openclaw",
             "hermes", "agentuse", "agsh", "indusagi", "atsf", "cline", "roo", "kilo", "crush",
-            "amp", "qwen", "kimi", "aider", "continue", "zed", "vibe", "grok"
+            "amp", "qwen", "kimi", "aider", "continue", "zed", "kiro", "vibe", "grok"
         ],
         "{text}"
     );

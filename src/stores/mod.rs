@@ -34,6 +34,7 @@ pub mod grok;
 pub mod hermes;
 pub mod jsonl;
 pub mod kimi;
+pub mod kiro;
 pub mod kit;
 pub mod opencode;
 pub mod pi;
@@ -374,6 +375,12 @@ pub const REGISTRY: &[Spec] = &[
         open: |r| Box::new(zed::ZedStore::new(r)),
     },
     Spec {
+        agent: Agent::Kiro,
+        candidates: kiro::candidates,
+        given: as_given,
+        open: |r| Box::new(kiro::KiroStore::new(r)),
+    },
+    Spec {
         agent: Agent::Vibe,
         candidates: vibe::candidates,
         given: as_given,
@@ -390,6 +397,10 @@ pub const REGISTRY: &[Spec] = &[
 /// What sessfs cannot read of an agent's sessions, and why: `doctor` prints it under the
 /// agent's line, so a store it cannot see is named instead of staying silent.
 pub const NOT_READABLE: &[(Agent, &str)] = &[
+    (
+        Agent::Kiro,
+        "Kiro CLI's own formats (the `conversations_v2` table, ~/.kiro/sessions/cli/) are closed source and not read; only the Amazon Q `conversations` table is",
+    ),
     (
         Agent::Grok,
         "Grok CLI before its SQLite history (grok-cli 15cb446, March 2026) kept chats in memory only: nothing on disk to read",
