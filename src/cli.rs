@@ -1016,6 +1016,9 @@ fn doctor(args: &StoreArgs) -> Result<()> {
                 }
             }
         }
+        for (_, why) in stores::NOT_READABLE.iter().filter(|(a, _)| *a == agent) {
+            println!("            not readable: {why}");
+        }
     }
     println!("FUSE:");
     let dev = Path::new("/dev/fuse");

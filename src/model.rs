@@ -48,10 +48,13 @@ pub enum Agent {
     Openhands,
     Goose,
     Gptme,
+    Kiro,
+    Vibe,
+    Grok,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 29] = [
+    pub const ALL: [Agent; 32] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Gemini,
@@ -81,6 +84,9 @@ impl Agent {
         Agent::Openhands,
         Agent::Goose,
         Agent::Gptme,
+        Agent::Kiro,
+        Agent::Vibe,
+        Agent::Grok,
     ];
 
     /// The fixed directory name under the mount root.
@@ -115,6 +121,9 @@ impl Agent {
             Agent::Openhands => "openhands",
             Agent::Goose => "goose",
             Agent::Gptme => "gptme",
+            Agent::Kiro => "kiro",
+            Agent::Vibe => "vibe",
+            Agent::Grok => "grok",
         }
     }
 

@@ -53,6 +53,7 @@ pub const STORE_VARS: &[&str] = &[
     "PI_CODING_AGENT_DIR",
     "PI_CONFIG_DIR",
     "QWEN_RUNTIME_DIR",
+    "VIBE_HOME",
     "XDG_CACHE_HOME",
     "XDG_CONFIG_HOME",
     "XDG_DATA_HOME",

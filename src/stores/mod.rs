@@ -34,15 +34,18 @@ pub mod droid;
 pub mod gemini;
 pub mod goose;
 pub mod gptme;
+pub mod grok;
 pub mod hermes;
 pub mod jsonl;
 pub mod kimi;
+pub mod kiro;
 pub mod kit;
 pub mod opencode;
 pub mod openhands;
 pub mod pi;
 pub mod qwen;
 pub mod sqlite;
+pub mod vibe;
 pub mod zed;
 
 use crate::model::{Agent, Session};
@@ -406,6 +409,37 @@ pub const REGISTRY: &[Spec] = &[
         given: as_given,
         open: |r| Box::new(gptme::GptmeStore::new(r)),
     },
+    Spec {
+        agent: Agent::Kiro,
+        candidates: kiro::candidates,
+        given: as_given,
+        open: |r| Box::new(kiro::KiroStore::new(r)),
+    },
+    Spec {
+        agent: Agent::Vibe,
+        candidates: vibe::candidates,
+        given: as_given,
+        open: |r| Box::new(vibe::VibeStore::new(r)),
+    },
+    Spec {
+        agent: Agent::Grok,
+        candidates: grok::candidates,
+        given: as_given,
+        open: |r| Box::new(grok::GrokStore::new(r)),
+    },
+];
+
+/// What sessfs cannot read of an agent's sessions, and why: `doctor` prints it under the
+/// agent's line, so a store it cannot see is named instead of staying silent.
+pub const NOT_READABLE: &[(Agent, &str)] = &[
+    (
+        Agent::Kiro,
+        "Kiro CLI's own formats (the `conversations_v2` table, ~/.kiro/sessions/cli/) are closed source and not read; only the Amazon Q `conversations` table is",
+    ),
+    (
+        Agent::Grok,
+        "Grok CLI before its SQLite history (grok-cli 15cb446, March 2026) kept chats in memory only: nothing on disk to read",
+    ),
 ];
 
 /// The registry line of `agent`, `None` for an agent without a store yet.
