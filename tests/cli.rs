@@ -76,7 +76,7 @@ fn user_mistakes_get_one_clear_line() {
         "not a sessfs mount",
     );
     one_line_error(
-        &home.sessfs(&["list", "--since", "yesterday"]),
+        &home.sessfs(&["list", "--since", "last tuesday"]),
         "cannot read date",
     );
     one_line_error(&home.sessfs(&["list", "--store", "claude"]), "AGENT=PATH");

@@ -134,6 +134,7 @@ fn man_renders_the_page_with_every_command() {
         "doctor",
         "service",
         "completions",
+        "export",
     ] {
         assert!(
             text.lines()
