@@ -261,9 +261,10 @@ impl Store for CursorStore {
 
     fn problems(&self) -> Vec<String> {
         let dbs = self.ide_dbs();
-        self.reader.problems(dbs.iter().map(|(_, db)| db.as_path()), |c| {
-            Ok((list_composers(c)?, workspace::list(c, "")?))
-        })
+        self.reader
+            .problems(dbs.iter().map(|(_, db)| db.as_path()), |c| {
+                Ok((list_composers(c)?, workspace::list(c, "")?))
+            })
     }
 }
 

@@ -127,10 +127,7 @@ pub(super) fn list(c: &Connection, ws: &str) -> rusqlite::Result<Vec<(String, St
                     }
                 }
             }
-            Err(_) => out.push((
-                format!("composers-{ws}"),
-                slot_key(Slot::Composer("")),
-            )),
+            Err(_) => out.push((format!("composers-{ws}"), slot_key(Slot::Composer("")))),
         }
     }
     Ok(out)
@@ -160,12 +157,7 @@ pub(super) fn version(c: &Connection, s: Slot<'_>) -> rusqlite::Result<u64> {
 
 /// The workspace folder named by `workspace.json` beside `db`.
 fn workspace_folder(db: &Path) -> Option<String> {
-    let v = kit::read_json(
-        &workspace_json(db)?,
-        "workspace.json",
-        MAX_WORKSPACE_JSON,
-    )
-    .ok()?;
+    let v = kit::read_json(&workspace_json(db)?, "workspace.json", MAX_WORKSPACE_JSON).ok()?;
     if let Some(f) = kit::str_field(&v, "folder") {
         return Some(uri_to_path(f));
     }
@@ -221,7 +213,10 @@ impl CursorStore {
 
 fn build(mut b: SessionBuilder, slot: Slot<'_>, raw: Option<&str>, ws: &str) -> Session {
     let Some(raw) = raw else {
-        b.warn(format!("{} not found (deleted while reading?)", slot.item()));
+        b.warn(format!(
+            "{} not found (deleted while reading?)",
+            slot.item()
+        ));
         return b.finish();
     };
     let v: Value = match serde_json::from_str(raw) {
@@ -288,8 +283,7 @@ fn build_tab(mut b: SessionBuilder, tab: &Value) -> Session {
             .get("timestamp")
             .or_else(|| v.get("createdAt"))
             .and_then(time_value);
-        let native_id = kit::str_field(v, "id")
-            .map_or_else(|| format!("bubble-{i}"), String::from);
+        let native_id = kit::str_field(v, "id").map_or_else(|| format!("bubble-{i}"), String::from);
         match kit::str_field(v, "type") {
             Some("user") => {
                 let selections: Vec<&str> = v
