@@ -55,6 +55,7 @@
 //! - **Roo and Kilo child tasks** (`parentTaskId`, `childIds` of the task's history item) are
 //!   linked as parent and subagents; the children stay top-level sessions.
 
+use super::cline_sdk;
 use super::kit::{self, title_from_text, EntryType, SessionBuilder};
 use super::{Base, Env, Listed, Root, Store};
 use crate::model::{
@@ -122,6 +123,10 @@ pub fn candidates(env: &Env, dialect: Dialect) -> Vec<Root> {
     let ext = dialect.extension_id();
     let mut out = Vec::new();
     if dialect == Dialect::Cline {
+        // The SDK's sessions dir when set apart from the data dir (see [`cline_sdk`]).
+        if let Some(p) = env.path_var("CLINE_SESSION_DATA_DIR") {
+            out.push(Root::new(agent, p, "CLINE_SESSION_DATA_DIR"));
+        }
         if let Some(p) = env.path_var("CLINE_DATA_DIR") {
             out.push(Root::new(agent, p, "CLINE_DATA_DIR"));
         } else if let Some(p) = env.path_var("CLINE_DIR") {
@@ -207,7 +212,13 @@ impl Store for ClineStore {
                     root: i,
                 });
             }
+            if self.dialect == Dialect::Cline {
+                cline_sdk::list(&root.path, i, &mut out);
+            }
         }
+        // `CLINE_SESSION_DATA_DIR` may name the data dir's own `sessions/`: one file, once.
+        let mut seen = std::collections::HashSet::new();
+        out.retain(|l| seen.insert(l.path.clone()));
         out
     }
 
@@ -217,6 +228,9 @@ impl Store for ClineStore {
     }
 
     fn load(&self, listed: &Listed) -> Session {
+        if cline_sdk::is_sdk(listed) {
+            return cline_sdk::load(self.dialect.agent(), listed);
+        }
         let hist = self.lists.entry(self.dialect, &listed.path, &listed.id);
         load_task(self.dialect, &listed.path, &listed.id, hist)
     }
