@@ -52,6 +52,8 @@
 //!   them) are paired in order with the calls of the reply before them; where the reply
 //!   called its tools in XML inside its text (older Cline), the call is made from that XML so
 //!   each result still gets its `tools/` file.
+//! - **Cline's SDK-era sessions** (`sessions/<id>/<id>.messages.json`) are another format
+//!   under the same data dir, read by [`super::cline_sdk`].
 //! - **Roo and Kilo child tasks** (`parentTaskId`, `childIds` of the task's history item) are
 //!   linked as parent and subagents; the children stay top-level sessions.
 
