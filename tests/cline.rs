@@ -400,6 +400,45 @@ fn write() -> Fixture {
         ..Task::default()
     });
 
+    // --- Roo Code of the versions that kept the task list in VS Code's global state: the
+    // `taskHistory` of the `ItemTable` row keyed by the extension id in the editor's
+    // `state.vscdb` (beside settings of the same value and an auth row, never shown).
+    let hid = "0b5e6c1a-3333-4aaa-8bbb-000000000003";
+    let gs = ".config/Cursor/User/globalStorage";
+    put(
+        &h,
+        &format!("{gs}/rooveterinaryinc.roo-cline/tasks/{hid}/api_conversation_history.json"),
+        &json!([
+            {"role": "user", "ts": 1_767_200_000_000_i64, "content": [{"type": "text", "text": "<task>\nHotel: bump the version\n</task>"}]},
+            {"role": "assistant", "ts": 1_767_200_001_000_i64, "content": [{"type": "text", "text": "Hotel reply: bumped to 2.1."}]}
+        ]),
+    );
+    let db = h.join(gs).join("state.vscdb");
+    let c = rusqlite::Connection::open(&db).expect("state.vscdb");
+    c.execute_batch("CREATE TABLE ItemTable (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB);")
+        .expect("ddl");
+    let state = json!({"apiProvider": "anthropic", "customInstructions": SECRET,
+        "taskHistory": [{"id": hid, "number": 1, "ts": 1_767_200_001_000_i64,
+                         "task": "Hotel (state.vscdb): bump the version", "workspace": "/home/dev/hotel",
+                         "tokensIn": 300, "tokensOut": 12, "totalCost": 0.0009}]});
+    for (k, v) in [
+        ("rooveterinaryinc.roo-cline", state.to_string()),
+        (
+            "secret://rooveterinaryinc.roo-cline/openAiApiKey",
+            SECRET.to_string(),
+        ),
+    ] {
+        c.execute("INSERT INTO ItemTable (key, value) VALUES (?1, ?2)", (k, v))
+            .expect("row");
+    }
+    drop(c);
+    tasks.push(Task {
+        dir: format!("roo/{hid}"),
+        lines: vec!["Hotel reply: bumped to 2.1."],
+        usage: (300, 12, 0, 0, 0.0009),
+        ..Task::default()
+    });
+
     // --- Cline's SDK-era session (cline/cline sdk: `sessions/<id>/<id>.messages.json` and
     // its manifest `<id>.json`), content blocks with metrics per response, a fork.
     let g = "1784000000001_abcde";
@@ -534,6 +573,9 @@ fn titles_cwd_models_and_child_tasks_come_from_the_task_files() {
     assert_eq!(a["model"], "anthropic/claude-sonnet-4.5");
     assert_eq!(a["createdAt"], "2025-12-29T09:20:00.001Z");
     assert_eq!(meta(tree, "cline/1767000000002")["cwd"], "/home/dev/bravo");
+    let hotel = meta(tree, "roo/0b5e6c1a-3333-4aaa-8bbb-000000000003");
+    assert_eq!(hotel["title"], "Hotel (state.vscdb): bump the version");
+    assert_eq!(hotel["cwd"], "/home/dev/hotel");
     let g = meta(tree, "cline/1784000000001_abcde");
     assert_eq!(g["title"], "Golf: count the widgets");
     assert_eq!(g["cwd"], "/home/dev/golf");
@@ -584,7 +626,7 @@ fn doctor_names_the_three_agents_and_where_it_found_them() {
     let fx = write();
     let o = fx.home.sessfs(&["doctor"]);
     let text = stdout(&o);
-    for (agent, n) in [("cline", 4), ("roo", 2), ("kilo", 1)] {
+    for (agent, n) in [("cline", 4), ("roo", 3), ("kilo", 1)] {
         assert!(
             text.contains(&format!("{agent:<9} {n} sessions")),
             "{agent}: {text}"

@@ -59,6 +59,7 @@
 
 use super::cline_sdk;
 use super::kit::{self, title_from_text, EntryType, SessionBuilder};
+use super::sqlite;
 use super::{Base, Env, Listed, Root, Store};
 use crate::model::{
     unified_id, Agent, Message, MessageKind, Role, Session, Subagent, TokenUsage, ToolCall,
@@ -403,6 +404,9 @@ type ListMap = Arc<HashMap<String, HistoryEntry>>;
 #[derive(Default)]
 struct Lists {
     parsed: Mutex<HashMap<PathBuf, (ListVersion, ListMap)>>,
+    /// The editors' `state.vscdb` task lists, by database.
+    states: Mutex<HashMap<PathBuf, (sqlite::DbVersion, ListMap)>>,
+    reader: sqlite::Reader,
 }
 
 impl Lists {
@@ -460,7 +464,53 @@ impl Lists {
             // Kilo Code's `GlobalFileNames.taskHistory`, beside `tasks/`.
             lists.push(base.join("task_history.json"));
         }
-        lists.iter().find_map(|l| self.get(l).get(id).cloned())
+        lists
+            .iter()
+            .find_map(|l| self.get(l).get(id).cloned())
+            .or_else(|| {
+                let db = tasks.parent()?.parent()?.join("state.vscdb");
+                self.state(&db, dialect.extension_id()).get(id).cloned()
+            })
+    }
+
+    /// The task list older versions kept in the extension's VS Code global state: the
+    /// `taskHistory` of the `ItemTable` row keyed by the extension id, in the editor's
+    /// `globalStorage/state.vscdb`. Only that row is selected and only `taskHistory` is
+    /// taken from it (the same value holds the extension's other settings).
+    fn state(&self, db: &Path, ext: &str) -> ListMap {
+        if !db.is_file() {
+            return Arc::default();
+        }
+        let version = sqlite::db_version(db);
+        if let Ok(cache) = self.states.lock() {
+            if let Some((_, map)) = cache.get(db).filter(|(v, _)| *v == version) {
+                return map.clone();
+            }
+        }
+        let row = self.reader.read(db, sqlite::Access::InPlace, |c| {
+            let t = sqlite::Table::probe(c, "ItemTable")?;
+            if !t.has("key") || !t.has("value") {
+                return Ok(None);
+            }
+            let sql = "SELECT value FROM ItemTable WHERE key = ?1";
+            let rows = sqlite::Rows::query(c, sql, vec!["value".into()], [ext])?;
+            Ok(rows.first().and_then(|r| r.get("value").text()))
+        });
+        let mut map = HashMap::new();
+        if let Ok((Some(text), _)) = row {
+            let v: Value = serde_json::from_str(&text).unwrap_or_default();
+            let entries = v.get("taskHistory").and_then(Value::as_array);
+            for e in entries.into_iter().flatten() {
+                if let Some(id) = kit::str_field(e, "id") {
+                    map.insert(id.to_string(), HistoryEntry::from_value(e));
+                }
+            }
+        }
+        let map = Arc::new(map);
+        if let Ok(mut cache) = self.states.lock() {
+            cache.insert(db.to_path_buf(), (version, map.clone()));
+        }
+        map
     }
 }
 
