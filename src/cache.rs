@@ -281,7 +281,7 @@ impl Cache {
             // A file no reader holds any more lends its buffer to the next render.
             if let crate::spill::Body::Mem(v) = b {
                 if let Ok(v) = Arc::try_unwrap(v) {
-                    crate::render::recycle::give(v);
+                    crate::buf::recycle::give(v);
                 }
             }
         }

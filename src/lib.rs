@@ -1,8 +1,10 @@
 //! sessfs: every AI coding-agent session on the machine as one read-only tree of plain files.
 //!
 //! The layers, from the disk up:
+//! - [`names`], [`terminal`] and [`buf`] are the small helpers beneath both of the next two
+//!   (ids as directory names, terminal control out of text, rendered files' buffers);
 //! - [`stores`] read native formats into the unified [`model`];
-//! - [`render`] turns a session into the bytes of its files;
+//! - [`render`] turns a session into the bytes of its files (big ones [`spill`] to disk);
 //! - [`cache`] keeps rendered files within a byte budget and remembers sizes;
 //! - [`tree`] is the virtual filesystem (names, inodes, attributes, reads) with no FUSE types;
 //! - [`fuse`] is the thin adapter from the kernel's requests to [`tree`];
@@ -12,11 +14,15 @@
 //!   completes its words;
 //! - [`alloc`] is the process's allocator (rendered files churn through it).
 //!
+//! A module imports only those below it (`stores` and `render` never each other);
+//! `scripts/check-imports` fails on any circle among them.
+//!
 //! These docs are for the people who work on sessfs (`cargo doc --document-private-items`),
 //! so they link to private items freely.
 #![allow(rustdoc::private_intra_doc_links)]
 
 pub mod alloc;
+pub mod buf;
 pub mod cache;
 pub mod cli;
 pub mod cost;
@@ -31,6 +37,7 @@ pub mod service;
 pub mod shell;
 pub mod spill;
 pub mod stores;
+pub mod terminal;
 pub mod tree;
 pub mod watch;
 

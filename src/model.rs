@@ -43,10 +43,15 @@ pub enum Agent {
     Aider,
     Continue,
     Zed,
+    CopilotChat,
+    Droid,
+    Openhands,
+    Goose,
+    Gptme,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 24] = [
+    pub const ALL: [Agent; 29] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Gemini,
@@ -71,6 +76,11 @@ impl Agent {
         Agent::Aider,
         Agent::Continue,
         Agent::Zed,
+        Agent::CopilotChat,
+        Agent::Droid,
+        Agent::Openhands,
+        Agent::Goose,
+        Agent::Gptme,
     ];
 
     /// The fixed directory name under the mount root.
@@ -100,6 +110,11 @@ impl Agent {
             Agent::Aider => "aider",
             Agent::Continue => "continue",
             Agent::Zed => "zed",
+            Agent::CopilotChat => "copilot-chat",
+            Agent::Droid => "droid",
+            Agent::Openhands => "openhands",
+            Agent::Goose => "goose",
+            Agent::Gptme => "gptme",
         }
     }
 

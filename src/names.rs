@@ -56,6 +56,20 @@ pub fn with_suffix(name: &str, n: usize) -> String {
     format!("{}{suffix}", &name[..cut])
 }
 
+/// `base`, or `base~2`, `base~3`, … when taken: the one rule for names a store or the renderer
+/// makes up (branches, subagents). `~` never occurs in an escaped native id, so a suffixed name
+/// cannot be another entry's plain name.
+pub fn unique_name(taken: &mut std::collections::HashSet<String>, base: &str) -> String {
+    let mut name = base.to_string();
+    let mut n = 2;
+    while taken.contains(&name) {
+        name = format!("{base}~{n}");
+        n += 1;
+    }
+    taken.insert(name.clone());
+    name
+}
+
 /// A native id from a file name: the name itself when it is UTF-8, else the name with each
 /// byte that is not valid UTF-8 written as `\xNN` (lowercase hex).
 pub fn os_id(name: &std::ffi::OsStr) -> String {
@@ -124,6 +138,16 @@ pub fn fnv1a(bytes: &[u8]) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn unique_names_take_the_next_free_suffix() {
+        let mut taken = std::collections::HashSet::new();
+        let got: Vec<String> = ["a", "a", "a~2", "a", "b"]
+            .iter()
+            .map(|b| unique_name(&mut taken, b))
+            .collect();
+        assert_eq!(got, ["a", "a~2", "a~2~2", "a~3", "b"]);
+    }
 
     #[test]
     fn escapes_and_reverses() {

@@ -22,6 +22,14 @@ use std::sync::Arc;
 /// Once a file on disk, it is written out in pieces of this size.
 const CHUNK: usize = 1 << 20;
 
+/// `size` bytes of `bytes` from `offset`, cut at the end (a READ reply).
+pub fn slice(bytes: &[u8], offset: u64, size: u32) -> &[u8] {
+    let len = bytes.len() as u64;
+    let start = offset.min(len) as usize;
+    let end = offset.saturating_add(size as u64).min(len) as usize;
+    &bytes[start..end]
+}
+
 /// The bytes of one rendered file: in memory, or a range of a spill file.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Body {
@@ -61,7 +69,7 @@ impl Body {
     /// Up to `size` bytes from `offset` (fewer at the end, none past it).
     pub fn read(&self, offset: u64, size: u32) -> io::Result<Cow<'_, [u8]>> {
         match self {
-            Body::Mem(b) => Ok(Cow::Borrowed(crate::tree::slice(b, offset, size))),
+            Body::Mem(b) => Ok(Cow::Borrowed(slice(b, offset, size))),
             Body::Disk(s) => {
                 let start = offset.min(s.len);
                 let end = offset.saturating_add(size as u64).min(s.len);
@@ -178,7 +186,7 @@ impl<'a> Sink<'a> {
     pub fn with_capacity(to: Option<&'a mut SpillTo>, expected: usize) -> Sink<'a> {
         let room = to.as_ref().map_or(expected, |t| expected.min(t.threshold));
         Sink {
-            buf: crate::render::recycle::take(room),
+            buf: crate::buf::recycle::take(room),
             to,
             disk: None,
         }
@@ -204,7 +212,7 @@ impl<'a> Sink<'a> {
     pub fn finish(mut self) -> io::Result<Body> {
         if self.disk.is_none() {
             let buf = std::mem::take(&mut self.buf);
-            return Ok(Body::Mem(Arc::new(crate::render::exact(buf))));
+            return Ok(Body::Mem(Arc::new(crate::buf::exact(buf))));
         }
         self.spill()?;
         let (file, offset, len) = self.disk.take().expect("spilled");

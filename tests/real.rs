@@ -30,6 +30,8 @@ mod aider;
 mod amp;
 #[path = "real/crush.rs"]
 mod crush;
+#[path = "real/droid.rs"]
+mod droid;
 #[path = "real/kimi.rs"]
 mod kimi;
 #[path = "real/layout.rs"]
@@ -69,6 +71,8 @@ const AGENT_VARS: &[&str] = &[
     "MEKA_DATA_DIR",
     "INDUSAGI_DIR",
     "QWEN_RUNTIME_DIR",
+    "OPENHANDS_PERSISTENCE_DIR",
+    "OPENHANDS_CONVERSATIONS_DIR",
     "INDUSAGI_AGENT_DIR",
     "INDUSAGI_CODING_AGENT_DIR",
     "CRUSH_GLOBAL_DATA",

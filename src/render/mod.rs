@@ -15,18 +15,15 @@ pub mod diff;
 mod json;
 pub mod messages;
 pub mod meta;
-pub mod recycle;
 mod scan;
 mod text;
 pub mod tools;
 pub mod transcript;
 
-/// Terminal control out of text; the Claude parser cleans local commands' output with it too.
-pub(crate) use text::strip_terminal;
-
 #[cfg(test)]
 mod golden;
 
+use crate::buf::exact;
 use crate::model::Session;
 use crate::spill::{Body, Sink, SpillTo};
 use serde::Serialize;
@@ -130,28 +127,6 @@ impl Bundle {
             .sum()
     }
 }
-
-/// `v` in an allocation of exactly its length, as the cache budget counts it. A small file
-/// is copied out rather than shrunk in place: shrinking leaves the unused tail as a hole
-/// beside a file the cache may keep for long, and such holes, too small for the next
-/// files, grew the heap by a third of the budget over a walk of 2,000 sessions.
-pub fn exact(mut v: Vec<u8>) -> Vec<u8> {
-    if v.capacity() == v.len() {
-        v
-    } else if v.len() < EXACT_COPY_BELOW {
-        let copy = v.as_slice().to_vec();
-        recycle::give(v);
-        copy
-    } else {
-        // Big ones have a mapping of their own, which shrinks without a hole.
-        v.shrink_to_fit();
-        v
-    }
-}
-
-/// Files smaller than this are copied into an exact allocation by [`exact`]; it is the
-/// size from which a buffer gets a mapping of its own ([`crate::alloc`]).
-pub const EXACT_COPY_BELOW: usize = crate::alloc::MAP_FROM;
 
 /// Render every file of a session directory, in memory.
 pub fn render_session(s: &Session) -> Bundle {
@@ -274,7 +249,7 @@ fn join_blocks((header, blocks): &(String, Vec<String>)) -> String {
 /// The escaped `name`, with `~2`, `~3`, ... appended when an earlier sibling took it, so
 /// two branches or subagents with one name both stay visible.
 fn unique_name(used: &mut std::collections::HashSet<String>, name: &str) -> String {
-    crate::stores::kit::unique_name(used, &crate::names::escape(name))
+    crate::names::unique_name(used, &crate::names::escape(name))
 }
 
 /// The entry name of each subagent under `subagents/`, in `s.subagents` order: the one

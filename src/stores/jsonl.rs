@@ -168,7 +168,7 @@ pub type RecordFn<'f> = dyn FnMut(Pos, &[u8]) -> Result<(), String> + 'f;
 /// ([`crate::alloc`]), so reading a session takes heap memory already faulted in rather than
 /// mapping, faulting and unmapping 64 KiB per file (1,500 unmaps in a cold walk of 2,000
 /// sessions).
-const READ_BUF: usize = crate::render::EXACT_COPY_BELOW / 2;
+const READ_BUF: usize = crate::alloc::MAP_FROM / 2;
 
 /// The one loop behind every reader: lines, the partial last line, bad-line warnings, and
 /// the raw text of every line that gave no record.

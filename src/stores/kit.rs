@@ -605,19 +605,9 @@ pub fn data_url_placeholder(url: &str) -> String {
 // ---------------------------------------------------------------------------------------
 // Names
 
-/// `base`, or `base~2`, `base~3`, … when taken: the one rule for names a store makes up
-/// (branches, subagents). `~` never occurs in an escaped native id, so a suffixed name
-/// cannot be another entry's plain name.
-pub fn unique_name(taken: &mut HashSet<String>, base: &str) -> String {
-    let mut name = base.to_string();
-    let mut n = 2;
-    while taken.contains(&name) {
-        name = format!("{base}~{n}");
-        n += 1;
-    }
-    taken.insert(name.clone());
-    name
-}
+/// The one rule for names a store makes up (branches, subagents); it lives in [`crate::names`]
+/// because the renderer names branches and subagents by it too.
+pub use crate::names::unique_name;
 
 // ---------------------------------------------------------------------------------------
 // Titles
@@ -903,16 +893,6 @@ impl SessionBuilder {
 mod tests {
     use super::*;
     use crate::model::ToolCall;
-
-    #[test]
-    fn unique_names_take_the_next_free_suffix() {
-        let mut taken = HashSet::new();
-        let got: Vec<String> = ["a", "a", "a~2", "a", "b"]
-            .iter()
-            .map(|b| unique_name(&mut taken, b))
-            .collect();
-        assert_eq!(got, ["a", "a~2", "a~2~2", "a~3", "b"]);
-    }
 
     #[test]
     fn data_urls_become_placeholders_without_their_bytes() {

@@ -28,14 +28,19 @@ pub mod cline_sdk;
 pub mod codex;
 pub mod r#continue;
 pub mod copilot;
+pub mod copilot_chat;
 pub mod crush;
 pub mod cursor;
+pub mod droid;
 pub mod gemini;
+pub mod goose;
+pub mod gptme;
 pub mod hermes;
 pub mod jsonl;
 pub mod kimi;
 pub mod kit;
 pub mod opencode;
+pub mod openhands;
 pub mod pi;
 pub mod qwen;
 pub mod sqlite;
@@ -371,6 +376,36 @@ pub const REGISTRY: &[Spec] = &[
         candidates: zed::candidates,
         given: as_given,
         open: |r| Box::new(zed::ZedStore::new(r)),
+    },
+    Spec {
+        agent: Agent::CopilotChat,
+        candidates: copilot_chat::candidates,
+        given: as_given,
+        open: |r| Box::new(copilot_chat::CopilotChatStore::new(r)),
+    },
+    Spec {
+        agent: Agent::Droid,
+        candidates: droid::candidates,
+        given: as_given,
+        open: |r| Box::new(droid::DroidStore::new(r)),
+    },
+    Spec {
+        agent: Agent::Openhands,
+        candidates: openhands::candidates,
+        given: as_given,
+        open: |r| Box::new(openhands::OpenhandsStore::new(r)),
+    },
+    Spec {
+        agent: Agent::Goose,
+        candidates: goose::candidates,
+        given: as_given,
+        open: |r| Box::new(goose::GooseStore::new(r)),
+    },
+    Spec {
+        agent: Agent::Gptme,
+        candidates: gptme::candidates,
+        given: as_given,
+        open: |r| Box::new(gptme::GptmeStore::new(r)),
     },
 ];
 

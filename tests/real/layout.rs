@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// Agents the real sets hold that sessfs does not read yet: reported, not checked.
-pub const NOT_READ_YET: &[&str] = &["factory"];
+pub const NOT_READ_YET: &[&str] = &[];
 
 /// Agents whose real sets another test checks the same way: `(folder, test)`.
 pub const CHECKED_ELSEWHERE: &[(&str, &str)] = &[(
@@ -146,6 +146,7 @@ pub fn lay_out(set: &Path, home: &Path) -> BTreeMap<String, Vec<PathBuf>> {
             "qwen" => crate::qwen::layout(&dir, home),
             "kimi" => crate::kimi::lay_out(&dir, home),
             "aider" => crate::aider::lay_out(&dir, home),
+            "factory" => crate::droid::lay_out(&dir, home),
             _ => continue,
         };
         out.entry(agent).or_default().extend(placed);

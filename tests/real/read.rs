@@ -130,6 +130,7 @@ pub const READERS: &[(&str, &str, Reader)] = &[
     ("qwen", "qwen", crate::qwen::read),
     ("kimi", "kimi", crate::kimi::read),
     ("aider", "aider", crate::aider::read),
+    ("factory", "droid", crate::droid::read),
 ];
 
 /// Where the readers read: a private copy of the scratch home (so not even a reader's

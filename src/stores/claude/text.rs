@@ -115,7 +115,7 @@ pub(super) fn clean_command_text(s: &str) -> Option<Cleaned> {
             if !out.is_empty() {
                 out.push('\n');
             }
-            out.push_str(&crate::render::strip_terminal(&rest));
+            out.push_str(&crate::terminal::strip_terminal(&rest));
         }
         return Some(Cleaned {
             text: out,
@@ -365,7 +365,7 @@ fn outputs(t: &str, out_tag: &str, err_tag: &str) -> String {
     for tag in [out_tag, err_tag] {
         if let Some(x) = inner(t, tag) {
             // Local commands' output is terminal output: colours and titles go.
-            let x = crate::render::strip_terminal(x);
+            let x = crate::terminal::strip_terminal(x);
             let x = x.trim();
             if !x.is_empty() {
                 parts.push(x.to_string());
