@@ -29,6 +29,7 @@ pub const STORE_VARS: &[&str] = &[
     "CLAUDE_CONFIG_DIR",
     "CLAWDBOT_STATE_DIR",
     "CLINE_DATA_DIR",
+    "CLINE_SESSION_DATA_DIR",
     "CLINE_DIR",
     "CODEX_HOME",
     "CONTINUE_GLOBAL_DIR",

@@ -400,13 +400,112 @@ fn write() -> Fixture {
         ..Task::default()
     });
 
+    // --- Roo Code of the versions that kept the task list in VS Code's global state: the
+    // `taskHistory` of the `ItemTable` row keyed by the extension id in the editor's
+    // `state.vscdb` (beside settings of the same value and an auth row, never shown).
+    let hid = "0b5e6c1a-3333-4aaa-8bbb-000000000003";
+    let gs = ".config/Cursor/User/globalStorage";
+    put(
+        &h,
+        &format!("{gs}/rooveterinaryinc.roo-cline/tasks/{hid}/api_conversation_history.json"),
+        &json!([
+            {"role": "user", "ts": 1_767_200_000_000_i64, "content": [{"type": "text", "text": "<task>\nHotel: bump the version\n</task>"}]},
+            {"role": "assistant", "ts": 1_767_200_001_000_i64, "content": [{"type": "text", "text": "Hotel reply: bumped to 2.1."}]}
+        ]),
+    );
+    let db = h.join(gs).join("state.vscdb");
+    let c = rusqlite::Connection::open(&db).expect("state.vscdb");
+    c.execute_batch("CREATE TABLE ItemTable (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB);")
+        .expect("ddl");
+    let state = json!({"apiProvider": "anthropic", "customInstructions": SECRET,
+        "taskHistory": [{"id": hid, "number": 1, "ts": 1_767_200_001_000_i64,
+                         "task": "Hotel (state.vscdb): bump the version", "workspace": "/home/dev/hotel",
+                         "tokensIn": 300, "tokensOut": 12, "totalCost": 0.0009}]});
+    for (k, v) in [
+        ("rooveterinaryinc.roo-cline", state.to_string()),
+        (
+            "secret://rooveterinaryinc.roo-cline/openAiApiKey",
+            SECRET.to_string(),
+        ),
+    ] {
+        c.execute("INSERT INTO ItemTable (key, value) VALUES (?1, ?2)", (k, v))
+            .expect("row");
+    }
+    drop(c);
+    tasks.push(Task {
+        dir: format!("roo/{hid}"),
+        lines: vec!["Hotel reply: bumped to 2.1."],
+        usage: (300, 12, 0, 0, 0.0009),
+        ..Task::default()
+    });
+
+    // --- Cline's SDK-era session (cline/cline sdk: `sessions/<id>/<id>.messages.json` and
+    // its manifest `<id>.json`), content blocks with metrics per response, a fork.
+    let g = "1784000000001_abcde";
+    let dir = format!(".cline/data/sessions/{g}");
+    put(
+        &h,
+        &format!("{dir}/{g}.json"),
+        &json!({"version": 1, "session_id": g, "source": "cli", "pid": 4242,
+                "started_at": "2026-07-14T10:00:00.000Z", "ended_at": "2026-07-14T10:05:00.000Z",
+                "status": "completed", "interactive": true, "provider": "anthropic",
+                "model": "claude-sonnet-4-5", "cwd": "/home/dev/golf", "workspace_root": "/home/dev/golf",
+                "enable_tools": true, "enable_spawn": false, "enable_teams": false,
+                "metadata": {"title": "Golf: count the widgets",
+                             "fork": {"forkedFromSessionId": "1783999999999_zzzzz"}},
+                "messages_path": format!("/home/dev/{dir}/{g}.messages.json")}),
+    );
+    let mi = json!({"id": "claude-sonnet-4-5", "provider": "anthropic"});
+    put(
+        &h,
+        &format!("{dir}/{g}.messages.json"),
+        &json!({"version": 1, "updated_at": "2026-07-14T10:05:00.000Z", "agent": "lead",
+                "sessionId": g, "messages": [
+            {"id": "m1", "role": "user", "ts": 1_784_000_000_100_i64, "content": [
+                {"type": "text", "text": "Golf: count the widgets in src"},
+                {"type": "file", "path": "/home/dev/golf/src/w.rs", "content": "golf-attached: struct Widget;"}]},
+            {"id": "m2", "role": "assistant", "ts": 1_784_000_001_000_i64, "modelInfo": mi,
+             "metrics": {"inputTokens": 900, "outputTokens": 70, "cacheReadTokens": 100,
+                         "cacheWriteTokens": 50, "cost": 0.0031},
+             "content": [
+                {"type": "thinking", "thinking": "Golf thinking: grep is enough."},
+                {"type": "text", "text": "Golf reply: searching."},
+                {"type": "tool_use", "id": "toolu_g1", "name": "run_commands",
+                 "input": {"commands": ["grep -c Widget src"]}}]},
+            {"id": "m3", "role": "user", "ts": 1_784_000_002_000_i64, "content": [
+                {"type": "tool_result", "tool_use_id": "toolu_g1", "name": "run_commands",
+                 "content": [{"type": "text", "text": "golf-output: 7 widgets"}]}]},
+            {"id": "m4", "role": "assistant", "ts": 1_784_000_003_000_i64, "modelInfo": mi,
+             "metrics": {"inputTokens": 1000, "outputTokens": 30, "cost": 0.0012},
+             "content": "Golf reply two: there are 7 widgets."}
+        ]}),
+    );
+    put(
+        &h,
+        ".cline/data/settings/providers.json",
+        &json!({"providers": {"anthropic": {"apiKey": SECRET}}}),
+    );
+    tasks.push(Task {
+        dir: format!("cline/{g}"),
+        lines: vec![
+            "Golf: count the widgets in src",
+            "golf-attached: struct Widget;",
+            "Golf thinking: grep is enough.",
+            "Golf reply: searching.",
+            "Golf reply two: there are 7 widgets.",
+        ],
+        outputs: vec!["golf-output: 7 widgets"],
+        usage: (1900, 100, 100, 50, 0.0043),
+        ..Task::default()
+    });
+
     let mut home = home;
     home.files = common::files_under(home.path());
     Fixture { home, tasks }
 }
 
 /// Variables naming a Cline store, kept out of the test's environment.
-const CLINE_VARS: &[&str] = &["CLINE_DATA_DIR", "CLINE_DIR"];
+const CLINE_VARS: &[&str] = &["CLINE_DATA_DIR", "CLINE_DIR", "CLINE_SESSION_DATA_DIR"];
 
 fn render(fx: &Fixture) -> Rendered {
     stores::render(&fx.home, "sessfs-cline", CLINE_VARS)
@@ -474,6 +573,15 @@ fn titles_cwd_models_and_child_tasks_come_from_the_task_files() {
     assert_eq!(a["model"], "anthropic/claude-sonnet-4.5");
     assert_eq!(a["createdAt"], "2025-12-29T09:20:00.001Z");
     assert_eq!(meta(tree, "cline/1767000000002")["cwd"], "/home/dev/bravo");
+    let hotel = meta(tree, "roo/0b5e6c1a-3333-4aaa-8bbb-000000000003");
+    assert_eq!(hotel["title"], "Hotel (state.vscdb): bump the version");
+    assert_eq!(hotel["cwd"], "/home/dev/hotel");
+    let g = meta(tree, "cline/1784000000001_abcde");
+    assert_eq!(g["title"], "Golf: count the widgets");
+    assert_eq!(g["cwd"], "/home/dev/golf");
+    assert_eq!(g["model"], "claude-sonnet-4-5");
+    assert_eq!(g["createdAt"], "2026-07-14T10:00:00.000Z");
+    assert_eq!(g["forkedFrom"], "cline:1783999999999_zzzzz", "{g}");
     let d = meta(tree, "roo/0b5e6c1a-1111-4aaa-8bbb-000000000001");
     assert_eq!(d["cwd"], "/home/dev/delta");
     assert_eq!(
@@ -518,7 +626,7 @@ fn doctor_names_the_three_agents_and_where_it_found_them() {
     let fx = write();
     let o = fx.home.sessfs(&["doctor"]);
     let text = stdout(&o);
-    for (agent, n) in [("cline", 3), ("roo", 2), ("kilo", 1)] {
+    for (agent, n) in [("cline", 4), ("roo", 3), ("kilo", 1)] {
         assert!(
             text.contains(&format!("{agent:<9} {n} sessions")),
             "{agent}: {text}"

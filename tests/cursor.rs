@@ -95,6 +95,14 @@ fn every_message_and_tool_output_is_in_exactly_its_session() {
     assert_eq!(cli["cwd"], "/home/dev/cursor proj", "{cli}");
     let ide = m.meta(&format!("cursor/{}", cursor::COMPOSER));
     assert_eq!(ide["cwd"], "/home/dev/cursor proj", "{ide}");
+    for (id, cwd) in [
+        (cursor::TAB_A, "/home/dev/ws proj"),
+        (cursor::WS_COMPOSER, "/home/dev/ws proj"),
+        (cursor::TAB_REMOTE, "/home/ubuntu/remote-proj"),
+    ] {
+        let meta = m.meta(&format!("cursor/{id}"));
+        assert_eq!(meta["cwd"], cwd, "{meta}");
+    }
     assert!(m
         .path()
         .join("cursor")
@@ -146,9 +154,22 @@ fn cursor_credentials_in_item_table_never_appear() {
             "{s} was not planted"
         );
     }
+    for db in &rec.ws_dbs {
+        let mut bytes = std::fs::read(db).unwrap();
+        if let Ok(w) = std::fs::read(format!("{}-wal", db.display())) {
+            bytes.extend(w);
+        }
+        let s = cursor::WS_SECRET.as_bytes();
+        assert!(
+            bytes.windows(s.len()).any(|w| w == s),
+            "not planted in {}",
+            db.display()
+        );
+    }
     let m = Mount::new(&home, &[]);
     assert!(m.path().join("cursor").join(cursor::COMPOSER).is_dir());
-    for s in cursor::SECRETS {
+    assert!(m.path().join("cursor").join(cursor::TAB_A).is_dir());
+    for s in cursor::SECRETS.iter().chain([&cursor::WS_SECRET]) {
         let out = m.sh(&format!("grep -rlF '{s}' ."));
         assert_eq!(stdout(&out), "", "{s} is in the mount");
         assert_eq!(out.status.code(), Some(1), "grep: {}", stderr(&out));

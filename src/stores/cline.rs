@@ -52,10 +52,14 @@
 //!   them) are paired in order with the calls of the reply before them; where the reply
 //!   called its tools in XML inside its text (older Cline), the call is made from that XML so
 //!   each result still gets its `tools/` file.
+//! - **Cline's SDK-era sessions** (`sessions/<id>/<id>.messages.json`) are another format
+//!   under the same data dir, read by [`super::cline_sdk`].
 //! - **Roo and Kilo child tasks** (`parentTaskId`, `childIds` of the task's history item) are
 //!   linked as parent and subagents; the children stay top-level sessions.
 
+use super::cline_sdk;
 use super::kit::{self, title_from_text, EntryType, SessionBuilder};
+use super::sqlite;
 use super::{Base, Env, Listed, Root, Store};
 use crate::model::{
     unified_id, Agent, Message, MessageKind, Role, Session, Subagent, TokenUsage, ToolCall,
@@ -122,6 +126,10 @@ pub fn candidates(env: &Env, dialect: Dialect) -> Vec<Root> {
     let ext = dialect.extension_id();
     let mut out = Vec::new();
     if dialect == Dialect::Cline {
+        // The SDK's sessions dir when set apart from the data dir (see [`cline_sdk`]).
+        if let Some(p) = env.path_var("CLINE_SESSION_DATA_DIR") {
+            out.push(Root::new(agent, p, "CLINE_SESSION_DATA_DIR"));
+        }
         if let Some(p) = env.path_var("CLINE_DATA_DIR") {
             out.push(Root::new(agent, p, "CLINE_DATA_DIR"));
         } else if let Some(p) = env.path_var("CLINE_DIR") {
@@ -207,7 +215,13 @@ impl Store for ClineStore {
                     root: i,
                 });
             }
+            if self.dialect == Dialect::Cline {
+                cline_sdk::list(&root.path, i, &mut out);
+            }
         }
+        // `CLINE_SESSION_DATA_DIR` may name the data dir's own `sessions/`: one file, once.
+        let mut seen = std::collections::HashSet::new();
+        out.retain(|l| seen.insert(l.path.clone()));
         out
     }
 
@@ -217,6 +231,9 @@ impl Store for ClineStore {
     }
 
     fn load(&self, listed: &Listed) -> Session {
+        if cline_sdk::is_sdk(listed) {
+            return cline_sdk::load(self.dialect.agent(), listed);
+        }
         let hist = self.lists.entry(self.dialect, &listed.path, &listed.id);
         load_task(self.dialect, &listed.path, &listed.id, hist)
     }
@@ -387,6 +404,9 @@ type ListMap = Arc<HashMap<String, HistoryEntry>>;
 #[derive(Default)]
 struct Lists {
     parsed: Mutex<HashMap<PathBuf, (ListVersion, ListMap)>>,
+    /// The editors' `state.vscdb` task lists, by database.
+    states: Mutex<HashMap<PathBuf, (sqlite::DbVersion, ListMap)>>,
+    reader: sqlite::Reader,
 }
 
 impl Lists {
@@ -444,7 +464,53 @@ impl Lists {
             // Kilo Code's `GlobalFileNames.taskHistory`, beside `tasks/`.
             lists.push(base.join("task_history.json"));
         }
-        lists.iter().find_map(|l| self.get(l).get(id).cloned())
+        lists
+            .iter()
+            .find_map(|l| self.get(l).get(id).cloned())
+            .or_else(|| {
+                let db = tasks.parent()?.parent()?.join("state.vscdb");
+                self.state(&db, dialect.extension_id()).get(id).cloned()
+            })
+    }
+
+    /// The task list older versions kept in the extension's VS Code global state: the
+    /// `taskHistory` of the `ItemTable` row keyed by the extension id, in the editor's
+    /// `globalStorage/state.vscdb`. Only that row is selected and only `taskHistory` is
+    /// taken from it (the same value holds the extension's other settings).
+    fn state(&self, db: &Path, ext: &str) -> ListMap {
+        if !db.is_file() {
+            return Arc::default();
+        }
+        let version = sqlite::db_version(db);
+        if let Ok(cache) = self.states.lock() {
+            if let Some((_, map)) = cache.get(db).filter(|(v, _)| *v == version) {
+                return map.clone();
+            }
+        }
+        let row = self.reader.read(db, sqlite::Access::InPlace, |c| {
+            let t = sqlite::Table::probe(c, "ItemTable")?;
+            if !t.has("key") || !t.has("value") {
+                return Ok(None);
+            }
+            let sql = "SELECT value FROM ItemTable WHERE key = ?1";
+            let rows = sqlite::Rows::query(c, sql, vec!["value".into()], [ext])?;
+            Ok(rows.first().and_then(|r| r.get("value").text()))
+        });
+        let mut map = HashMap::new();
+        if let Ok((Some(text), _)) = row {
+            let v: Value = serde_json::from_str(&text).unwrap_or_default();
+            let entries = v.get("taskHistory").and_then(Value::as_array);
+            for e in entries.into_iter().flatten() {
+                if let Some(id) = kit::str_field(e, "id") {
+                    map.insert(id.to_string(), HistoryEntry::from_value(e));
+                }
+            }
+        }
+        let map = Arc::new(map);
+        if let Ok(mut cache) = self.states.lock() {
+            cache.insert(db.to_path_buf(), (version, map.clone()));
+        }
+        map
     }
 }
 

@@ -24,6 +24,7 @@ pub mod amp;
 pub mod atsf;
 pub mod claude;
 pub mod cline;
+pub mod cline_sdk;
 pub mod codex;
 pub mod r#continue;
 pub mod copilot;

@@ -59,6 +59,8 @@ pub struct Record {
     pub warned: Vec<String>,
     pub files: Vec<PathBuf>,
     pub ide_db: PathBuf,
+    /// Workspace databases, each with [`WS_SECRET`] planted in its `ItemTable`.
+    pub ws_dbs: Vec<PathBuf>,
 }
 
 impl Record {
@@ -78,6 +80,7 @@ pub fn write(home: &Path) -> Record {
     write_cli(home, &mut r);
     write_transcripts(home, &mut r);
     write_ide(home, &mut r);
+    write_workspaces(home, &mut r);
     write_openclaw(home, &mut r);
     r
 }
@@ -454,6 +457,147 @@ fn write_ide(home: &Path, r: &mut Record) {
     drop(c);
     r.files.push(path.clone());
     r.ide_db = path;
+}
+
+// ---------------------------------------------------------------------------------------
+// IDE workspace state.vscdb (User/workspaceStorage/<hash>/, ~/.cursor-server/data/User)
+
+/// Planted in `ItemTable` of every workspace database; must never be shown.
+pub const WS_SECRET: &str = "cursor-secret-workspace-token-93ad51";
+pub const TAB_A: &str = "3f1a9c2e-aaaa-4b7d-8e21-00000000ab01";
+pub const TAB_B: &str = "3f1a9c2e-bbbb-4b7d-8e21-00000000ab02";
+pub const TAB_REMOTE: &str = "3f1a9c2e-cccc-4b7d-8e21-00000000ab03";
+pub const WS_COMPOSER: &str = "7d0e4b1a-dddd-4c2f-9a10-0000000c0301";
+pub const WS_HASH: &str = "5c2d0e6b9a7f41e3b0c1d2e3f4a5b6c7";
+pub const WS_BROKEN_HASH: &str = "9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b";
+pub const WS_REMOTE_HASH: &str = "0a1b2c3d4e5f60718293a4b5c6d7e8f9";
+
+fn item(c: &Connection, key: &str, v: &str) {
+    c.execute(
+        "INSERT INTO ItemTable (key, value) VALUES (?1, ?2)",
+        params![key, v],
+    )
+    .unwrap();
+}
+
+/// A workspace dir: `state.vscdb` (WAL, the secret planted) and `workspace.json`.
+fn workspace_db(dir: &Path, folder: &str, r: &mut Record) -> Connection {
+    let path = dir.join("state.vscdb");
+    let c = create(&path, Journal::Wal, IDE_DDL);
+    item(&c, "cursorAuth/accessToken", WS_SECRET);
+    let wj = dir.join("workspace.json");
+    std::fs::write(&wj, json!({ "folder": folder }).to_string()).unwrap();
+    r.files.extend([path.clone(), wj]);
+    r.ws_dbs.push(path);
+    c
+}
+
+fn write_workspaces(home: &Path, r: &mut Record) {
+    let user = home.join(".config/Cursor/User/workspaceStorage");
+    let c = workspace_db(&user.join(WS_HASH), "file:///home/dev/ws%20proj", r);
+
+    // The chat panel: two tabs with bubbles, one without (not a session).
+    let d = format!("cursor/{TAB_A}");
+    r.titles
+        .push((d.clone(), "Legacy chat about parsing".to_string()));
+    let q1 = r.text(&d, "aichat-query: why does the parser stop at a BOM");
+    let sel = r.text(&d, "aichat-selection: fn parse(bytes: &[u8])");
+    let a1 = r.text(&d, "aichat-answer: skip the three BOM bytes first");
+    let q2 = r.text(&d, "aichat-followup: and UTF-16?");
+    let a2 = r.text(&d, "aichat-answer-2: detect it from the BOM too");
+    r.order.push((d.clone(), q1.clone(), a1.clone()));
+    r.order.push((d.clone(), a1.clone(), q2.clone()));
+    r.order.push((d.clone(), q2.clone(), a2.clone()));
+    let d = format!("cursor/{TAB_B}");
+    let qb = r.text(&d, "aichat-b-query: rename the module");
+    let ab = r.text(&d, "aichat-b-answer: renamed to loader");
+    let chatdata = json!({"tabs": [
+        {"tabId": TAB_A, "chatTitle": "Legacy chat about parsing\nwith a second line",
+         "lastSendTime": 1_690_000_100_000_i64, "bubbles": [
+            {"type": "user", "id": "u1", "text": q1, "selections": [{"text": sel}]},
+            {"type": "ai", "id": "a1", "rawText": a1, "modelType": "gpt-4"},
+            {"type": "user", "id": "u2", "text": q2},
+            {"type": "ai", "id": "a2", "rawText": a2, "modelType": "gpt-4"}]},
+        {"tabId": TAB_B, "chatTitle": "", "bubbles": [
+            {"type": "user", "text": qb}, {"type": "ai", "text": ab}]},
+        {"tabId": "3f1a9c2e-eeee-4b7d-8e21-00000000ab0e", "chatTitle": "New Chat", "bubbles": []}
+    ]});
+    item(
+        &c,
+        "workbench.panel.aichat.view.aichat.chatdata",
+        &chatdata.to_string(),
+    );
+
+    // The composer list: one composer kept inline (a session), the global COMPOSER with a
+    // stale inline copy (the global body wins: its text is never shown), a head only.
+    let d = format!("cursor/{WS_COMPOSER}");
+    r.titles
+        .push((d.clone(), "Workspace inline composer".to_string()));
+    let wq = r.text(&d, "ws-composer-query: split the config file");
+    let wa = r.text(&d, "ws-composer-answer: split into three files");
+    r.order.push((d.clone(), wq.clone(), wa.clone()));
+    let stale = "ws-stale-copy: superseded by the global composer".to_string();
+    r.hidden.push(stale.clone());
+    let composers = json!({"allComposers": [
+        {"composerId": WS_COMPOSER, "name": "Workspace inline composer",
+         "createdAt": 1_720_000_000_000_i64, "lastUpdatedAt": 1_720_000_050_000_i64,
+         "conversation": [{"type": 1, "bubbleId": "w1", "text": wq},
+                          {"type": 2, "bubbleId": "w2", "text": wa}]},
+        {"composerId": COMPOSER, "name": "IDE composer about caching",
+         "conversation": [{"type": 1, "bubbleId": "x1", "text": stale}]},
+        {"composerId": "7d0e4b1a-ffff-4c2f-9a10-0000000c03ff", "name": "head only",
+         "createdAt": 1_720_000_000_000_i64}
+    ], "selectedComposerId": WS_COMPOSER});
+    item(&c, "composer.composerData", &composers.to_string());
+
+    // Prompt and generation lists: no replies, no chat they belong to; not read.
+    let p = "ws-prompt-list: an entry of aiService.prompts".to_string();
+    let g = "ws-generation-list: an inline edit prompt".to_string();
+    r.hidden.extend([p.clone(), g.clone()]);
+    item(
+        &c,
+        "aiService.prompts",
+        &json!([{"text": p, "commandType": 4}]).to_string(),
+    );
+    item(
+        &c,
+        "aiService.generations",
+        &json!([{"unixMs": 1_720_000_010_000_i64, "generationUUID": "g-1", "type": "cmdk",
+                 "textDescription": g}])
+        .to_string(),
+    );
+    drop(c);
+
+    // A chat panel value that is not JSON: one session, its text shown, a warning.
+    let c = workspace_db(&user.join(WS_BROKEN_HASH), "file:///home/dev/broken", r);
+    let d = format!("cursor/aichat-{WS_BROKEN_HASH}");
+    let marker = r.text(&d, "broken-chatdata-marker");
+    item(
+        &c,
+        "workbench.panel.aichat.view.aichat.chatdata",
+        &format!("{{\"tabs\": [{{\"tabId\": \"{marker}"),
+    );
+    r.warned.push(d);
+    drop(c);
+
+    // The remote server's data dir: a window opened over SSH.
+    let remote = home.join(".cursor-server/data/User/workspaceStorage");
+    let c = workspace_db(
+        &remote.join(WS_REMOTE_HASH),
+        "vscode-remote://ssh-remote%2Bbuild/home/ubuntu/remote-proj",
+        r,
+    );
+    let d = format!("cursor/{TAB_REMOTE}");
+    let q = r.text(&d, "remote-aichat-query: tail the build log");
+    let a = r.text(&d, "remote-aichat-answer: the log is in target/build.log");
+    item(
+        &c,
+        "workbench.panel.aichat.view.aichat.chatdata",
+        &json!({"tabs": [{"tabId": TAB_REMOTE, "chatTitle": "remote", "bubbles": [
+            {"type": "user", "text": q}, {"type": "ai", "rawText": a}]}]})
+        .to_string(),
+    );
+    drop(c);
 }
 
 // ---------------------------------------------------------------------------------------

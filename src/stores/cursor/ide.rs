@@ -92,10 +92,12 @@ pub(super) fn composer_version(c: &Connection, id: &str) -> rusqlite::Result<u64
     Ok(sqlite::hash_version((head.rows, bubbles.rows)))
 }
 
-struct IdeRaw {
-    composer: Option<String>,
+/// One composer as copied out: its `composerData` JSON and its bubbles. A workspace
+/// database's inline composer is this with no bubbles ([`super::workspace`]).
+pub(super) struct IdeRaw {
+    pub(super) composer: Option<String>,
     /// `(bubble id, JSON)`.
-    bubbles: Vec<(String, String)>,
+    pub(super) bubbles: Vec<(String, String)>,
 }
 
 fn read_ide(c: &Connection, id: &str) -> rusqlite::Result<IdeRaw> {
@@ -148,7 +150,7 @@ impl CursorStore {
     }
 }
 
-fn build_ide(mut b: SessionBuilder, raw: &IdeRaw) -> Session {
+pub(super) fn build_ide(mut b: SessionBuilder, raw: &IdeRaw) -> Session {
     let composer: Value = match raw.composer.as_deref().map(serde_json::from_str::<Value>) {
         Some(Ok(v)) => v,
         Some(Err(e)) => {

@@ -7,8 +7,9 @@
 //! `projects/<cwd-dashed>/agent-transcripts/<uuid>.{txt,jsonl}` (or `<uuid>/<uuid>.jsonl`
 //! with `subagents/`). The IDE's user dir (`$XDG_CONFIG_HOME/Cursor/User`, default
 //! `~/.config/Cursor/User`; macOS `~/Library/Application Support/Cursor/User`) holds
-//! `globalStorage/state.vscdb`. A root given by hand may also be one `store.db` or one
-//! `.vscdb` file.
+//! `globalStorage/state.vscdb` and one `workspaceStorage/<hash>/state.vscdb` per workspace;
+//! `~/.cursor-server/data/User` is the same layout, kept by the remote server of a window
+//! opened over SSH. A root given by hand may also be one `store.db` or one `.vscdb` file.
 //!
 //! **cursor-agent `store.db`.** `meta` has one row, key `"0"`, whose value is *hex-encoded*
 //! JSON `{agentId, latestRootBlobId, name, mode, createdAt, lastUsedModel}`; `blobs` is
@@ -28,19 +29,24 @@
 //! a warning. The version of a composer is its `composerData` row plus the count and last key
 //! of its bubbles, so one chat's write re-renders only that chat.
 //!
+//! **Workspace `state.vscdb`.** Two `ItemTable` values read by exact key: the chat panel's
+//! tabs and composers kept inline in the workspace's composer list ([`workspace`]).
+//!
 //! **Transcripts.** `.txt` (`user:` / `assistant:` blocks with `[Thinking]`, `[Tool call]`
 //! and `[Tool result]` markers) and `.jsonl` (`{role, message: {content: [...]}}`, no ids,
 //! no times, no tool results).
 //!
 //! **One id, several sources.** The CLI and the IDE may write a transcript for a chat they
-//! also keep in their database. The richest source wins: `store.db`, then `state.vscdb`,
-//! then `.txt`, then `.jsonl`.
+//! also keep in their database, and a workspace's composer list names composers whose body
+//! is in the global database. The richest source wins: `store.db`, then the global
+//! `state.vscdb`, then a workspace `state.vscdb`, then `.txt`, then `.jsonl`.
 //!
 //! **Layout.** This module finds the roots, lists every source, picks the one a session is
 //! read from, and holds the content shapes more than one source writes (AI-SDK parts, the
 //! `<user_query>` wrapper, tool outputs, times). Each source is read in its own module,
 //! because the three share no storage and change on their own: [`cli`] the cursor-agent
-//! `store.db`, [`ide`] the IDE `state.vscdb`, [`transcript`] the `.txt` and `.jsonl`
+//! `store.db`, [`ide`] the IDE's global `state.vscdb`, [`workspace`] its workspace
+//! databases, [`transcript`] the `.txt` and `.jsonl`
 //! transcripts; [`decode`] reads the bytes inside a `store.db` (protobuf root blob, hex,
 //! URIs) without touching a database.
 
@@ -50,6 +56,7 @@ mod ide;
 #[cfg(test)]
 mod tests;
 mod transcript;
+mod workspace;
 
 pub use decode::{decode_root, pb, unhex, uri_to_path, Root0};
 
@@ -101,6 +108,11 @@ pub fn candidates(env: &Env) -> Vec<Root> {
         env.home.join("Library/Application Support/Cursor/User"),
         "default (macOS)",
     ));
+    out.push(Root::new(
+        Agent::Cursor,
+        env.home.join(".cursor-server/data/User"),
+        "default (remote server)",
+    ));
     out
 }
 
@@ -114,13 +126,17 @@ pub struct CursorStore {
 enum Kind {
     Cli,
     Ide,
+    Workspace,
     Txt,
     Jsonl,
 }
 
 fn kind(l: &Listed) -> Kind {
-    if l.key.is_some() {
-        return Kind::Ide;
+    if let Some(k) = &l.key {
+        return match workspace::slot(k) {
+            Some(_) => Kind::Workspace,
+            None => Kind::Ide,
+        };
     }
     match l.path.extension().and_then(|e| e.to_str()) {
         Some("txt") => Kind::Txt,
@@ -137,27 +153,50 @@ impl CursorStore {
         }
     }
 
-    /// Every IDE database under the roots, with its root index.
+    /// Every IDE database under the roots (global, then each workspace's), with its root
+    /// index.
     fn ide_dbs(&self) -> Vec<(usize, PathBuf)> {
         let mut out = Vec::new();
         for (i, r) in self.base.roots.iter().enumerate() {
             let p = &r.path;
             if p.is_file() && kit::file_name(p).ends_with(".vscdb") {
                 out.push((i, p.clone()));
-            } else if p.join("globalStorage/state.vscdb").is_file() {
+                continue;
+            }
+            if p.join("globalStorage/state.vscdb").is_file() {
                 out.push((i, p.join("globalStorage/state.vscdb")));
+            }
+            for ws in kit::subdirs(&p.join("workspaceStorage")) {
+                let db = ws.join("state.vscdb");
+                if db.is_file() {
+                    out.push((i, db));
+                }
             }
         }
         out
     }
 
+    /// A database's composers (`cursorDiskKV`) and workspace chats (`ItemTable`, two keys):
+    /// both are read from every `.vscdb`, so a database given by hand is read whichever it is.
     fn list_ide(&self, root: usize, db: &Path, out: &mut Vec<Listed>) {
-        let ids = self.reader.list("cursor", db, list_composers);
+        let ws = kit::file_name(db.parent().unwrap_or(db)).to_string();
+        let found = self.reader.list("cursor", db, |c| {
+            Ok((list_composers(c)?, workspace::list(c, &ws)?))
+        });
+        let Some((composers, chats)) = found else {
+            return;
+        };
         out.extend(
-            ids.into_iter()
-                .flatten()
+            composers
+                .into_iter()
                 .map(|id| sqlite::row_session(&id, db, root)),
         );
+        for (id, key) in chats {
+            let mut l = sqlite::row_session(&id, db, root);
+            l.key = Some(key);
+            l.sources.extend(workspace::workspace_json(db));
+            out.push(l);
+        }
     }
 }
 
@@ -200,6 +239,7 @@ impl Store for CursorStore {
         match kind(listed) {
             Kind::Cli => self.load_cli(listed),
             Kind::Ide => self.load_ide(listed),
+            Kind::Workspace => self.load_ws(listed),
             Kind::Txt => load_txt(listed),
             Kind::Jsonl => load_jsonl_session(&listed.path, &listed.id),
         }
@@ -212,14 +252,19 @@ impl Store for CursorStore {
             listed,
             |l| l.key.as_deref(),
             |_| Ok(()),
-            |c, (), id| composer_version(c, id),
+            |c, (), key| match workspace::slot(key) {
+                Some(s) => workspace::version(c, s),
+                None => composer_version(c, key),
+            },
         )
     }
 
     fn problems(&self) -> Vec<String> {
         let dbs = self.ide_dbs();
         self.reader
-            .problems(dbs.iter().map(|(_, db)| db.as_path()), list_composers)
+            .problems(dbs.iter().map(|(_, db)| db.as_path()), |c| {
+                Ok((list_composers(c)?, workspace::list(c, "")?))
+            })
     }
 }
 

@@ -105,3 +105,46 @@ fn txt_transcripts_become_messages_tool_calls_and_outputs() {
     assert_eq!(c.output.as_deref(), Some("README.md\nsrc"));
     assert_eq!(s.messages[2].content, "There are two.");
 }
+
+/// A workspace chat's version follows its own `ItemTable` value: a new bubble gives a new
+/// version (the tree re-renders it), a write to another row leaves it as it was.
+#[test]
+fn a_workspace_chat_is_versioned_by_its_own_value() {
+    let home = tempfile::tempdir().unwrap();
+    let user = home.path().join("Cursor/User");
+    let db = user.join("workspaceStorage/h1/state.vscdb");
+    std::fs::create_dir_all(db.parent().unwrap()).unwrap();
+    let c = rusqlite::Connection::open(&db).unwrap();
+    c.execute_batch("CREATE TABLE ItemTable (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB);")
+        .unwrap();
+    let put = |k: &str, v: &str| {
+        c.execute("INSERT INTO ItemTable (key, value) VALUES (?1, ?2)", [k, v])
+            .unwrap();
+    };
+    let tab = |n: usize| {
+        let bubbles: Vec<String> = (0..n)
+            .map(|i| format!(r#"{{"type":"user","text":"q{i}"}}"#))
+            .collect();
+        format!(
+            r#"{{"tabs":[{{"tabId":"t1","bubbles":[{}]}}]}}"#,
+            bubbles.join(",")
+        )
+    };
+    put(workspace::CHATDATA, &tab(1));
+    put("cursorAuth/accessToken", "a");
+    let store = CursorStore::new(vec![Root::new(Agent::Cursor, &user, "test")]);
+    let listed = store.list();
+    assert_eq!(
+        listed.iter().map(|l| l.id.as_str()).collect::<Vec<_>>(),
+        ["t1"]
+    );
+    let v = |store: &CursorStore| store.versions(&[&listed[0]])[0];
+    let first = v(&store).expect("a version");
+    put("cursorAuth/accessToken", "b");
+    assert_eq!(v(&store), Some(first), "another row changed");
+    put(workspace::CHATDATA, &tab(2));
+    let second = v(&store).expect("a version");
+    assert_ne!(second, first, "a new bubble");
+    let s = store.load(&listed[0]);
+    assert_eq!(s.messages.len(), 2);
+}
