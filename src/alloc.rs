@@ -117,6 +117,7 @@ unsafe impl GlobalAlloc for Alloc {
     unsafe fn realloc(&self, p: *mut u8, l: Layout, new_size: usize) -> *mut u8 {
         let was = mapped(l.size(), l.align());
         let will = mapped(new_size, l.align());
+        #[cfg(target_os = "linux")]
         if was && will {
             // SAFETY: `p` is a mapping of `pages(l.size())` bytes; the kernel moves its pages.
             let q = unsafe {
@@ -137,7 +138,8 @@ unsafe impl GlobalAlloc for Alloc {
             // SAFETY: `p` came from mimalloc with this layout.
             return unsafe { mimalloc::MiMalloc.realloc(p, l, new_size) };
         }
-        // Crossing the threshold: a block of the other kind, the bytes copied over.
+        // Crossing the threshold (or, without `mremap`, growing a mapping): a new block, the
+        // bytes copied over.
         // SAFETY: Rust's contract for `realloc`: `new_size` is non-zero and, rounded up to
         // `l.align()`, does not overflow.
         let new = unsafe { Layout::from_size_align_unchecked(new_size, l.align()) };

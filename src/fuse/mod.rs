@@ -38,6 +38,10 @@
 //! This module answers requests ([`SessFs`]); [`serve`] mounts, runs the watcher thread
 //! that pushes invalidations, and unmounts on a stop signal.
 
+#[cfg(target_os = "linux")]
+mod ring;
+#[cfg(not(target_os = "linux"))]
+#[path = "no_ring.rs"]
 mod ring;
 mod serve;
 

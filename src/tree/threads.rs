@@ -16,6 +16,12 @@ pub fn panic_message(p: &Box<dyn std::any::Any + Send>) -> String {
 }
 
 /// Put the calling thread at `SCHED_IDLE`: it runs only on time no other thread wants.
+/// (Linux's policy; elsewhere the thread keeps its priority.)
+#[cfg(not(target_os = "linux"))]
+pub fn set_idle_policy() {}
+
+/// Put the calling thread at `SCHED_IDLE`: it runs only on time no other thread wants.
+#[cfg(target_os = "linux")]
 pub fn set_idle_policy() {
     // SAFETY: sched_param is plain data; the call only reads it.
     let r = unsafe {

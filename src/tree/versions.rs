@@ -403,7 +403,7 @@ impl Stater {
         if self.dir.as_ref().map(|(d, _)| d.as_path()) != Some(parent) {
             self.dir = std::fs::OpenOptions::new()
                 .read(true)
-                .custom_flags(libc::O_PATH | libc::O_DIRECTORY)
+                .custom_flags(DIR_HANDLE | libc::O_DIRECTORY)
                 .open(parent)
                 .ok()
                 .map(|f| (parent.to_path_buf(), f));
@@ -427,3 +427,10 @@ impl Stater {
         })
     }
 }
+
+/// How a directory is opened only to `fstatat` inside it: `O_PATH` (no read access needed)
+/// where Linux has it, a plain read-only open elsewhere.
+#[cfg(target_os = "linux")]
+const DIR_HANDLE: i32 = libc::O_PATH;
+#[cfg(not(target_os = "linux"))]
+const DIR_HANDLE: i32 = 0;
