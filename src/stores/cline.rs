@@ -200,13 +200,16 @@ impl Store for ClineStore {
         for (i, root) in self.base.roots.iter().enumerate() {
             for dir in task_dirs(&root.path) {
                 let id = dir.file_name().map(crate::names::os_id).unwrap_or_default();
-                let sources = vec![
+                let mut sources = vec![
                     dir.clone(),
                     dir.join(API_FILE),
                     dir.join(UI_FILE),
                     dir.join(METADATA_FILE),
                     dir.join(HISTORY_ITEM_FILE),
                 ];
+                // The task lists a title, cwd and totals may come from (`Lists::entry`): a
+                // rewritten list renders the task again, as a rewritten task file does.
+                sources.extend(task_lists(&dir).into_iter().filter(|l| l.is_file()));
                 out.push(Listed {
                     id,
                     path: dir,
@@ -395,6 +398,21 @@ impl HistoryEntry {
     }
 }
 
+/// The task-list files beside a task directory, in the order [`Lists::entry`] asks them:
+/// `tasks/_index.json`, Cline's `state/taskHistory.json`, Kilo's `task_history.json`.
+fn task_lists(dir: &Path) -> Vec<PathBuf> {
+    let Some(tasks) = dir.parent() else {
+        return Vec::new();
+    };
+    let mut lists = vec![tasks.join("_index.json")];
+    if let Some(base) = tasks.parent() {
+        lists.push(base.join("state/taskHistory.json"));
+        // Kilo Code's `GlobalFileNames.taskHistory`, beside `tasks/`.
+        lists.push(base.join("task_history.json"));
+    }
+    lists
+}
+
 type ListVersion = Option<(u64, std::time::SystemTime)>;
 /// A task list's entries by task id.
 type ListMap = Arc<HashMap<String, HistoryEntry>>;
@@ -458,13 +476,7 @@ impl Lists {
             }
         }
         let tasks = dir.parent()?;
-        let mut lists = vec![tasks.join("_index.json")];
-        if let Some(base) = tasks.parent() {
-            lists.push(base.join("state/taskHistory.json"));
-            // Kilo Code's `GlobalFileNames.taskHistory`, beside `tasks/`.
-            lists.push(base.join("task_history.json"));
-        }
-        lists
+        task_lists(dir)
             .iter()
             .find_map(|l| self.get(l).get(id).cloned())
             .or_else(|| {
