@@ -369,37 +369,18 @@ const MESSAGE_COLUMNS: [&str; 8] = [
 /// A session's version: its row, its messages (count, newest `updated_at`, total length
 /// of `parts`, which grows while a reply streams), then the same for its children.
 fn session_version(conn: &Connection, t: &Tables, id: &str) -> rusqlite::Result<u64> {
-    let mut seen = HashSet::new();
-    let mut todo = vec![id.to_string()];
-    let mut all: Vec<Vec<Vec<Cell>>> = Vec::new();
-    while let Some(sid) = todo.pop() {
-        if !seen.insert(sid.clone()) || seen.len() > 256 {
-            continue;
-        }
-        all.push(Rows::fetch(conn, &t.sessions, &SESSION_COLUMNS, "WHERE id = ?1", [&sid])?.rows);
-        if t.messages.has("session_id") && t.messages.has("parts") {
-            let updated = if t.messages.has("updated_at") {
-                "max(updated_at)"
-            } else {
-                "NULL"
-            };
-            let q = format!(
-                "SELECT count(*), {updated}, total(length(parts)), max(id) FROM messages \
-                 WHERE session_id = ?1"
-            );
-            all.push(Rows::query(conn, &q, vec![], [&sid])?.rows);
-        }
-        if t.sessions.has("parent_session_id") {
-            let kids = Rows::query(
-                conn,
-                "SELECT id FROM sessions WHERE parent_session_id = ?1",
-                vec!["id".into()],
-                [&sid],
-            )?;
-            todo.extend(kids.iter().filter_map(|r| r.get("id").text()));
-        }
-    }
-    Ok(sqlite::hash_version(all))
+    let messages = (t.messages.has("session_id") && t.messages.has("parts")).then(|| {
+        let updated = if t.messages.has("updated_at") {
+            "max(updated_at)"
+        } else {
+            "NULL"
+        };
+        format!(
+            "SELECT count(*), {updated}, total(length(parts)), max(id) FROM messages \
+             WHERE session_id = ?1"
+        )
+    });
+    sqlite::session_tree_version(conn, &t.sessions, &SESSION_COLUMNS, messages.as_deref(), id)
 }
 
 // ---------------------------------------------------------------------------------------

@@ -314,35 +314,18 @@ const MESSAGE_COLUMNS: [&str; 6] = [
 /// A session's version: its row, its messages (count, largest id, total length of the
 /// content), then the same for its children.
 fn session_version(conn: &Connection, t: &Tables, id: &str) -> rusqlite::Result<u64> {
-    let mut seen = HashSet::new();
-    let mut todo = vec![id.to_string()];
-    let mut all: Vec<Vec<Vec<Cell>>> = Vec::new();
-    while let Some(sid) = todo.pop() {
-        if !seen.insert(sid.clone()) || seen.len() > 256 {
-            continue;
-        }
-        all.push(Rows::fetch(conn, &t.sessions, &SESSION_COLUMNS, "WHERE id = ?1", [&sid])?.rows);
-        if t.messages.has("session_id") && t.messages.has("content_json") {
-            let q = "SELECT count(*), max(rowid), total(length(content_json)), \
-                     total(length(metadata_json)) FROM messages WHERE session_id = ?1";
-            let q = if t.messages.has("metadata_json") {
-                q.to_string()
-            } else {
-                q.replace("total(length(metadata_json))", "0")
-            };
-            all.push(Rows::query(conn, &q, vec![], [&sid])?.rows);
-        }
-        if t.sessions.has("parent_session_id") {
-            let kids = Rows::query(
-                conn,
-                "SELECT id FROM sessions WHERE parent_session_id = ?1",
-                vec!["id".into()],
-                [&sid],
-            )?;
-            todo.extend(kids.iter().filter_map(|r| r.get("id").text()));
-        }
-    }
-    Ok(sqlite::hash_version(all))
+    let messages = (t.messages.has("session_id") && t.messages.has("content_json")).then(|| {
+        let metadata = if t.messages.has("metadata_json") {
+            "total(length(metadata_json))"
+        } else {
+            "0"
+        };
+        format!(
+            "SELECT count(*), max(rowid), total(length(content_json)), {metadata} \
+             FROM messages WHERE session_id = ?1"
+        )
+    });
+    sqlite::session_tree_version(conn, &t.sessions, &SESSION_COLUMNS, messages.as_deref(), id)
 }
 
 // ---------------------------------------------------------------------------------------

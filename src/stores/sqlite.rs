@@ -848,6 +848,41 @@ impl<'a> Row<'a> {
     }
 }
 
+/// The version of a session whose child sessions name it in `parent_session_id` (Crush's
+/// and Goose's `sessions` tables): its row (`columns` of `sessions`), what `messages`
+/// (a query taking the session id as `?1`, `None` where the table cannot tell) says of its
+/// messages, then the same for each child, at most 256 sessions deep.
+pub fn session_tree_version(
+    conn: &Connection,
+    sessions: &Table,
+    columns: &[&str],
+    messages: Option<&str>,
+    id: &str,
+) -> rusqlite::Result<u64> {
+    let mut seen = std::collections::HashSet::new();
+    let mut todo = vec![id.to_string()];
+    let mut all: Vec<Vec<Vec<Cell>>> = Vec::new();
+    while let Some(sid) = todo.pop() {
+        if !seen.insert(sid.clone()) || seen.len() > 256 {
+            continue;
+        }
+        all.push(Rows::fetch(conn, sessions, columns, "WHERE id = ?1", [&sid])?.rows);
+        if let Some(q) = messages {
+            all.push(Rows::query(conn, q, vec![], [&sid])?.rows);
+        }
+        if sessions.has("parent_session_id") {
+            let kids = Rows::query(
+                conn,
+                "SELECT id FROM sessions WHERE parent_session_id = ?1",
+                vec!["id".into()],
+                [&sid],
+            )?;
+            todo.extend(kids.iter().filter_map(|r| r.get("id").text()));
+        }
+    }
+    Ok(hash_version(all))
+}
+
 /// A version number from any hashable values (row counts, largest ids, update times).
 pub fn hash_version(parts: impl Hash) -> u64 {
     let mut h = std::collections::hash_map::DefaultHasher::new();
