@@ -386,21 +386,8 @@ fn session_version(conn: &Connection, t: &Tables, id: &str) -> rusqlite::Result<
 // ---------------------------------------------------------------------------------------
 // Raw rows
 
-#[derive(Default)]
-struct Raw {
-    id: String,
-    session: Option<Vec<Cell>>,
-    messages: Vec<Vec<Cell>>,
-    children: Vec<Raw>,
-    warnings: Vec<String>,
-}
-
-fn cell<'a>(row: &'a [Cell], cols: &[&str], name: &str) -> &'a Cell {
-    cols.iter()
-        .position(|c| *c == name)
-        .and_then(|i| row.get(i))
-        .unwrap_or(&Cell::Null)
-}
+type Raw = sqlite::SessionRows;
+use sqlite::cell;
 
 /// Copy one session's rows and its children's (recursively) out of the database.
 fn fetch(
@@ -410,59 +397,21 @@ fn fetch(
     depth: usize,
     seen: &mut HashSet<String>,
 ) -> rusqlite::Result<Raw> {
-    let mut raw = Raw {
-        id: id.to_string(),
-        ..Raw::default()
-    };
-    seen.insert(id.to_string());
-    if !t.sessions.exists() {
-        raw.warnings
-            .push("the database has no `sessions` table".into());
-        return Ok(raw);
-    }
-    let row = Rows::fetch(c, &t.sessions, &SESSION_COLUMNS, "WHERE id = ?1", [id])?;
-    raw.session = row.first().map(|r| r.cells().to_vec());
-    if raw.session.is_none() {
-        raw.warnings
-            .push("session row not found (deleted while reading?)".into());
-    }
-    if t.messages.has("session_id") && t.messages.has("parts") {
-        let order = if t.messages.has("created_at") {
-            "ORDER BY created_at, rowid"
-        } else {
-            "ORDER BY rowid"
-        };
-        let rows = Rows::fetch(
-            c,
-            &t.messages,
-            &MESSAGE_COLUMNS,
-            &format!("WHERE session_id = ?1 {order}"),
-            [id],
-        )?;
-        raw.messages = rows.iter().map(|r| r.cells().to_vec()).collect();
+    let message_order = if t.messages.has("created_at") {
+        "ORDER BY created_at, rowid"
     } else {
-        raw.warnings
-            .push("the database has no readable `messages` table".into());
-    }
-    if t.sessions.has("parent_session_id") {
-        let kids = Rows::fetch(
-            c,
-            &t.sessions,
-            &["id"],
-            "WHERE parent_session_id = ?1 ORDER BY created_at, rowid",
-            [id],
-        )?;
-        for k in kids.iter().filter_map(|r| r.get("id").text()) {
-            if depth >= MAX_DEPTH || seen.contains(&k) {
-                raw.warnings.push(format!(
-                    "child session {k} not read: nested too deep or a cycle"
-                ));
-                continue;
-            }
-            raw.children.push(fetch(c, t, &k, depth + 1, seen)?);
-        }
-    }
-    Ok(raw)
+        "ORDER BY rowid"
+    };
+    let q = sqlite::TreeQuery {
+        sessions: &t.sessions,
+        session_columns: &SESSION_COLUMNS,
+        messages: &t.messages,
+        message_columns: &MESSAGE_COLUMNS,
+        content_column: "parts",
+        message_order,
+        max_depth: MAX_DEPTH,
+    };
+    sqlite::fetch_session_tree(c, &q, id, depth, seen)
 }
 
 // ---------------------------------------------------------------------------------------

@@ -883,6 +883,95 @@ pub fn session_tree_version(
     Ok(hash_version(all))
 }
 
+/// One session's rows copied out of a database whose sessions nest by `parent_session_id`
+/// (Crush's and Goose's `sessions` tables), with its children's, for a store to build from
+/// after the read transaction ends.
+#[derive(Debug, Default)]
+pub struct SessionRows {
+    pub id: String,
+    /// The session's row, in the columns asked for; `None` when it is gone.
+    pub session: Option<Vec<Cell>>,
+    pub messages: Vec<Vec<Cell>>,
+    pub children: Vec<SessionRows>,
+    pub warnings: Vec<String>,
+}
+
+/// What [`fetch_session_tree`] reads: the tables, the columns taken from each, the message
+/// column without which the messages cannot be read, their order (`ORDER BY …`), and how
+/// deep children are followed.
+pub struct TreeQuery<'a> {
+    pub sessions: &'a Table,
+    pub session_columns: &'a [&'a str],
+    pub messages: &'a Table,
+    pub message_columns: &'a [&'a str],
+    pub content_column: &'a str,
+    pub message_order: &'a str,
+    pub max_depth: usize,
+}
+
+/// Copy session `id`'s rows and its children's (recursively, each once, up to
+/// `q.max_depth`) out of the database; what cannot be read is a warning of that session.
+pub fn fetch_session_tree(
+    c: &Connection,
+    q: &TreeQuery,
+    id: &str,
+    depth: usize,
+    seen: &mut std::collections::HashSet<String>,
+) -> rusqlite::Result<SessionRows> {
+    let mut raw = SessionRows {
+        id: id.to_string(),
+        ..SessionRows::default()
+    };
+    seen.insert(id.to_string());
+    if !q.sessions.exists() {
+        raw.warnings
+            .push("the database has no `sessions` table".into());
+        return Ok(raw);
+    }
+    let row = Rows::fetch(c, q.sessions, q.session_columns, "WHERE id = ?1", [id])?;
+    raw.session = row.first().map(|r| r.cells().to_vec());
+    if raw.session.is_none() {
+        raw.warnings
+            .push("session row not found (deleted while reading?)".into());
+    }
+    if q.messages.has("session_id") && q.messages.has(q.content_column) {
+        let tail = format!("WHERE session_id = ?1 {}", q.message_order);
+        let rows = Rows::fetch(c, q.messages, q.message_columns, &tail, [id])?;
+        raw.messages = rows.iter().map(|r| r.cells().to_vec()).collect();
+    } else {
+        raw.warnings
+            .push("the database has no readable `messages` table".into());
+    }
+    if q.sessions.has("parent_session_id") {
+        let kids = Rows::fetch(
+            c,
+            q.sessions,
+            &["id"],
+            "WHERE parent_session_id = ?1 ORDER BY created_at, rowid",
+            [id],
+        )?;
+        for k in kids.iter().filter_map(|r| r.get("id").text()) {
+            if depth >= q.max_depth || seen.contains(&k) {
+                raw.warnings.push(format!(
+                    "child session {k} not read: nested too deep or a cycle"
+                ));
+                continue;
+            }
+            raw.children
+                .push(fetch_session_tree(c, q, &k, depth + 1, seen)?);
+        }
+    }
+    Ok(raw)
+}
+
+/// The cell of column `name` in a row read with `cols`; null when it was not read.
+pub fn cell<'a>(row: &'a [Cell], cols: &[&str], name: &str) -> &'a Cell {
+    cols.iter()
+        .position(|c| *c == name)
+        .and_then(|i| row.get(i))
+        .unwrap_or(&Cell::Null)
+}
+
 /// A version number from any hashable values (row counts, largest ids, update times).
 pub fn hash_version(parts: impl Hash) -> u64 {
     let mut h = std::collections::hash_map::DefaultHasher::new();
