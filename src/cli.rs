@@ -51,6 +51,12 @@ pub enum Command {
         /// Take requests through /dev/fuse even where the kernel offers io_uring queues.
         #[arg(long)]
         no_io_uring: bool,
+        /// Budget for rendered sessions kept on disk between mounts, in MiB.
+        #[arg(long, default_value_t = 2048, value_name = "N")]
+        disk_cache_mb: u64,
+        /// Keep no rendered sessions on disk: every mount renders from the stores.
+        #[arg(long)]
+        no_disk_cache: bool,
         #[command(flatten)]
         stores: StoreArgs,
     },
@@ -263,6 +269,8 @@ pub fn run(cli: Cli) -> Result<()> {
             cache_mb,
             allow_other,
             no_io_uring,
+            disk_cache_mb,
+            no_disk_cache,
             stores,
         } => crate::mount::mount(
             crate::mount::MountArgs {
@@ -271,11 +279,16 @@ pub fn run(cli: Cli) -> Result<()> {
                 cache_mb,
                 allow_other,
                 io_uring: !no_io_uring,
+                disk_cache_mb,
+                disk_cache: !no_disk_cache,
                 store_args: stores.to_args(),
             },
             || {
                 let fs = open_fs_watched(&stores, cache_mb)?;
                 enable_search(&fs);
+                if !no_disk_cache {
+                    enable_disk_cache(&fs, disk_cache_mb << 20);
+                }
                 Ok(fs)
             },
         ),
@@ -473,6 +486,21 @@ pub fn open_stores(args: &StoreArgs, env: &Env) -> Result<Vec<Box<dyn Store>>> {
 /// The directory of sample stores shipped with sessfs, shown when no real store exists.
 pub fn sample_home() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/home")
+}
+
+/// Keep rendered sessions in `$XDG_CACHE_HOME/sessfs/render/` (see [`crate::diskcache`]).
+/// A cache that cannot be opened costs a warning, not the mount.
+fn enable_disk_cache(fs: &Fs, budget: u64) {
+    let Some(dir) = crate::search::default_path()
+        .ok()
+        .and_then(|p| Some(p.parent()?.join("render")))
+    else {
+        return;
+    };
+    match crate::diskcache::DiskCache::open(&dir, budget) {
+        Ok(d) => fs.use_disk_cache(d),
+        Err(e) => log::warn!("{e}; mounting without it"),
+    }
 }
 
 /// Open the stores, falling back to the bundled samples when nothing was found.

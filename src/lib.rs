@@ -26,6 +26,7 @@ pub mod buf;
 pub mod cache;
 pub mod cli;
 pub mod cost;
+pub mod diskcache;
 pub mod export;
 pub mod fuse;
 pub mod model;

@@ -20,6 +20,9 @@ pub struct MountArgs {
     pub allow_other: bool,
     /// Take requests through io_uring where the kernel offers it (`fuse::ring`).
     pub io_uring: bool,
+    /// Budget of the render cache on disk, in MiB, and whether there is one.
+    pub disk_cache_mb: u64,
+    pub disk_cache: bool,
     /// The store options as given (`--store`, `--threads-root`), passed on unchanged to the
     /// serving process in background mode.
     pub store_args: Vec<OsString>,
@@ -67,6 +70,11 @@ fn daemonize(args: &MountArgs) -> Result<()> {
     }
     if !args.io_uring {
         cmd.arg("--no-io-uring");
+    }
+    cmd.arg("--disk-cache-mb")
+        .arg(args.disk_cache_mb.to_string());
+    if !args.disk_cache {
+        cmd.arg("--no-disk-cache");
     }
     cmd.args(&args.store_args);
     cmd.env("SESSFS_QUIET_READY", "1")

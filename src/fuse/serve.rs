@@ -236,6 +236,7 @@ pub fn serve(
     }
     let mut unmounter = session.unmount_callable();
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flushes = fs.clone();
     let watcher = {
         let notifier = session.notifier();
         let stop = stop.clone();
@@ -357,10 +358,13 @@ pub fn serve(
     if let Err(e) = unmounter.unmount() {
         log::debug!("unmount: {e}");
     }
-    match worker.join() {
+    let served = match worker.join() {
         Ok(r) => r,
         Err(_) => Err(std::io::Error::other("serving thread panicked")),
-    }
+    };
+    // What was rendered is on disk for the next mount.
+    flushes.flush_disk_cache();
+    served
 }
 
 #[cfg(test)]

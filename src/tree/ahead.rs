@@ -120,7 +120,7 @@ impl Fs {
         if self.cache.contains(key, version, "meta.json") {
             return;
         }
-        if let Ok((bundle, version)) = self.render(key) {
+        if let Ok((bundle, version)) = self.produce(key) {
             self.cache.insert(key, version, bundle, None);
         }
     }

@@ -200,6 +200,8 @@ pub struct Fs {
     early_watch: Mutex<Option<Watching>>,
     /// When each directory's files were last pushed beside a READ ([`Fs::beside_due`]).
     beside: Mutex<HashMap<(SessionKey, String), Instant>>,
+    /// Rendered sessions kept between mounts ([`crate::diskcache`]); a mount sets it.
+    disk: std::sync::OnceLock<Arc<crate::diskcache::DiskCache>>,
 }
 
 /// Everything behind [`Fs`]'s lock, a part per module: the inode table (`nodes`), the
@@ -258,6 +260,25 @@ impl Fs {
             watched_stores: std::sync::OnceLock::new(),
             early_watch: Mutex::new(None),
             beside: Mutex::new(HashMap::new()),
+            disk: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// Serve unchanged sessions from `disk` and keep every render there (see
+    /// [`crate::diskcache`]). Set once, before the first request.
+    pub fn use_disk_cache(&self, disk: Arc<crate::diskcache::DiskCache>) {
+        let _ = self.disk.set(disk);
+    }
+
+    /// The disk cache's counters, when there is one.
+    pub fn disk_stats(&self) -> Option<crate::diskcache::DiskStats> {
+        self.disk.get().map(|d| d.stats())
+    }
+
+    /// Wait for the disk cache's queued writes (at unmount: the next mount finds them).
+    pub fn flush_disk_cache(&self) {
+        if let Some(d) = self.disk.get() {
+            d.flush();
         }
     }
 

@@ -71,7 +71,7 @@ impl Fs {
         if let Some(b) = self.cache.file(key, version, path) {
             return Ok((b, version));
         }
-        let (bundle, version) = self.render(key)?;
+        let (bundle, version) = self.produce(key)?;
         let bytes = match bundle.entries.get(path) {
             Some(Node::File(b)) => Ok(b.clone()),
             Some(Node::Dir) => Err(FsError::IsDir),
@@ -95,10 +95,49 @@ impl Fs {
             self.prefetch_after(key);
             return Ok(s);
         }
-        let (bundle, version) = self.render(key)?;
+        let (bundle, version) = self.produce(key)?;
         let shape = self.cache.insert(key, version, bundle, None);
         self.prefetch_after(key);
         Ok(shape)
+    }
+
+    /// A session's files at its current version: from the disk cache when it holds that
+    /// version (no parse, no render), else rendered, and then queued for the disk cache. A
+    /// session whose files read other sessions' sources (a fork's `parent.diff`, linked
+    /// children's cost) is not kept there: its version on a new mount is known only after
+    /// a render. The caller holds the session's render lock.
+    pub(super) fn produce(&self, key: &SessionKey) -> Result<(Bundle, u64)> {
+        let Some(disk) = self.disk.get() else {
+            return self.render(key);
+        };
+        let (version, _) = self.check_session(key)?;
+        let (sources, extra) = self.sources_and_extra(key)?;
+        if !extra {
+            if let Some(bundle) = disk.get(key, version, &sources, self.spill.clone()) {
+                log::debug!(
+                    "{}/{} version {version:016x} from disk",
+                    key.agent,
+                    key.name
+                );
+                return Ok((bundle, version));
+            }
+        }
+        let (bundle, version) = self.render(key)?;
+        if !self.sources_and_extra(key)?.1 {
+            disk.put(key, version, &sources, &bundle.entries);
+        }
+        Ok((bundle, version))
+    }
+
+    /// The session's own sources, and whether its version also depends on other sessions'.
+    fn sources_and_extra(&self, key: &SessionKey) -> Result<(Vec<PathBuf>, bool)> {
+        let st = self.state();
+        let s = st
+            .agents
+            .get(&key.agent)
+            .and_then(|a| a.sessions.get(&*key.name))
+            .ok_or(FsError::NotFound)?;
+        Ok((s.listed.sources.clone(), !s.extra.is_empty()))
     }
 
     /// Parse and render a session. The caller holds the session's render lock.

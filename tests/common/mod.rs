@@ -86,10 +86,13 @@ impl Home {
         self.dir.path()
     }
 
-    /// Content hash of every file under the home, for "stores are byte-identical" checks.
+    /// Content hash of every file under the home, for "stores are byte-identical" checks;
+    /// sessfs' own cache (`~/.cache/sessfs`: the search index, rendered sessions) is no store.
     pub fn snapshot(&self) -> BTreeMap<PathBuf, Vec<u8>> {
         let mut out = BTreeMap::new();
         snapshot_dir(self.path(), &mut out);
+        let own = self.path().join(".cache/sessfs");
+        out.retain(|p, _| !p.starts_with(&own));
         out
     }
 
