@@ -332,10 +332,19 @@ pub fn status(dir: Option<PathBuf>) -> Result<()> {
         }
     );
     if let Some(cache) = cache_dir() {
+        let render = cache.join("render");
         println!(
-            "cache:     {} ({})",
+            "cache:     {} ({}; rendered sessions kept between mounts {}, search index {})",
             cache.display(),
-            human(dir_size(&cache))
+            human(dir_size(&cache)),
+            human(dir_size(&render)),
+            human(
+                ["index.sqlite3", "index.sqlite3-wal"]
+                    .iter()
+                    .filter_map(|f| std::fs::metadata(cache.join(f)).ok())
+                    .map(|m| m.len())
+                    .sum()
+            )
         );
     }
     let log = if unit_text.is_some() && !cfg!(target_os = "macos") {
