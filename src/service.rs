@@ -43,6 +43,7 @@ pub const STORE_VARS: &[&str] = &[
     "INDUSAGI_AGENT_DIR",
     "INDUSAGI_CODING_AGENT_DIR",
     "INDUSAGI_DIR",
+    "KILO_DB",
     "KIMI_SHARE_DIR",
     "MEKA_DATA_DIR",
     "OMP_CODING_AGENT_DIR",

@@ -38,6 +38,7 @@ pub mod gptme;
 pub mod grok;
 pub mod hermes;
 pub mod jsonl;
+pub mod kilo;
 pub mod kimi;
 pub mod kiro;
 pub mod kit;
@@ -334,9 +335,9 @@ pub const REGISTRY: &[Spec] = &[
     },
     Spec {
         agent: Agent::Kilo,
-        candidates: |e| cline::candidates(e, cline::Dialect::Kilo),
+        candidates: kilo::candidates,
         given: as_given,
-        open: |r| Box::new(cline::ClineStore::new(cline::Dialect::Kilo, r)),
+        open: |r| Box::new(kilo::KiloStore::new(r)),
     },
     Spec {
         agent: Agent::Crush,

@@ -28,6 +28,9 @@
 //! `compaction` part is a compaction marker, an assistant message with `summary: true` the
 //! compaction summary.
 //!
+//! **Forks.** The Kilo CLI keeps this storage under its own name and directory; a
+//! [`Flavor`] names what differs, and [`super::kilo`] reads it through this module.
+//!
 //! **Links.** Subagents (`task` tool) are child sessions (`parent_id`); they are not listed
 //! at the top level but nested under the parent (`subagents/<child>/`), named at the `task`
 //! call that spawned them (`state.metadata.sessionId`). A fork records its origin in
@@ -55,28 +58,59 @@ const MAX_JSON: u64 = 64 << 20;
 /// Subagents nested deeper than this are not read (a cycle guard).
 const MAX_DEPTH: usize = 8;
 
+/// What sets OpenCode and a fork that keeps its storage (Kilo CLI, [`super::kilo`]) apart
+/// on disk: the agent, the data directory's name, the variable naming the database and the
+/// database file names. Everything else (tables, message and part JSON) is one format.
+#[derive(Clone, Copy, Debug)]
+pub struct Flavor {
+    pub agent: Agent,
+    /// The directory under `$XDG_DATA_HOME`, and the prefix of `source.format`.
+    pub name: &'static str,
+    /// The variable naming the database file (absolute, or relative to the data dir).
+    pub db_var: &'static str,
+    /// Whether a file name in the data dir is one of the agent's databases.
+    pub is_db_name: fn(&str) -> bool,
+    /// How the data dir's root is labelled for `doctor` (after `default`/`XDG_DATA_HOME`).
+    pub label: &'static str,
+}
+
+/// OpenCode itself.
+pub const OPENCODE: Flavor = Flavor {
+    agent: Agent::Opencode,
+    name: "opencode",
+    db_var: "OPENCODE_DB",
+    is_db_name,
+    label: "",
+};
+
 /// Where OpenCode keeps its data, existing or not, in priority order: `OPENCODE_DB`, then
 /// the data dir (which holds the databases and the legacy `storage/` tree).
 pub fn candidates(env: &Env) -> Vec<Root> {
-    let data = env.xdg_data_home().join("opencode");
+    flavor_candidates(env, &OPENCODE)
+}
+
+/// [`candidates`] of a flavor: its database variable, then its data dir.
+pub fn flavor_candidates(env: &Env, f: &Flavor) -> Vec<Root> {
+    let data = env.xdg_data_home().join(f.name);
     let mut out = Vec::new();
-    if let Some(db) = env.var("OPENCODE_DB").filter(|v| *v != ":memory:") {
+    if let Some(db) = env.var(f.db_var).filter(|v| *v != ":memory:") {
         let p = env.expand(db);
         let p = if p.is_absolute() { p } else { data.join(p) };
-        out.push(Root::new(Agent::Opencode, p, "OPENCODE_DB"));
+        out.push(Root::new(f.agent, p, f.db_var));
     }
     let how = if env.var("XDG_DATA_HOME").is_some() {
         "XDG_DATA_HOME"
     } else {
         "default"
     };
-    out.push(Root::new(Agent::Opencode, data, how));
+    out.push(Root::new(f.agent, data, format!("{how}{}", f.label)));
     out
 }
 
 pub struct OpencodeStore {
     base: Base,
     reader: Reader,
+    flavor: Flavor,
 }
 
 /// `(root index, path)` of a database or a legacy `storage/` tree.
@@ -89,9 +123,14 @@ fn is_db_name(name: &str) -> bool {
 
 impl OpencodeStore {
     pub fn new(roots: Vec<Root>) -> OpencodeStore {
+        OpencodeStore::with_flavor(OPENCODE, roots)
+    }
+
+    pub fn with_flavor(flavor: Flavor, roots: Vec<Root>) -> OpencodeStore {
         OpencodeStore {
-            base: Base::new(Agent::Opencode, roots),
+            base: Base::new(flavor.agent, roots),
             reader: Reader::new(),
+            flavor,
         }
     }
 
@@ -110,7 +149,7 @@ impl OpencodeStore {
                 continue;
             }
             for p in kit::entries(&root.path) {
-                if is_db_name(kit::file_name(&p)) && p.is_file() && once(&p) {
+                if (self.flavor.is_db_name)(kit::file_name(&p)) && p.is_file() && once(&p) {
                     dbs.push((i, p));
                 }
             }
@@ -139,7 +178,7 @@ impl Store for OpencodeStore {
         let mut out = Vec::new();
         let mut in_db: HashSet<String> = HashSet::new();
         for (root, db) in dbs {
-            let Some(rows) = self.reader.list("opencode", &db, list_db) else {
+            let Some(rows) = self.reader.list(self.flavor.name, &db, list_db) else {
                 continue;
             };
             let ids: HashSet<&str> = rows.iter().map(|(id, _)| id.as_str()).collect();
@@ -174,7 +213,7 @@ impl Store for OpencodeStore {
     fn load(&self, listed: &Listed) -> Session {
         match &listed.key {
             Some(id) => self.load_db(&listed.path, id),
-            None => load_legacy(&listed.path, &listed.id),
+            None => load_legacy(&self.flavor, &listed.path, &listed.id),
         }
     }
 
@@ -291,9 +330,10 @@ struct Raw {
 
 impl OpencodeStore {
     fn load_db(&self, db: &Path, id: &str) -> Session {
+        let agent = self.flavor.agent;
         let source = |version: Option<String>| Source {
             paths: vec![db.to_path_buf()],
-            format: "opencode-sqlite".into(),
+            format: format!("{}-sqlite", self.flavor.name),
             format_version: version,
         };
         sqlite::load_session(
@@ -305,9 +345,9 @@ impl OpencodeStore {
                 let t = Tables::probe(c)?;
                 fetch(c, &t, id, 0, &mut HashSet::new())
             },
-            |raw| build(&raw, &source),
+            |raw| build(agent, &raw, &source),
             || {
-                let mut s = Session::new(Agent::Opencode, id);
+                let mut s = Session::new(agent, id);
                 s.source = source(None);
                 s
             },
@@ -481,7 +521,7 @@ fn legacy_sessions(storage: &Path) -> Vec<LegacySession> {
     out
 }
 
-fn load_legacy(file: &Path, id: &str) -> Session {
+fn load_legacy(flavor: &Flavor, file: &Path, id: &str) -> Session {
     let storage = file
         .parent()
         .and_then(Path::parent)
@@ -489,9 +529,9 @@ fn load_legacy(file: &Path, id: &str) -> Session {
         .unwrap_or(Path::new("."));
     let all = legacy_sessions(storage);
     let raw = read_legacy(storage, &all, file, id, 0, &mut HashSet::new());
-    build(&raw, &|_| Source {
+    build(flavor.agent, &raw, &|_| Source {
         paths: vec![file.to_path_buf(), storage.join("message").join(id)],
-        format: "opencode-json".into(),
+        format: format!("{}-json", flavor.name),
         format_version: None,
     })
 }
@@ -597,10 +637,10 @@ struct Parser<'a> {
     raw: &'a Raw,
 }
 
-fn build(raw: &Raw, source: &dyn Fn(Option<String>) -> Source) -> Session {
+fn build(agent: Agent, raw: &Raw, source: &dyn Fn(Option<String>) -> Source) -> Session {
     let info = &raw.info;
     let mut p = Parser {
-        b: SessionBuilder::new(Agent::Opencode, raw.id.clone()),
+        b: SessionBuilder::new(agent, raw.id.clone()),
         task_calls: HashMap::new(),
         raw,
     };
@@ -614,7 +654,7 @@ fn build(raw: &Raw, source: &dyn Fn(Option<String>) -> Source) -> Session {
     p.b.s.updated_at = ms(kit::value_at(info, &["time", "updated"]));
     p.b.s.forked_from = kit::str_field(info, "forkSessionID")
         .filter(|f| !f.is_empty() && *f != raw.id)
-        .map(|f| model::unified_id(Agent::Opencode, f));
+        .map(|f| model::unified_id(agent, f));
     if let Some([Value::String(raw), Value::String(e)]) = info
         .get(UNPARSED_REVERT)
         .and_then(Value::as_array)
@@ -678,10 +718,10 @@ fn build(raw: &Raw, source: &dyn Fn(Option<String>) -> Source) -> Session {
             );
         }
     }
-    let parent_uid = model::unified_id(Agent::Opencode, &raw.id);
+    let parent_uid = model::unified_id(agent, &raw.id);
     let mut taken = HashSet::new();
     for child in &raw.children {
-        let mut c = build(child, source);
+        let mut c = build(agent, child, source);
         c.parent = Some(parent_uid.clone());
         let (call, desc) = match p.task_calls.get(&child.id) {
             Some((call, desc)) => (Some(call.clone()), desc.clone()),

@@ -132,6 +132,7 @@ pub const AGENT_VARS: &[&str] = &[
     "XDG_CONFIG_HOME",
     "XDG_CACHE_HOME",
     "OPENCODE_DB",
+    "KILO_DB",
     "PI_CODING_AGENT_DIR",
     "PI_CONFIG_DIR",
     "OMP_CODING_AGENT_DIR",
