@@ -106,19 +106,36 @@ fn transcript<'a>(tree: &'a BTreeMap<String, Vec<u8>>, id: &str) -> &'a str {
     std::str::from_utf8(bytes).unwrap()
 }
 
+/// The entry files of a render cache directory.
+fn entry_files(disk: &Path) -> Vec<PathBuf> {
+    let Ok(shards) = std::fs::read_dir(disk) else {
+        return Vec::new();
+    };
+    shards
+        .flatten()
+        .filter(|s| s.path().is_dir())
+        .flat_map(|s| std::fs::read_dir(s.path()).unwrap().flatten())
+        .map(|e| e.path())
+        .collect()
+}
+
+/// The sessions written, walked once by an `Fs` with a render cache at `<home>/cache`,
+/// whose writes are then all on disk: what the first mount leaves.
+fn first_mount(home: &Home) -> (PathBuf, BTreeMap<String, Vec<u8>>) {
+    write_sessions(home.path());
+    let disk = home.path().join("cache");
+    let fs = open(home.path(), &disk, 1 << 30);
+    let tree = walk(&fs);
+    assert_eq!(fs.render_count(), 5);
+    fs.flush_disk_cache();
+    assert_eq!(fs.disk_stats().unwrap().writes, 5);
+    (disk, tree)
+}
+
 #[test]
 fn a_remount_serves_every_unchanged_session_from_disk_without_parsing_it() {
     let home = Home::empty();
-    write_sessions(home.path());
-    let disk = home.path().join("cache");
-    let first = {
-        let fs = open(home.path(), &disk, 1 << 30);
-        let tree = walk(&fs);
-        assert_eq!(fs.render_count(), 5);
-        fs.flush_disk_cache();
-        assert_eq!(fs.disk_stats().unwrap().writes, 5);
-        tree
-    };
+    let (disk, first) = first_mount(&home);
     for (id, prompts) in sessions() {
         for p in prompts {
             assert!(transcript(&first, &id).contains(&p), "{id}: {p}");
@@ -134,13 +151,7 @@ fn a_remount_serves_every_unchanged_session_from_disk_without_parsing_it() {
 #[test]
 fn a_session_changed_between_mounts_is_rendered_again_and_never_served_stale() {
     let home = Home::empty();
-    write_sessions(home.path());
-    let disk = home.path().join("cache");
-    {
-        let fs = open(home.path(), &disk, 1 << 30);
-        walk(&fs);
-        fs.flush_disk_cache();
-    }
+    let (disk, _) = first_mount(&home);
     let (changed, _) = sessions()[1].clone();
     append(home.path(), &changed, "appended between mounts zephyr");
     let fs = open(home.path(), &disk, 1 << 30);
@@ -161,25 +172,8 @@ fn a_session_changed_between_mounts_is_rendered_again_and_never_served_stale() {
 #[test]
 fn damaged_entries_are_rendered_again_and_rewritten() {
     let home = Home::empty();
-    write_sessions(home.path());
-    let disk = home.path().join("cache");
-    let first = {
-        let fs = open(home.path(), &disk, 1 << 30);
-        let tree = walk(&fs);
-        fs.flush_disk_cache();
-        tree
-    };
-    let mut entries = Vec::new();
-    for shard in std::fs::read_dir(&disk).unwrap().flatten() {
-        if shard.path().is_dir() {
-            entries.extend(
-                std::fs::read_dir(shard.path())
-                    .unwrap()
-                    .flatten()
-                    .map(|e| e.path()),
-            );
-        }
-    }
+    let (disk, first) = first_mount(&home);
+    let entries = entry_files(&disk);
     assert_eq!(entries.len(), 5);
     for (i, e) in entries.iter().enumerate() {
         let mut bytes = std::fs::read(e).unwrap();
@@ -208,14 +202,10 @@ fn the_disk_budget_holds() {
     fs.flush_disk_cache();
     let stats = fs.disk_stats().unwrap();
     assert_eq!(stats.writes, 5);
-    let mut on_disk = 0;
-    for shard in std::fs::read_dir(&disk).unwrap().flatten() {
-        if shard.path().is_dir() {
-            for e in std::fs::read_dir(shard.path()).unwrap().flatten() {
-                on_disk += e.metadata().unwrap().len();
-            }
-        }
-    }
+    let on_disk: u64 = entry_files(&disk)
+        .iter()
+        .map(|e| std::fs::metadata(e).unwrap().len())
+        .sum();
     assert!(
         on_disk <= budget,
         "{on_disk} bytes on disk, budget {budget}"
@@ -235,18 +225,8 @@ fn a_real_mount_leaves_its_sessions_for_the_next_and_no_disk_cache_leaves_none()
         assert!(out.status.success());
         String::from_utf8(out.stdout).unwrap()
     };
-    let entries = || {
-        std::fs::read_dir(&render)
-            .map(|rd| {
-                rd.flatten()
-                    .filter(|e| e.path().is_dir())
-                    .flat_map(|s| std::fs::read_dir(s.path()).unwrap().flatten())
-                    .count()
-            })
-            .unwrap_or(0)
-    };
     assert_eq!(
-        entries(),
+        entry_files(&render).len(),
         5,
         "every rendered session is on disk after the unmount"
     );
