@@ -497,7 +497,7 @@ fn enable_disk_cache(fs: &Fs, budget: u64) {
     else {
         return;
     };
-    match crate::diskcache::DiskCache::open(&dir, budget) {
+    match crate::diskcache::DiskCache::open(&dir, budget, crate::tree::set_idle_policy) {
         Ok(d) => fs.use_disk_cache(d),
         Err(e) => log::warn!("{e}; mounting without it"),
     }

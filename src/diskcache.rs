@@ -44,12 +44,14 @@ const MAGIC: &[u8; 8] = b"SFRCACH1";
 const MARKER: &str = "FORMAT";
 const MARKER_TEXT: &str = "sessfs render cache, format 1\n";
 /// Files queued for writing, at most (bytes).
-pub const QUEUE_BYTES: usize = 128 << 20;
+pub const QUEUE_BYTES: usize = 32 << 20;
 /// A header longer than this is damage, not a session.
 const MAX_HEADER: u32 = 64 << 20;
-/// zstd level: the fastest, since the writer competes with renders on a first walk.
-const LEVEL: i32 = 1;
-/// Window of 8 MiB: the files of one session see each other's text.
+/// zstd level 3 with long-distance matching over an 8 MiB window: the files of one session
+/// see each other's text (what `messages.jsonl` and `tools/` repeat of the transcript). On
+/// rendered sessions of the bench corpus that is 0.13x the rendered bytes, against 0.17x
+/// at level 1 without it, and it decompresses faster.
+const LEVEL: i32 = 3;
 const WINDOW_LOG: u32 = 23;
 
 #[derive(Debug, thiserror::Error)]
@@ -143,8 +145,11 @@ enum Miss {
 
 impl DiskCache {
     /// Open (creating, mode 0700) the cache at `dir` with a budget of `budget` bytes, and
-    /// start its writer thread. A directory another format wrote is emptied of its entries.
-    pub fn open(dir: &Path, budget: u64) -> Result<Arc<DiskCache>, DiskCacheError> {
+    /// start its writer thread, which first calls `setup` (a mount puts it at the idle
+    /// policy: compression then never takes a core a walk wants, and a session the writer
+    /// had no time for is written at its next render). A directory another format wrote is
+    /// emptied of its entries.
+    pub fn open(dir: &Path, budget: u64, setup: fn()) -> Result<Arc<DiskCache>, DiskCacheError> {
         let err = |e| DiskCacheError::Dir(dir.to_path_buf(), e);
         create_private_dir(dir).map_err(err)?;
         // Also when it was there before: rendered sessions are as private as the stores.
@@ -184,6 +189,7 @@ impl DiskCache {
         std::thread::Builder::new()
             .name("sessfs-diskcache".into())
             .spawn(move || {
+                setup();
                 if let Some(c) = weak.upgrade() {
                     c.scan();
                 }
@@ -519,6 +525,7 @@ impl DiskCache {
             let mut enc = zstd::stream::write::Encoder::new(w, LEVEL)?;
             enc.include_checksum(true)?;
             enc.window_log(WINDOW_LOG)?;
+            enc.long_distance_matching(true)?;
             let total: usize = job.bodies.iter().map(Body::len).sum();
             enc.set_pledged_src_size(Some(total as u64))?;
             for b in &job.bodies {

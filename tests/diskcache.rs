@@ -72,7 +72,7 @@ fn open(home: &Path, disk: &Path, budget: u64) -> Fs {
         vars: Default::default(),
     };
     let fs = Fs::new(stores::open_all(&env, &[]), Options::default());
-    fs.use_disk_cache(DiskCache::open(disk, budget).unwrap());
+    fs.use_disk_cache(DiskCache::open(disk, budget, || {}).unwrap());
     fs
 }
 

@@ -46,7 +46,7 @@ fn sources() -> Vec<PathBuf> {
 #[test]
 fn a_written_session_comes_back_byte_for_byte_at_its_version_only() {
     let dir = tempfile::tempdir().unwrap();
-    let c = DiskCache::open(dir.path(), 1 << 30).unwrap();
+    let c = DiskCache::open(dir.path(), 1 << 30, || {}).unwrap();
     let written = bundle("alpha");
     assert!(c.put(&key("a"), 7, &sources(), &written));
     c.flush();
@@ -71,11 +71,11 @@ fn an_entry_survives_into_a_new_cache_over_the_same_directory() {
     let dir = tempfile::tempdir().unwrap();
     let written = bundle("beta");
     {
-        let c = DiskCache::open(dir.path(), 1 << 30).unwrap();
+        let c = DiskCache::open(dir.path(), 1 << 30, || {}).unwrap();
         c.put(&key("b"), 1, &sources(), &written);
         c.flush();
     }
-    let c = DiskCache::open(dir.path(), 1 << 30).unwrap();
+    let c = DiskCache::open(dir.path(), 1 << 30, || {}).unwrap();
     let got = c.get(&key("b"), 1, &sources(), None).expect("served");
     assert_eq!(flat(&got.entries), flat(&written));
     c.flush(); // the scan ran
@@ -85,7 +85,7 @@ fn an_entry_survives_into_a_new_cache_over_the_same_directory() {
 #[test]
 fn a_damaged_entry_is_deleted_and_never_served() {
     let dir = tempfile::tempdir().unwrap();
-    let c = DiskCache::open(dir.path(), 1 << 30).unwrap();
+    let c = DiskCache::open(dir.path(), 1 << 30, || {}).unwrap();
     c.put(&key("c"), 1, &sources(), &bundle("gamma"));
     c.flush();
     let path = c.entry_path(&key("c"));
@@ -115,13 +115,13 @@ fn a_damaged_entry_is_deleted_and_never_served() {
 fn a_directory_of_another_format_is_emptied_of_entries_only() {
     let dir = tempfile::tempdir().unwrap();
     {
-        let c = DiskCache::open(dir.path(), 1 << 30).unwrap();
+        let c = DiskCache::open(dir.path(), 1 << 30, || {}).unwrap();
         c.put(&key("d"), 1, &sources(), &bundle("delta"));
         c.flush();
     }
     std::fs::write(dir.path().join(MARKER), "something else\n").unwrap();
     std::fs::write(dir.path().join("notes.txt"), "kept").unwrap();
-    let c = DiskCache::open(dir.path(), 1 << 30).unwrap();
+    let c = DiskCache::open(dir.path(), 1 << 30, || {}).unwrap();
     assert!(c.get(&key("d"), 1, &sources(), None).is_none());
     assert_eq!(
         std::fs::read_to_string(dir.path().join(MARKER)).unwrap(),
@@ -135,12 +135,12 @@ fn the_budget_holds_and_the_least_recently_used_go_first() {
     let dir = tempfile::tempdir().unwrap();
     // Measure one entry, then allow three and a half of them.
     let one = {
-        let c = DiskCache::open(&dir.path().join("probe"), 1 << 30).unwrap();
+        let c = DiskCache::open(&dir.path().join("probe"), 1 << 30, || {}).unwrap();
         c.put(&key("s0"), 1, &sources(), &bundle("s0"));
         c.flush();
         c.stats().bytes
     };
-    let c = DiskCache::open(&dir.path().join("c"), one * 7 / 2).unwrap();
+    let c = DiskCache::open(&dir.path().join("c"), one * 7 / 2, || {}).unwrap();
     for i in 0..3 {
         c.put(
             &key(&format!("s{i}")),
