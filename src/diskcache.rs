@@ -45,6 +45,8 @@ const MARKER: &str = "FORMAT";
 const MARKER_TEXT: &str = "sessfs render cache, format 1\n";
 /// Files queued for writing, at most (bytes).
 pub const QUEUE_BYTES: usize = 32 << 20;
+/// How stale an entry's mtime (its last use) may get before a hit sets it again.
+const TOUCH_AFTER: Duration = Duration::from_secs(3600);
 /// A header longer than this is damage, not a session.
 const MAX_HEADER: u32 = 64 << 20;
 /// zstd level 3 with long-distance matching over an 8 MiB window: the files of one session
@@ -252,12 +254,16 @@ impl DiskCache {
     ) -> Option<Bundle> {
         let path = self.entry_path(key);
         match self.read(&path, key, version, sources, spill) {
-            Ok(bundle) => {
+            Ok((bundle, used)) => {
                 self.hits.fetch_add(1, Ordering::Relaxed);
                 let now = SystemTime::now();
-                // The order of use outlives the mount: the next one scans these mtimes.
-                if let Ok(f) = File::options().append(true).open(&path) {
-                    let _ = f.set_modified(now);
+                // The order of use outlives the mount: the next one scans these mtimes. To
+                // the hour is close enough, and spares a walk an inode write per session.
+                let stale = now.duration_since(used).unwrap_or_default() > TOUCH_AFTER;
+                if stale {
+                    if let Ok(f) = File::options().append(true).open(&path) {
+                        let _ = f.set_modified(now);
+                    }
                 }
                 if let Some(e) = self.lock().entries.get_mut(&path) {
                     e.1 = now;
@@ -291,13 +297,17 @@ impl DiskCache {
         version: u64,
         sources: &[PathBuf],
         mut spill: Option<SpillTo>,
-    ) -> Result<Bundle, Miss> {
+    ) -> Result<(Bundle, SystemTime), Miss> {
         let damaged = |what: &str| Miss::Damaged(what.to_string());
         let f = match File::open(path) {
             Ok(f) => f,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(Miss::Absent),
             Err(e) => return Err(Miss::Damaged(e.to_string())),
         };
+        let used = f
+            .metadata()
+            .and_then(|m| m.modified())
+            .unwrap_or(SystemTime::UNIX_EPOCH);
         let mut r = BufReader::with_capacity(64 << 10, f);
         let mut head = [0u8; 20];
         r.read_exact(&mut head)
@@ -355,7 +365,7 @@ impl DiskCache {
         // The end of the frame: this read checks its checksum, and nothing may follow.
         let mut rest = [0u8; 1];
         match dec.read(&mut rest) {
-            Ok(0) => Ok(bundle),
+            Ok(0) => Ok((bundle, used)),
             Ok(_) => Err(damaged("bytes after the last file")),
             Err(e) => Err(Miss::Damaged(e.to_string())),
         }
