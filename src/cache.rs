@@ -297,6 +297,12 @@ impl Cache {
             .map(|(_, s)| s.clone())
     }
 
+    /// The shape recorded last for this session, whatever its version: which of its paths
+    /// are files, directories and links.
+    pub fn recorded_shape(&self, key: &SessionKey) -> Option<Arc<Shape>> {
+        self.lock().sizes.get(key).map(|(_, s)| s.clone())
+    }
+
     /// Forget a session that disappeared from its store.
     pub fn forget(&self, key: &SessionKey) {
         let mut g = self.lock();

@@ -1258,3 +1258,123 @@ fn io_uring_queues_answer_as_dev_fuse_does() {
         assert!(through(op) > 0, "no {op} through a queue");
     }
 }
+
+/// While the parent of a fork keeps changing, every single `read` of the fork's
+/// `parent.diff` returns one whole version of it: the new version's bytes never come with
+/// the old size (cut at the old length when the diff grew, padded with zeros to it when it
+/// shrank). The parent's appended entries are siblings, so the diff's last hunk changes
+/// and its length goes up and down, a change every 300 ms (after the change watcher's
+/// last resend of its invalidation); eight readers keep reading the cached pages while
+/// the invalidations arrive. When the invalidation dropped the pages, this failed at the
+/// first or second change. Afterwards the file shows the last append, and `stat` agrees
+/// with `read`.
+#[test]
+fn a_forks_parent_diff_is_read_whole_while_the_parent_keeps_changing() {
+    use std::io::{Read, Write};
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::{Arc, Mutex};
+    let home = Home::empty();
+    let dir = home.path().join(".pi/agent/sessions/--tmp-fork--");
+    std::fs::create_dir_all(&dir).unwrap();
+    let (pid, fid) = (
+        "66666666-0000-4000-8000-000000000011",
+        "66666666-0000-4000-8000-000000000012",
+    );
+    let parent = dir.join(format!("2026-02-01T00-00-00-000Z_{pid}.jsonl"));
+    let fork = dir.join(format!("2026-02-01T00-10-00-000Z_{fid}.jsonl"));
+    let entry = |id: &str, parent: &str, text: &str| {
+        format!("{{\"type\":\"message\",\"id\":\"{id}\",\"parentId\":{parent},\"timestamp\":\"2026-02-01T00:00:01.000Z\",\"message\":{{\"role\":\"user\",\"content\":\"{text}\",\"timestamp\":1769904001000}}}}\n")
+    };
+    let header = |id: &str, extra: &str| {
+        format!("{{\"type\":\"session\",\"version\":3,\"id\":\"{id}\",\"timestamp\":\"2026-02-01T00:00:00.000Z\",\"cwd\":\"/tmp/fork\"{extra}}}\n")
+    };
+    std::fs::write(
+        &parent,
+        header(pid, "") + &entry("c0000001", "null", "shared opening question"),
+    )
+    .unwrap();
+    std::fs::write(
+        &fork,
+        header(fid, &format!(",\"parentSession\":\"{}\"", parent.display()))
+            + &entry("c0000001", "null", "shared opening question")
+            + &entry("c0000002", "\"c0000001\"", "only in the fork"),
+    )
+    .unwrap();
+    let m = Mount::new(&home, &[]);
+    let pd = m.path().join("pi").join(fid).join("parent.diff");
+    let before = std::fs::read_to_string(&pd).expect("a fork has parent.diff");
+    assert!(before.ends_with("+only in the fork\n"), "{before}");
+    // What makes a read whole: the diff's first line, its last line, and no zero byte.
+    let whole = |text: &str| {
+        text.starts_with("# sessfs diff:")
+            && text.ends_with("+only in the fork\n")
+            && !text.contains('\0')
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    let torn = Arc::new(Mutex::new(Vec::<String>::new()));
+    let readers: Vec<_> = (0..8)
+        .map(|_| {
+            let (pd, stop, torn) = (pd.clone(), stop.clone(), torn.clone());
+            std::thread::spawn(move || {
+                let mut buf = vec![0u8; 1 << 16];
+                while !stop.load(Ordering::Relaxed) {
+                    // One read(2), so the bytes are what the kernel holds at one moment.
+                    let n = std::fs::File::open(&pd).unwrap().read(&mut buf).unwrap();
+                    let text = String::from_utf8_lossy(&buf[..n]);
+                    if !whole(&text) {
+                        torn.lock().unwrap().push(text.replace('\0', "\\0"));
+                        stop.store(true, Ordering::Relaxed);
+                    }
+                }
+            })
+        })
+        .collect();
+    let start = std::time::Instant::now();
+    let mut last = String::new();
+    let mut i = 0;
+    while start.elapsed() < std::time::Duration::from_secs(4) && !stop.load(Ordering::Relaxed) {
+        i += 1;
+        last = if i % 2 == 0 {
+            format!("later only in the parent, {i}")
+        } else {
+            format!(
+                "later only in the parent, {i}, {}",
+                "and longer ".repeat(12)
+            )
+        };
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&parent)
+            .unwrap();
+        f.write_all(entry(&format!("d{i:07}"), "\"c0000001\"", &last).as_bytes())
+            .unwrap();
+        drop(f);
+        std::thread::sleep(std::time::Duration::from_millis(300));
+    }
+    stop.store(true, Ordering::Relaxed);
+    for r in readers {
+        r.join().unwrap();
+    }
+    let torn = torn.lock().unwrap().clone();
+    assert!(
+        torn.is_empty(),
+        "{} torn reads after {i} appends {:?}, the first:\n{}",
+        torn.len(),
+        start.elapsed(),
+        torn[0]
+    );
+    let start = std::time::Instant::now();
+    loop {
+        let now = std::fs::read_to_string(&pd).unwrap();
+        if now.contains(&format!("-{last}\n")) {
+            assert!(whole(&now), "{now}");
+            assert_eq!(std::fs::metadata(&pd).unwrap().len() as usize, now.len());
+            break;
+        }
+        assert!(
+            start.elapsed().as_secs() < 3,
+            "parent.diff did not follow the last append ({last}):\n{now}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}

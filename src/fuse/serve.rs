@@ -65,6 +65,15 @@ const RETRY_AFTER: [Duration; 3] = [
 enum Forget {
     /// An inode's attributes and cached pages (or listing).
     Inode(u64),
+    /// A session file's attributes only. Its pages go when the kernel next learns its
+    /// attributes: every version change moves the file's mtime, and `FUSE_AUTO_INVAL_DATA`
+    /// drops the pages of a file whose size or mtime moved, in the same step that installs
+    /// the new size. Dropping them here instead left a window in which a reader that had
+    /// just found the old attributes valid read the new version's bytes through a READ
+    /// and kept the old size: a longer new `parent.diff` came back cut at the old length,
+    /// a shorter one padded with zeros to it (the kernel shrinks a file on a short READ
+    /// only when no invalidation crossed the READ, and a resend often does).
+    Attrs(u64),
     /// A name in a directory: a removed session.
     Entry(u64, String),
 }
@@ -257,6 +266,8 @@ pub fn serve(
                 let send = |what: Forget, sent: usize, again: &mut Retries| {
                     let sent_now = match &what {
                         Forget::Inode(ino) => notifier.inval_inode(INodeNo(*ino), 0, 0),
+                        // A negative offset: the attributes, no page.
+                        Forget::Attrs(ino) => notifier.inval_inode(INodeNo(*ino), -1, 0),
                         Forget::Entry(dir, name) => {
                             notifier.inval_entry(INodeNo(*dir), OsStr::new(name))
                         }
@@ -272,6 +283,9 @@ pub fn serve(
                     let changes = guarded(what, changes);
                     for ino in changes.inodes {
                         send(Forget::Inode(ino), 0, again);
+                    }
+                    for ino in changes.files {
+                        send(Forget::Attrs(ino), 0, again);
                     }
                     for (dir, name) in changes.gone {
                         send(Forget::Entry(dir, name), 0, again);

@@ -7,9 +7,10 @@
 //! the names that came or went. It versions through `versions` and lists through
 //! `agents`; it never renders, and is never called from a request handler.
 
+use super::nodes::{NodeKind, DIFF_INO_BASE};
 use super::versions::SessionSlot;
 use super::Fs;
-use crate::cache::SessionKey;
+use crate::cache::{EntryKind, SessionKey};
 use crate::model::Agent;
 use crate::stores::Store;
 use crate::watch::watched_dir;
@@ -22,6 +23,12 @@ use std::time::Instant;
 pub struct Invalidations {
     /// Attributes and cached pages (or listings) of these inodes.
     pub inodes: Vec<u64>,
+    /// Attributes only of these files of a session's bundle. The kernel drops their pages
+    /// itself when it learns their new size or mtime (`FUSE_AUTO_INVAL_DATA`; every version
+    /// change moves a session's mtime, see `versions`), so the size it then holds is the
+    /// one of the bytes it reads next. Pages dropped apart from a new size let a reader
+    /// pair the new version's bytes with the old size.
+    pub files: Vec<u64>,
     /// These names in these directories: new sessions.
     pub entries: Vec<(u64, String)>,
     /// These names in these directories: removed sessions. A listing under way may still
@@ -206,8 +213,25 @@ impl Fs {
             };
             if slot.version != slot.announced {
                 slot.announced = slot.version;
-                out.inodes
-                    .extend(st.session_inos.get(key).into_iter().flatten().copied());
+                // Which inodes are files is read from the session's last shape: a path
+                // keeps its kind from one version to the next.
+                let shape = self.cache.recorded_shape(key);
+                for &ino in st.session_inos.get(key).into_iter().flatten() {
+                    let node = (ino < DIFF_INO_BASE)
+                        .then(|| st.nodes.get(ino.checked_sub(1)? as usize))
+                        .flatten();
+                    let file = match (node, &shape) {
+                        (Some(NodeKind::Inner(_, path)), Some(shape)) => {
+                            matches!(shape.entries.get(path), Some((EntryKind::File, _)))
+                        }
+                        _ => false,
+                    };
+                    if file {
+                        out.files.push(ino);
+                    } else {
+                        out.inodes.push(ino);
+                    }
+                }
             }
         }
         for &agent in agents {
@@ -227,6 +251,8 @@ impl Fs {
         }
         out.inodes.sort_unstable();
         out.inodes.dedup();
+        out.files.sort_unstable();
+        out.files.dedup();
         out
     }
 

@@ -45,7 +45,13 @@ impl Fs {
             .filter(|(_, a)| a.kind == Kind::File && a.size > 0 && a.size <= max_file)
             .map(|(name, a)| (a.ino, format!("{prefix}{name}")))
             .collect();
-        self.cached_in_memory(&key, version, files)
+        // Only bytes as long as the size the listing gave: a version that moved since the
+        // listing would put bytes in the page cache beside a size they do not have.
+        let sizes: std::collections::HashMap<u64, u64> =
+            listed.iter().map(|(_, a)| (a.ino, a.size)).collect();
+        let mut pushed = self.cached_in_memory(&key, version, files);
+        pushed.retain(|(ino, b)| sizes.get(ino) == Some(&(b.len() as u64)));
+        pushed
     }
 
     /// The cached files beside file `ino` (same directory, same session, current version)

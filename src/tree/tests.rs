@@ -555,7 +555,7 @@ fn a_read_pushes_the_files_beside_it() {
     std::thread::sleep(TTL + Duration::from_millis(50));
     fs.read_ino(transcript, 0, u32::MAX).unwrap();
     assert!(fs.pushable_beside(transcript, u64::MAX).is_empty());
-    assert!(fs.poll_changes().inodes.contains(&transcript));
+    assert!(fs.poll_changes().files.contains(&transcript));
     assert_eq!(fs.pushable_beside(transcript, u64::MAX).len(), 2);
 }
 
@@ -749,12 +749,12 @@ fn a_write_to_one_session_lists_nothing_again() {
     let file_a = dir.path().join("a");
     std::fs::write(&file_a, "one and more").unwrap();
     let inv = fs.changes_for(std::slice::from_ref(&file_a), false);
-    assert!(inv.inodes.contains(&a.ino), "{inv:?}");
+    assert!(inv.files.contains(&a.ino), "{inv:?}");
     assert!(
-        inv.inodes.contains(&fork.ino),
+        inv.files.contains(&fork.ino),
         "a session reading a: {inv:?}"
     );
-    assert!(!inv.inodes.contains(&b.ino), "{inv:?}");
+    assert!(!inv.files.contains(&b.ino), "{inv:?}");
     lists_since(0, "a write to a session's own file lists the store");
 
     let file_c = dir.path().join("c");
@@ -773,6 +773,33 @@ fn a_write_to_one_session_lists_nothing_again() {
     lists_since(3, "a write the store lists anew lists it");
 }
 
+/// The kernel keeps a file's cached pages while its size and mtime stay: a new version
+/// whose sources kept their mtime (two writes in one tick of a coarse clock, a file put
+/// back with an older mtime) still moves the session's mtime, and it never goes back.
+#[test]
+fn every_new_version_moves_the_mtime_forward() {
+    let (d, fs) = fs_with(&[("a", "one")]);
+    let f = d.path().join("a");
+    let t = fs.resolve("pi/a/transcript.md").unwrap();
+    let first = t.mtime;
+    assert_eq!(first, std::fs::metadata(&f).unwrap().modified().unwrap());
+    std::fs::write(&f, "one and more").unwrap();
+    let file = std::fs::File::options().write(true).open(&f).unwrap();
+    file.set_modified(first).unwrap();
+    std::thread::sleep(TTL + Duration::from_millis(50));
+    let t = fs.getattr(t.ino).unwrap();
+    assert_eq!(
+        t.size,
+        fs.read_ino(t.ino, 0, u32::MAX).unwrap().len() as u64
+    );
+    assert!(t.mtime > first, "{:?} after {first:?}", t.mtime);
+    let second = t.mtime;
+    std::fs::write(&f, "one, more and more").unwrap();
+    file.set_modified(first - Duration::from_secs(60)).unwrap();
+    std::thread::sleep(TTL + Duration::from_millis(50));
+    assert!(fs.getattr(t.ino).unwrap().mtime > second, "an older mtime");
+}
+
 #[test]
 fn poll_changes_names_what_the_kernel_must_forget() {
     let (d, fs) = fs_with(&[("a", "one"), ("b", "two")]);
@@ -783,7 +810,7 @@ fn poll_changes_names_what_the_kernel_must_forget() {
     std::fs::write(d.path().join("c"), "three").unwrap();
     std::thread::sleep(TTL + Duration::from_millis(50));
     let inv = fs.poll_changes();
-    assert!(inv.inodes.contains(&t.ino), "{inv:?}");
+    assert!(inv.files.contains(&t.ino), "{inv:?}");
     assert!(inv.inodes.contains(&pi.ino));
     assert_eq!(inv.entries, vec![(pi.ino, "c".to_string())]);
     assert!(inv.gone.is_empty(), "{inv:?}");
@@ -871,8 +898,8 @@ fn a_store_version_rerenders_only_the_session_that_changed() {
     // Sizes are known only by rendering: b renders again, a does not.
     assert_eq!(fs.render_count(), 3);
     let inv = fs.poll_changes();
-    assert!(inv.inodes.contains(&b.ino), "{inv:?}");
-    assert!(!inv.inodes.contains(&a.ino), "{inv:?}");
+    assert!(inv.files.contains(&b.ino), "{inv:?}");
+    assert!(!inv.files.contains(&a.ino), "{inv:?}");
     fs.read_path("pi/a/transcript.md").unwrap();
     let t = fs.read_path("pi/b/transcript.md").unwrap();
     assert!(String::from_utf8_lossy(&t).contains("two and three"));

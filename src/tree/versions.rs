@@ -65,10 +65,26 @@ impl SessionSlot {
         if std::mem::take(&mut self.unchecked) {
             self.announced = version;
         }
+        let moved = self.store(version, mtime);
+        self.checked = started;
+        moved
+    }
+
+    /// Store `version` and its sources' newest `mtime`, and say whether the session's mtime
+    /// moved. That mtime never goes back, and moves with every change of version, by a
+    /// nanosecond where the sources' did not (two writes within one tick of a coarse
+    /// clock, a file put back with an older mtime): the change watcher tells the kernel to
+    /// forget only a file's attributes, and the kernel drops the file's cached pages when
+    /// the attributes it then gets differ in size or mtime (see `changes`), so a new
+    /// version with the old sizes and mtime would leave the old bytes in place.
+    fn store(&mut self, version: u64, mtime: SystemTime) -> bool {
+        let mut mtime = mtime.max(self.mtime);
+        if version != self.version && mtime == self.mtime {
+            mtime += Duration::from_nanos(1);
+        }
         self.version = version;
         let moved = self.mtime != mtime;
         self.mtime = mtime;
-        self.checked = started;
         moved
     }
 }
@@ -101,9 +117,7 @@ impl Fs {
             s.announced = version;
         }
         s.extra = sources.to_vec();
-        s.version = version;
-        let moved = s.mtime != mtime;
-        s.mtime = mtime;
+        let moved = s.store(version, mtime);
         s.checked = Instant::now();
         if moved {
             a.entries = None;
