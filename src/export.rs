@@ -1041,10 +1041,10 @@ fn partition_of(s: &Session) -> String {
     format!("agent={}/month={month}", s.agent.name())
 }
 
-/// Run `f` over `items` in batches of consecutive items, on every core (up to 8); the
-/// results come back in the items' order, whichever thread made them.
+/// Run `f` over `items` in batches of consecutive items on [`readers`] threads; the results
+/// come back in the items' order, whichever thread made them.
 fn par_batches<T: Sync, R: Send>(items: &[T], f: impl Fn(&[T]) -> R + Sync) -> Vec<R> {
-    let workers = crate::tree::cores().clamp(1, 8);
+    let workers = readers();
     // Several batches a thread, so that one slow batch does not leave the others idle at
     // the end; at most 256 sessions each, so row groups stay a few MB.
     let size = items.len().div_ceil(workers * 8).clamp(1, 256);
@@ -1077,6 +1077,14 @@ fn par_batches<T: Sync, R: Send>(items: &[T], f: impl Fn(&[T]) -> R + Sync) -> V
         }
     });
     out.into_iter().flatten().collect()
+}
+
+/// Threads reading sessions: two a core (at least 2, at most 8). A cold export waits on the
+/// disk for every session file it opens; with one thread a core, a core idles through each
+/// wait, with two the other thread parses meanwhile. Each holds at most [`ROW_GROUP_BYTES`]
+/// of rows.
+fn readers() -> usize {
+    (2 * crate::tree::cores()).clamp(2, 8)
 }
 
 /// Export the sessions `opts` selects into `dir`.
@@ -1239,7 +1247,7 @@ pub fn export(fs: &Fs, dir: &Path, opts: &Options) -> Result<Summary> {
                 // that moved, or past the budget), read again on every core, a window of
                 // them at a time so only that many row groups are held at once.
                 let unkept = std::mem::take(&mut part.unkept);
-                let window = crate::tree::cores().clamp(1, 8) * 256;
+                let window = readers() * 256;
                 for keys in unkept.chunks(window) {
                     let batches = par_batches(keys, |keys| -> Result<Vec<Encoded>> {
                         let mut gather = Gather::new(&schemas, dir, &machine.id);
