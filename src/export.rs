@@ -23,17 +23,28 @@
 //! The Parquet files are written with the `parquet` crate's low-level column writers (no
 //! Arrow): four flat tables of strings, integers, doubles, booleans, timestamps and string
 //! lists need nothing more, and the crate without Arrow builds in a fraction of the time.
+//!
+//! Speed: an export reads every session once, like a walk of the mount, and should take no
+//! longer (scripts/bench, section h). So the threads that parse sessions also push their
+//! rows straight into column buffers (no row structs, no copy of a text but the one into
+//! its column) and encode and compress them into row groups; the writing thread only
+//! splices those encoded groups into the files, in listing order. Long texts are written
+//! without dictionary and statistics, and zstd runs at level 1.
 
 use crate::cache::SessionKey;
 use crate::cost::{Collector, Record};
-use crate::model::{Agent, Message, Session};
+use crate::model::{Agent, Message, MessageKind, Session};
 use crate::tree::Fs;
+use bytes::Bytes;
 use chrono::{DateTime, Utc};
 use md5::{Digest, Md5};
 use parquet::basic::{Compression, ZstdLevel};
-use parquet::data_type::{BoolType, ByteArray, ByteArrayType, DoubleType, Int64Type};
-use parquet::file::properties::WriterProperties;
-use parquet::file::writer::SerializedFileWriter;
+use parquet::column::writer::{get_column_writer, ColumnCloseResult, ColumnWriter};
+use parquet::data_type::ByteArray;
+use parquet::errors::ParquetError;
+use parquet::file::properties::{EnabledStatistics, WriterProperties, WriterPropertiesPtr};
+use parquet::file::writer::{SerializedFileWriter, SerializedPageWriter, TrackedWrite};
+use parquet::schema::types::{ColumnPath, SchemaDescPtr, SchemaDescriptor, TypePtr};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
@@ -44,12 +55,12 @@ use std::sync::Arc;
 
 /// Bumped when a column changes: an export made by another layout is rewritten whole.
 const LAYOUT: u32 = 1;
-/// Rows of one table buffered before they are written as a row group, by text size: bounds
-/// the memory an export needs to about this much per table, however large a partition is.
+/// Rows of one table gathered before they are encoded as a row group, by text size: bounds
+/// the rows a thread holds to about this much, however large a partition or a session is.
 const ROW_GROUP_BYTES: usize = 32 << 20;
-/// Text of changed sessions' rows kept from pass 1 for pass 2, at most: past it, a session
-/// is read again when its partition is written.
-const ROWS_KEPT_BYTES: usize = 256 << 20;
+/// Encoded (compressed) row groups of changed sessions kept from pass 1 for pass 2, at most:
+/// past it, a session is read again when its partition is written.
+const GROUPS_KEPT_BYTES: usize = 256 << 20;
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -202,81 +213,443 @@ fn hex(bytes: &[u8]) -> String {
 
 // ----- tables -----------------------------------------------------------------------------
 
-/// One column's values; `None` is SQL NULL.
-enum Values {
-    Str(Vec<Option<String>>),
-    Int(Vec<Option<i64>>),
-    Float(Vec<Option<f64>>),
-    Bool(Vec<Option<bool>>),
+/// A column's Parquet type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Str,
+    Int,
+    Float,
+    Bool,
     /// Microseconds since the epoch, UTC.
-    Time(Vec<Option<i64>>),
+    Time,
     /// A list of strings, never NULL (empty instead).
-    List(Vec<Vec<String>>),
+    List,
 }
 
-struct Column {
+/// One column of a table.
+struct Col {
     name: &'static str,
+    kind: Kind,
+    /// Never NULL.
     required: bool,
-    values: Values,
+    /// Long text that hardly repeats (message texts, tool inputs and outputs): written plain,
+    /// without a dictionary (which it would outgrow) or min/max statistics (which no query
+    /// prunes by).
+    long: bool,
 }
 
-fn col(name: &'static str, values: Values) -> Column {
-    Column {
+const fn req(name: &'static str, kind: Kind) -> Col {
+    Col {
         name,
-        required: false,
-        values,
-    }
-}
-
-fn req(name: &'static str, values: Values) -> Column {
-    Column {
-        name,
+        kind,
         required: true,
-        values,
+        long: false,
     }
 }
 
-fn micros(t: Option<DateTime<Utc>>) -> Option<i64> {
-    t.map(|t| t.timestamp_micros())
+const fn opt(name: &'static str, kind: Kind) -> Col {
+    Col {
+        name,
+        kind,
+        required: false,
+        long: false,
+    }
 }
 
-fn some<T: Clone>(v: &T) -> Option<T> {
-    Some(v.clone())
+const fn long(name: &'static str, required: bool) -> Col {
+    Col {
+        name,
+        kind: Kind::Str,
+        required,
+        long: true,
+    }
 }
 
-/// A table's row: its columns, in schema order, from a batch of rows.
-trait Row: Sized {
-    const TABLE: &'static str;
-    fn columns(rows: &[Self]) -> Vec<Column>;
-    /// About how many bytes the row holds, for [`ROW_GROUP_BYTES`].
-    fn weight(&self) -> usize;
+use Kind::{Bool as B, Float as F, Int as I, List as L, Str as S, Time as T};
+
+const SESSION_COLS: &[Col] = &[
+    req("machine_id", S),
+    req("hostname", S),
+    req("user", S),
+    req("session", S),
+    req("native_id", S),
+    req("name", S),
+    opt("title", S),
+    opt("started_at", T),
+    opt("ended_at", T),
+    opt("cwd", S),
+    opt("model", S),
+    req("models", L),
+    req("tags", L),
+    opt("parent", S),
+    opt("forked_from", S),
+    req("subagents", L),
+    req("subagent_sessions", L),
+    req("orphaned", B),
+    req("message_count", I),
+    req("turn_count", I),
+    req("branch_count", I),
+    req("warning_count", I),
+    req("source_format", S),
+    req("source_paths", L),
+];
+
+/// Where a message or a tool call is: the first columns of both tables.
+const PLACE_COLS: &[Col] = &[
+    req("machine_id", S),
+    req("session", S),
+    opt("subagent", S),
+    opt("branch", S),
+    req("ordinal", I),
+];
+
+const MESSAGE_COLS: &[Col] = &[
+    req("role", S),
+    req("kind", S),
+    opt("label", S),
+    opt("time", T),
+    opt("model", S),
+    long("text", true),
+    long("thinking", false),
+    opt("native_id", S),
+    opt("tool_call_id", S),
+];
+
+const TOOL_COLS: &[Col] = &[
+    req("call_index", I),
+    req("call_id", S),
+    req("name", S),
+    long("input", true),
+    long("output", false),
+    opt("is_error", B),
+    opt("duration_ms", I),
+];
+
+const USAGE_COLS: &[Col] = &[
+    req("machine_id", S),
+    req("session", S),
+    opt("time", T),
+    req("model", S),
+    req("input_tokens", I),
+    req("output_tokens", I),
+    req("cache_read_tokens", I),
+    req("cache_write_tokens", I),
+    req("reasoning_tokens", I),
+    opt("usd", F),
+    req("estimated", B),
+    opt("reply_id", S),
+];
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Table {
+    Sessions,
+    Messages,
+    ToolCalls,
+    Usage,
 }
 
-fn schema_of<R: Row>() -> String {
-    let mut s = format!("message {} {{\n", R::TABLE);
-    for c in R::columns(&[]) {
-        let rep = if c.required { "required" } else { "optional" };
-        let line = match c.values {
-            Values::Str(_) => format!("{rep} binary {} (STRING);", c.name),
-            Values::Int(_) => format!("{rep} int64 {};", c.name),
-            Values::Float(_) => format!("{rep} double {};", c.name),
-            Values::Bool(_) => format!("{rep} boolean {};", c.name),
-            Values::Time(_) => format!("{rep} int64 {} (TIMESTAMP(MICROS,true));", c.name),
-            Values::List(_) => format!(
-                "required group {} (LIST) {{ repeated group list {{ required binary element (STRING); }} }}",
-                c.name
-            ),
+impl Table {
+    const ALL: [Table; 4] = [
+        Table::Sessions,
+        Table::Messages,
+        Table::ToolCalls,
+        Table::Usage,
+    ];
+
+    fn name(self) -> &'static str {
+        match self {
+            Table::Sessions => "sessions",
+            Table::Messages => "messages",
+            Table::ToolCalls => "tool_calls",
+            Table::Usage => "usage",
+        }
+    }
+
+    fn columns(self) -> impl Iterator<Item = &'static Col> {
+        let (place, own): (&[Col], &[Col]) = match self {
+            Table::Sessions => (&[], SESSION_COLS),
+            Table::Messages => (PLACE_COLS, MESSAGE_COLS),
+            Table::ToolCalls => (PLACE_COLS, TOOL_COLS),
+            Table::Usage => (&[], USAGE_COLS),
         };
-        s.push_str("  ");
-        s.push_str(&line);
-        s.push('\n');
+        place.iter().chain(own)
     }
-    s.push('}');
-    s
+
+    fn schema(self) -> String {
+        let mut s = format!("message {} {{\n", self.name());
+        for c in self.columns() {
+            let rep = if c.required { "required" } else { "optional" };
+            let line = match c.kind {
+                Kind::Str => format!("{rep} binary {} (STRING);", c.name),
+                Kind::Int => format!("{rep} int64 {};", c.name),
+                Kind::Float => format!("{rep} double {};", c.name),
+                Kind::Bool => format!("{rep} boolean {};", c.name),
+                Kind::Time => format!("{rep} int64 {} (TIMESTAMP(MICROS,true));", c.name),
+                Kind::List => format!(
+                    "required group {} (LIST) {{ repeated group list {{ required binary element (STRING); }} }}",
+                    c.name
+                ),
+            };
+            s.push_str("  ");
+            s.push_str(&line);
+            s.push('\n');
+        }
+        s.push('}');
+        s
+    }
 }
 
+/// The values of one column of a batch of rows.
+enum Vals {
+    Bytes(Vec<ByteArray>),
+    Int(Vec<i64>),
+    Float(Vec<f64>),
+    Bool(Vec<bool>),
+}
+
+struct ColumnRows {
+    col: &'static Col,
+    vals: Vals,
+    /// Definition levels: of an optional column 1 = present, 0 = NULL; of a list 1 = an
+    /// element, 0 = an empty list. A required column has none.
+    defs: Vec<i16>,
+    /// Of a list: 0 = a row's first element (or its empty list), 1 = the next.
+    reps: Vec<i16>,
+}
+
+/// A batch of one table's rows, column by column: a row is pushed a value per column, in the
+/// table's column order, and ended with [`Rows::end`].
+struct Rows {
+    table: Table,
+    cols: Vec<ColumnRows>,
+    at: usize,
+    len: usize,
+    /// About how many bytes the batch holds, for [`ROW_GROUP_BYTES`].
+    weight: usize,
+}
+
+impl Rows {
+    fn new(table: Table) -> Rows {
+        let cols = table
+            .columns()
+            .map(|col| ColumnRows {
+                col,
+                vals: match col.kind {
+                    Kind::Str | Kind::List => Vals::Bytes(Vec::new()),
+                    Kind::Int | Kind::Time => Vals::Int(Vec::new()),
+                    Kind::Float => Vals::Float(Vec::new()),
+                    Kind::Bool => Vals::Bool(Vec::new()),
+                },
+                defs: Vec::new(),
+                reps: Vec::new(),
+            })
+            .collect();
+        Rows {
+            table,
+            cols,
+            at: 0,
+            len: 0,
+            weight: 0,
+        }
+    }
+
+    /// The next column, of type `kind`, with its definition level noted.
+    fn next(&mut self, kind: Kind, present: bool) -> &mut Vals {
+        let c = &mut self.cols[self.at];
+        debug_assert_eq!(
+            c.col.kind, kind,
+            "column {} of {:?}",
+            c.col.name, self.table
+        );
+        self.at += 1;
+        if !c.col.required {
+            c.defs.push(present as i16);
+        }
+        &mut c.vals
+    }
+
+    fn bytes(&mut self, v: Option<ByteArray>) -> &mut Self {
+        self.weight += 8 + v.as_ref().map_or(0, ByteArray::len);
+        let vals = self.next(Kind::Str, v.is_some());
+        if let (Vals::Bytes(vals), Some(v)) = (vals, v) {
+            vals.push(v);
+        }
+        self
+    }
+
+    fn str(&mut self, v: Option<&str>) -> &mut Self {
+        self.bytes(v.map(ByteArray::from))
+    }
+
+    fn int(&mut self, v: Option<i64>) -> &mut Self {
+        self.i64(Kind::Int, v)
+    }
+
+    fn time(&mut self, t: Option<DateTime<Utc>>) -> &mut Self {
+        self.i64(Kind::Time, t.map(|t| t.timestamp_micros()))
+    }
+
+    fn i64(&mut self, kind: Kind, v: Option<i64>) -> &mut Self {
+        self.weight += 8;
+        if let (Vals::Int(vals), Some(v)) = (self.next(kind, v.is_some()), v) {
+            vals.push(v);
+        }
+        self
+    }
+
+    fn float(&mut self, v: Option<f64>) -> &mut Self {
+        self.weight += 8;
+        if let (Vals::Float(vals), Some(v)) = (self.next(Kind::Float, v.is_some()), v) {
+            vals.push(v);
+        }
+        self
+    }
+
+    fn bool(&mut self, v: Option<bool>) -> &mut Self {
+        self.weight += 1;
+        if let (Vals::Bool(vals), Some(v)) = (self.next(Kind::Bool, v.is_some()), v) {
+            vals.push(v);
+        }
+        self
+    }
+
+    fn list(&mut self, v: &[String]) -> &mut Self {
+        let c = &mut self.cols[self.at];
+        debug_assert_eq!(
+            c.col.kind,
+            Kind::List,
+            "column {} of {:?}",
+            c.col.name,
+            self.table
+        );
+        self.at += 1;
+        if v.is_empty() {
+            c.defs.push(0);
+            c.reps.push(0);
+        }
+        for (i, e) in v.iter().enumerate() {
+            self.weight += 8 + e.len();
+            c.defs.push(1);
+            c.reps.push((i > 0) as i16);
+            if let Vals::Bytes(vals) = &mut c.vals {
+                vals.push(ByteArray::from(e.as_str()));
+            }
+        }
+        self
+    }
+
+    fn end(&mut self) {
+        debug_assert_eq!(self.at, self.cols.len(), "a {:?} row", self.table);
+        self.at = 0;
+        self.len += 1;
+    }
+
+    /// Encode and compress the batch as one row group's column chunks.
+    fn encode(self, schemas: &Schemas) -> parquet::errors::Result<Group> {
+        let schema = schemas.of(self.table);
+        let mut chunks = Vec::with_capacity(self.cols.len());
+        let mut size = 0;
+        for (c, descr) in self.cols.into_iter().zip(schema.descr.columns()) {
+            let mut sink = TrackedWrite::new(Vec::new());
+            let page = Box::new(SerializedPageWriter::new(&mut sink));
+            let mut w = get_column_writer(descr.clone(), schema.props.clone(), page);
+            let defs = (!c.col.required || c.col.kind == Kind::List).then_some(&c.defs[..]);
+            let reps = (c.col.kind == Kind::List).then_some(&c.reps[..]);
+            match (&mut w, &c.vals) {
+                (ColumnWriter::ByteArrayColumnWriter(w), Vals::Bytes(v)) => {
+                    w.write_batch(v, defs, reps)?;
+                }
+                (ColumnWriter::Int64ColumnWriter(w), Vals::Int(v)) => {
+                    w.write_batch(v, defs, reps)?;
+                }
+                (ColumnWriter::DoubleColumnWriter(w), Vals::Float(v)) => {
+                    w.write_batch(v, defs, reps)?;
+                }
+                (ColumnWriter::BoolColumnWriter(w), Vals::Bool(v)) => {
+                    w.write_batch(v, defs, reps)?;
+                }
+                _ => {
+                    return Err(ParquetError::General(format!(
+                        "column {} of {} is not of its schema's type",
+                        c.col.name,
+                        self.table.name()
+                    )))
+                }
+            }
+            let close = w.close()?;
+            let bytes = Bytes::from(sink.into_inner()?);
+            size += bytes.len();
+            chunks.push((bytes, close));
+        }
+        Ok(Group {
+            rows: self.len,
+            size,
+            chunks,
+        })
+    }
+}
+
+/// One row group of a table, encoded and compressed, to be spliced into its file as it is.
+struct Group {
+    rows: usize,
+    /// Bytes of the encoded chunks.
+    size: usize,
+    chunks: Vec<(Bytes, ColumnCloseResult)>,
+}
+
+/// A table's Parquet schema and writer settings.
+struct Schema {
+    root: TypePtr,
+    descr: SchemaDescPtr,
+    props: WriterPropertiesPtr,
+}
+
+/// The four tables' schemas, made once per export and shared by every thread encoding rows.
+struct Schemas([Schema; 4]);
+
+impl Schemas {
+    fn new() -> parquet::errors::Result<Schemas> {
+        // zstd level 1: about as small as level 3 on session text (the corpus repeats itself
+        // far more than any level's window misses) at a fraction of the time.
+        let mut props = WriterProperties::builder()
+            .set_compression(Compression::ZSTD(
+                ZstdLevel::try_new(1).expect("1 is a valid zstd level"),
+            ))
+            .set_created_by(format!("sessfs {}", env!("CARGO_PKG_VERSION")));
+        for c in Table::ALL
+            .iter()
+            .flat_map(|t| t.columns())
+            .filter(|c| c.long)
+        {
+            let path = ColumnPath::from(c.name);
+            props = props
+                .set_column_dictionary_enabled(path.clone(), false)
+                .set_column_statistics_enabled(path, EnabledStatistics::None);
+        }
+        let props = Arc::new(props.build());
+        let schema = |t: Table| -> parquet::errors::Result<Schema> {
+            let root = Arc::new(parquet::schema::parser::parse_message_type(&t.schema())?);
+            Ok(Schema {
+                descr: Arc::new(SchemaDescriptor::new(root.clone())),
+                root,
+                props: props.clone(),
+            })
+        };
+        Ok(Schemas([
+            schema(Table::Sessions)?,
+            schema(Table::Messages)?,
+            schema(Table::ToolCalls)?,
+            schema(Table::Usage)?,
+        ]))
+    }
+
+    fn of(&self, t: Table) -> &Schema {
+        &self.0[t as usize]
+    }
+}
+
+/// What a session's `sessions` row holds, kept from pass 1 until its partition is written.
 struct SessionRow {
-    machine: Arc<Machine>,
     session: String,
     native_id: String,
     name: String,
@@ -292,18 +665,17 @@ struct SessionRow {
     subagents: Vec<String>,
     subagent_sessions: Vec<String>,
     orphaned: bool,
-    message_count: i64,
-    turn_count: i64,
-    branch_count: i64,
-    warning_count: i64,
+    message_count: usize,
+    turn_count: usize,
+    branch_count: usize,
+    warning_count: usize,
     source_format: String,
     source_paths: Vec<String>,
 }
 
 impl SessionRow {
-    fn new(machine: &Arc<Machine>, key: &SessionKey, s: &Session) -> SessionRow {
+    fn new(key: &SessionKey, s: &Session) -> SessionRow {
         SessionRow {
-            machine: machine.clone(),
             session: s.unified_id(),
             native_id: s.id.clone(),
             name: key.name.to_string(),
@@ -328,10 +700,10 @@ impl SessionRow {
                 .filter_map(|a| a.unified_id.clone())
                 .collect(),
             orphaned: s.orphaned,
-            message_count: s.messages.len() as i64,
-            turn_count: s.turn_count() as i64,
-            branch_count: s.branches.len() as i64,
-            warning_count: s.warnings.len() as i64,
+            message_count: s.messages.len(),
+            turn_count: s.turn_count(),
+            branch_count: s.branches.len(),
+            warning_count: s.warnings.len(),
             source_format: s.source.format.clone(),
             source_paths: s
                 .source
@@ -341,506 +713,248 @@ impl SessionRow {
                 .collect(),
         }
     }
-}
 
-impl Row for SessionRow {
-    const TABLE: &'static str = "sessions";
-    fn columns(r: &[Self]) -> Vec<Column> {
-        use Values::*;
-        vec![
-            req(
-                "machine_id",
-                Str(r.iter().map(|r| some(&r.machine.id)).collect()),
-            ),
-            req(
-                "hostname",
-                Str(r.iter().map(|r| some(&r.machine.hostname)).collect()),
-            ),
-            req(
-                "user",
-                Str(r.iter().map(|r| some(&r.machine.user)).collect()),
-            ),
-            req("session", Str(r.iter().map(|r| some(&r.session)).collect())),
-            req(
-                "native_id",
-                Str(r.iter().map(|r| some(&r.native_id)).collect()),
-            ),
-            req("name", Str(r.iter().map(|r| some(&r.name)).collect())),
-            col("title", Str(r.iter().map(|r| r.title.clone()).collect())),
-            col(
-                "started_at",
-                Time(r.iter().map(|r| micros(r.started_at)).collect()),
-            ),
-            col(
-                "ended_at",
-                Time(r.iter().map(|r| micros(r.ended_at)).collect()),
-            ),
-            col("cwd", Str(r.iter().map(|r| r.cwd.clone()).collect())),
-            col("model", Str(r.iter().map(|r| r.model.clone()).collect())),
-            req("models", List(r.iter().map(|r| r.models.clone()).collect())),
-            req("tags", List(r.iter().map(|r| r.tags.clone()).collect())),
-            col("parent", Str(r.iter().map(|r| r.parent.clone()).collect())),
-            col(
-                "forked_from",
-                Str(r.iter().map(|r| r.forked_from.clone()).collect()),
-            ),
-            req(
-                "subagents",
-                List(r.iter().map(|r| r.subagents.clone()).collect()),
-            ),
-            req(
-                "subagent_sessions",
-                List(r.iter().map(|r| r.subagent_sessions.clone()).collect()),
-            ),
-            req(
-                "orphaned",
-                Bool(r.iter().map(|r| Some(r.orphaned)).collect()),
-            ),
-            req(
-                "message_count",
-                Int(r.iter().map(|r| Some(r.message_count)).collect()),
-            ),
-            req(
-                "turn_count",
-                Int(r.iter().map(|r| Some(r.turn_count)).collect()),
-            ),
-            req(
-                "branch_count",
-                Int(r.iter().map(|r| Some(r.branch_count)).collect()),
-            ),
-            req(
-                "warning_count",
-                Int(r.iter().map(|r| Some(r.warning_count)).collect()),
-            ),
-            req(
-                "source_format",
-                Str(r.iter().map(|r| some(&r.source_format)).collect()),
-            ),
-            req(
-                "source_paths",
-                List(r.iter().map(|r| r.source_paths.clone()).collect()),
-            ),
-        ]
-    }
-    fn weight(&self) -> usize {
-        256 + self.title.as_ref().map_or(0, |t| t.len())
+    fn push(&self, m: &Machine, out: &mut Rows) {
+        let n = |v: usize| Some(v as i64);
+        out.str(Some(&m.id))
+            .str(Some(&m.hostname))
+            .str(Some(&m.user))
+            .str(Some(&self.session))
+            .str(Some(&self.native_id))
+            .str(Some(&self.name))
+            .str(self.title.as_deref())
+            .time(self.started_at)
+            .time(self.ended_at)
+            .str(self.cwd.as_deref())
+            .str(self.model.as_deref())
+            .list(&self.models)
+            .list(&self.tags)
+            .str(self.parent.as_deref())
+            .str(self.forked_from.as_deref())
+            .list(&self.subagents)
+            .list(&self.subagent_sessions)
+            .bool(Some(self.orphaned))
+            .int(n(self.message_count))
+            .int(n(self.turn_count))
+            .int(n(self.branch_count))
+            .int(n(self.warning_count))
+            .str(Some(&self.source_format))
+            .list(&self.source_paths)
+            .end();
     }
 }
 
-struct MessageRow {
-    machine: Arc<str>,
-    session: Arc<str>,
-    subagent: Option<String>,
-    branch: Option<String>,
-    ordinal: i64,
-    role: &'static str,
-    kind: String,
-    label: Option<String>,
-    time: Option<DateTime<Utc>>,
-    model: Option<String>,
-    text: String,
-    thinking: Option<String>,
-    native_id: Option<String>,
-    tool_call_id: Option<String>,
-}
-
-impl Row for MessageRow {
-    const TABLE: &'static str = "messages";
-    fn columns(r: &[Self]) -> Vec<Column> {
-        use Values::*;
-        vec![
-            req(
-                "machine_id",
-                Str(r.iter().map(|r| Some(r.machine.to_string())).collect()),
-            ),
-            req(
-                "session",
-                Str(r.iter().map(|r| Some(r.session.to_string())).collect()),
-            ),
-            col(
-                "subagent",
-                Str(r.iter().map(|r| r.subagent.clone()).collect()),
-            ),
-            col("branch", Str(r.iter().map(|r| r.branch.clone()).collect())),
-            req("ordinal", Int(r.iter().map(|r| Some(r.ordinal)).collect())),
-            req(
-                "role",
-                Str(r.iter().map(|r| Some(r.role.to_string())).collect()),
-            ),
-            req("kind", Str(r.iter().map(|r| some(&r.kind)).collect())),
-            col("label", Str(r.iter().map(|r| r.label.clone()).collect())),
-            col("time", Time(r.iter().map(|r| micros(r.time)).collect())),
-            col("model", Str(r.iter().map(|r| r.model.clone()).collect())),
-            req("text", Str(r.iter().map(|r| some(&r.text)).collect())),
-            col(
-                "thinking",
-                Str(r.iter().map(|r| r.thinking.clone()).collect()),
-            ),
-            col(
-                "native_id",
-                Str(r.iter().map(|r| r.native_id.clone()).collect()),
-            ),
-            col(
-                "tool_call_id",
-                Str(r.iter().map(|r| r.tool_call_id.clone()).collect()),
-            ),
-        ]
-    }
-    fn weight(&self) -> usize {
-        64 + self.text.len() + self.thinking.as_ref().map_or(0, |t| t.len())
-    }
-}
-
-struct ToolRow {
-    machine: Arc<str>,
-    session: Arc<str>,
-    subagent: Option<String>,
-    branch: Option<String>,
-    ordinal: i64,
-    call_index: i64,
-    call_id: String,
-    name: String,
-    input: String,
-    output: Option<String>,
-    is_error: Option<bool>,
-    duration_ms: Option<i64>,
-}
-
-impl Row for ToolRow {
-    const TABLE: &'static str = "tool_calls";
-    fn columns(r: &[Self]) -> Vec<Column> {
-        use Values::*;
-        vec![
-            req(
-                "machine_id",
-                Str(r.iter().map(|r| Some(r.machine.to_string())).collect()),
-            ),
-            req(
-                "session",
-                Str(r.iter().map(|r| Some(r.session.to_string())).collect()),
-            ),
-            col(
-                "subagent",
-                Str(r.iter().map(|r| r.subagent.clone()).collect()),
-            ),
-            col("branch", Str(r.iter().map(|r| r.branch.clone()).collect())),
-            req("ordinal", Int(r.iter().map(|r| Some(r.ordinal)).collect())),
-            req(
-                "call_index",
-                Int(r.iter().map(|r| Some(r.call_index)).collect()),
-            ),
-            req("call_id", Str(r.iter().map(|r| some(&r.call_id)).collect())),
-            req("name", Str(r.iter().map(|r| some(&r.name)).collect())),
-            req("input", Str(r.iter().map(|r| some(&r.input)).collect())),
-            col("output", Str(r.iter().map(|r| r.output.clone()).collect())),
-            col("is_error", Bool(r.iter().map(|r| r.is_error).collect())),
-            col(
-                "duration_ms",
-                Int(r.iter().map(|r| r.duration_ms).collect()),
-            ),
-        ]
-    }
-    fn weight(&self) -> usize {
-        64 + self.input.len() + self.output.as_ref().map_or(0, |t| t.len())
-    }
-}
-
+/// A usage row: one record of [`Collector`], as `sessfs cost` counts it.
 #[derive(Debug)]
 struct UsageRow {
     machine: Arc<str>,
     record: Record,
 }
 
-impl Row for UsageRow {
-    const TABLE: &'static str = "usage";
-    fn columns(r: &[Self]) -> Vec<Column> {
-        use Values::*;
-        let tokens = |f: fn(&Record) -> u64| -> Values {
-            Int(r.iter().map(|r| Some(f(&r.record) as i64)).collect())
-        };
-        vec![
-            req(
-                "machine_id",
-                Str(r.iter().map(|r| Some(r.machine.to_string())).collect()),
-            ),
-            req(
-                "session",
-                Str(r.iter().map(|r| some(&r.record.owner)).collect()),
-            ),
-            col(
-                "time",
-                Time(r.iter().map(|r| micros(r.record.when)).collect()),
-            ),
-            req(
-                "model",
-                Str(r.iter().map(|r| some(&r.record.model)).collect()),
-            ),
-            req("input_tokens", tokens(|r| r.usage.input_tokens)),
-            req("output_tokens", tokens(|r| r.usage.output_tokens)),
-            req("cache_read_tokens", tokens(|r| r.usage.cached_tokens)),
-            req("cache_write_tokens", tokens(|r| r.usage.cache_write_tokens)),
-            req("reasoning_tokens", tokens(|r| r.usage.thinking_tokens)),
-            col("usd", Float(r.iter().map(|r| r.record.usd).collect())),
-            req(
-                "estimated",
-                Bool(r.iter().map(|r| Some(r.record.estimated)).collect()),
-            ),
-            col(
-                "reply_id",
-                Str(r.iter().map(|r| r.record.reply.clone()).collect()),
-            ),
-        ]
-    }
-    fn weight(&self) -> usize {
-        128
+impl UsageRow {
+    fn push(&self, out: &mut Rows) {
+        let r = &self.record;
+        let n = |v: u64| Some(v as i64);
+        out.str(Some(&self.machine))
+            .str(Some(&r.owner))
+            .time(r.when)
+            .str(Some(&r.model))
+            .int(n(r.usage.input_tokens))
+            .int(n(r.usage.output_tokens))
+            .int(n(r.usage.cached_tokens))
+            .int(n(r.usage.cache_write_tokens))
+            .int(n(r.usage.thinking_tokens))
+            .float(r.usd)
+            .bool(Some(r.estimated))
+            .str(r.reply.as_deref())
+            .end();
     }
 }
 
-/// The message and tool-call rows of one session: its active path, the part of each branch
-/// it does not share with the active path, and its nested subagents (named in `subagent`).
-/// Messages a fork copied from its parent are the parent's rows, not the fork's, as in
-/// `sessfs cost`; ordinals still count them, so they are positions in the session's path.
-fn session_rows(
-    s: &Session,
-    machine: &Arc<str>,
-    session: &Arc<str>,
-    subagent: Option<&str>,
-    msgs: &mut Vec<MessageRow>,
-    tools: &mut Vec<ToolRow>,
-) {
-    path_rows(
-        &s.messages,
-        0,
-        None,
-        machine,
-        session,
-        subagent,
-        msgs,
-        tools,
-    );
-    for b in &s.branches {
-        let shared = b
-            .messages
-            .iter()
-            .zip(&s.messages)
-            .take_while(|(x, y)| x.role == y.role && x.text() == y.text())
-            .count();
-        path_rows(
-            &b.messages,
-            shared,
-            Some(&b.name),
-            machine,
-            session,
-            subagent,
-            msgs,
-            tools,
-        );
-    }
-    for sub in &s.subagents {
-        if let Some(child) = &sub.session {
-            let name = match subagent {
-                Some(p) => format!("{p}/{}", sub.name),
-                None => sub.name.clone(),
-            };
-            session_rows(child, machine, session, Some(&name), msgs, tools);
-        }
-    }
-}
-
-#[allow(clippy::too_many_arguments)]
-fn path_rows(
-    path: &[Message],
-    from: usize,
-    branch: Option<&str>,
-    machine: &Arc<str>,
-    session: &Arc<str>,
-    subagent: Option<&str>,
-    msgs: &mut Vec<MessageRow>,
-    tools: &mut Vec<ToolRow>,
-) {
-    // Results that are messages of their own, by the call they answer.
-    let results: HashMap<&str, (&str, bool)> = path
-        .iter()
-        .filter_map(|m| m.tool_result.as_ref())
-        .map(|r| (r.tool_call_id.as_str(), (r.output.as_str(), r.is_error)))
-        .collect();
-    for (i, m) in path.iter().enumerate().skip(from) {
-        if m.inherited {
-            continue;
-        }
-        let kind = serde_json::to_value(m.kind)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_default();
-        msgs.push(MessageRow {
-            machine: machine.clone(),
-            session: session.clone(),
-            subagent: subagent.map(str::to_string),
-            branch: branch.map(str::to_string),
-            ordinal: i as i64,
-            role: m.role.as_str(),
-            kind,
-            label: m.label.clone(),
-            time: m.timestamp,
-            model: m.model.clone(),
-            text: m.text().to_string(),
-            thinking: m.thinking.clone(),
-            native_id: m.native_id.clone(),
-            tool_call_id: m.tool_result.as_ref().map(|r| r.tool_call_id.clone()),
-        });
-        for (j, c) in m.tool_calls.iter().enumerate() {
-            let result = results.get(c.tool_call_id.as_str());
-            tools.push(ToolRow {
-                machine: machine.clone(),
-                session: session.clone(),
-                subagent: subagent.map(str::to_string),
-                branch: branch.map(str::to_string),
-                ordinal: i as i64,
-                call_index: j as i64,
-                call_id: c.tool_call_id.clone(),
-                name: c.tool_name.clone(),
-                input: c.input.to_string(),
-                output: c.output.clone().or_else(|| result.map(|r| r.0.to_string())),
-                is_error: c.is_error.or(result.map(|r| r.1)),
-                duration_ms: c.duration_ms.map(|d| d as i64),
-            });
-        }
-    }
-}
-
-// ----- writing ----------------------------------------------------------------------------
-
-/// A Parquet file being written under its temporary name, a row group per
-/// [`ROW_GROUP_BYTES`] of rows.
-struct TableFile<R: Row> {
-    tmp: PathBuf,
-    writer: SerializedFileWriter<File>,
-    rows: Vec<R>,
+/// Message and tool-call rows being gathered by one thread, by partition, encoded as a row
+/// group of each table whenever they reach [`ROW_GROUP_BYTES`] together (so a thread holds
+/// at most about that much of them, however large a session), and at the end.
+struct Gather<'a> {
+    schemas: &'a Schemas,
+    /// Where the export goes, for the names of files in errors.
+    dir: &'a Path,
+    machine_id: &'a str,
+    /// The machine id as every row holds it (one buffer, shared).
+    machine: ByteArray,
+    open: BTreeMap<String, (Rows, Rows)>,
     weight: usize,
+    done: Vec<Encoded>,
+    /// Bytes of the row groups in `done`.
+    encoded: usize,
 }
 
-impl<R: Row> TableFile<R> {
-    fn create(tmp: PathBuf) -> Result<TableFile<R>> {
-        let pq = |source| Error::Parquet {
-            path: tmp.clone(),
-            source,
-        };
-        let schema = parquet::schema::parser::parse_message_type(&schema_of::<R>()).map_err(pq)?;
-        let props = WriterProperties::builder()
-            .set_compression(Compression::ZSTD(
-                ZstdLevel::try_new(3).expect("3 is a valid zstd level"),
-            ))
-            .set_created_by(format!("sessfs {}", env!("CARGO_PKG_VERSION")))
-            .build();
-        if let Some(dir) = tmp.parent() {
-            std::fs::create_dir_all(dir).map_err(io(dir))?;
-        }
-        let file = File::create(&tmp).map_err(io(&tmp))?;
-        let writer =
-            SerializedFileWriter::new(file, Arc::new(schema), Arc::new(props)).map_err(pq)?;
-        Ok(TableFile {
-            tmp,
-            writer,
-            rows: Vec::new(),
+/// A partition's message and tool-call row groups from one batch of sessions.
+struct Encoded {
+    part: String,
+    messages: Group,
+    tool_calls: Group,
+}
+
+impl<'a> Gather<'a> {
+    fn new(schemas: &'a Schemas, dir: &'a Path, machine_id: &'a str) -> Gather<'a> {
+        Gather {
+            schemas,
+            dir,
+            machine_id,
+            machine: ByteArray::from(machine_id.as_bytes().to_vec()),
+            open: BTreeMap::new(),
             weight: 0,
-        })
+            done: Vec::new(),
+            encoded: 0,
+        }
     }
 
-    fn push(&mut self, row: R) -> Result<()> {
-        self.weight += row.weight();
-        self.rows.push(row);
-        if self.weight >= ROW_GROUP_BYTES {
-            self.flush()?;
+    /// The rows of a session in partition `part`.
+    fn session(&mut self, part: &str, s: &Session) -> Result<()> {
+        let uid = ByteArray::from(s.unified_id().into_bytes());
+        let mut at = Place {
+            session: uid,
+            subagent: None,
+        };
+        self.session_rows(part, s, &mut at)
+    }
+
+    /// The message and tool-call rows of one session: its active path, the part of each
+    /// branch it does not share with the active path, and its nested subagents (named in
+    /// `subagent`). Messages a fork copied from its parent are the parent's rows, not the
+    /// fork's, as in `sessfs cost`; ordinals still count them, so they are positions in the
+    /// session's path.
+    fn session_rows(&mut self, part: &str, s: &Session, at: &mut Place) -> Result<()> {
+        self.path_rows(part, &s.messages, 0, None, at)?;
+        for b in &s.branches {
+            let shared = b
+                .messages
+                .iter()
+                .zip(&s.messages)
+                .take_while(|(x, y)| x.role == y.role && x.text() == y.text())
+                .count();
+            self.path_rows(part, &b.messages, shared, Some(&b.name), at)?;
+        }
+        for sub in &s.subagents {
+            if let Some(child) = &sub.session {
+                let name = match &at.subagent {
+                    Some(p) => format!("{p}/{}", sub.name),
+                    None => sub.name.clone(),
+                };
+                let outer = at.subagent.replace(name);
+                let r = self.session_rows(part, child, at);
+                at.subagent = outer;
+                r?;
+            }
         }
         Ok(())
     }
 
-    fn flush(&mut self) -> Result<()> {
-        if self.rows.is_empty() {
-            return Ok(());
+    fn path_rows(
+        &mut self,
+        part: &str,
+        path: &[Message],
+        from: usize,
+        branch: Option<&str>,
+        at: &Place,
+    ) -> Result<()> {
+        // Results that are messages of their own, by the call they answer.
+        let results: HashMap<&str, (&str, bool)> = path
+            .iter()
+            .filter_map(|m| m.tool_result.as_ref())
+            .map(|r| (r.tool_call_id.as_str(), (r.output.as_str(), r.is_error)))
+            .collect();
+        for (i, m) in path.iter().enumerate().skip(from) {
+            if m.inherited {
+                continue;
+            }
+            if !self.open.contains_key(part) {
+                let rows = (Rows::new(Table::Messages), Rows::new(Table::ToolCalls));
+                self.open.insert(part.to_string(), rows);
+            }
+            let (msgs, tools) = self.open.get_mut(part).expect("just inserted");
+            let before = msgs.weight + tools.weight;
+            let place = |out: &mut Rows| {
+                out.bytes(Some(self.machine.clone()))
+                    .bytes(Some(at.session.clone()))
+                    .str(at.subagent.as_deref())
+                    .str(branch)
+                    .int(Some(i as i64));
+            };
+            place(msgs);
+            msgs.str(Some(m.role.as_str()))
+                .str(Some(kind_name(m.kind)))
+                .str(m.label.as_deref())
+                .time(m.timestamp)
+                .str(m.model.as_deref())
+                .str(Some(m.text()))
+                .str(m.thinking.as_deref())
+                .str(m.native_id.as_deref())
+                .str(m.tool_result.as_ref().map(|r| r.tool_call_id.as_str()))
+                .end();
+            for (j, c) in m.tool_calls.iter().enumerate() {
+                let result = results.get(c.tool_call_id.as_str());
+                place(tools);
+                tools
+                    .int(Some(j as i64))
+                    .str(Some(&c.tool_call_id))
+                    .str(Some(&c.tool_name))
+                    .bytes(Some(ByteArray::from(c.input.to_string().into_bytes())))
+                    .str(c.output.as_deref().or(result.map(|r| r.0)))
+                    .bool(c.is_error.or(result.map(|r| r.1)))
+                    .int(c.duration_ms.map(|d| d as i64))
+                    .end();
+            }
+            self.weight += msgs.weight + tools.weight - before;
+            if self.weight >= ROW_GROUP_BYTES {
+                self.flush()?;
+            }
         }
-        let rows = std::mem::take(&mut self.rows);
-        self.weight = 0;
-        write_group(&mut self.writer, R::columns(&rows)).map_err(|source| Error::Parquet {
-            path: self.tmp.clone(),
-            source,
-        })
+        Ok(())
     }
 
-    fn finish(mut self) -> Result<()> {
+    /// Encode every partition's rows gathered so far.
+    fn flush(&mut self) -> Result<()> {
+        for (part, (msgs, tools)) in std::mem::take(&mut self.open) {
+            let pq = |t: Table| {
+                let path = file_path(self.dir, t.name(), &part, self.machine_id);
+                move |source| Error::Parquet { path, source }
+            };
+            let messages = msgs.encode(self.schemas).map_err(pq(Table::Messages))?;
+            let tool_calls = tools.encode(self.schemas).map_err(pq(Table::ToolCalls))?;
+            self.encoded += messages.size + tool_calls.size;
+            self.done.push(Encoded {
+                part,
+                messages,
+                tool_calls,
+            });
+        }
+        self.weight = 0;
+        Ok(())
+    }
+
+    fn finish(mut self) -> Result<Vec<Encoded>> {
         self.flush()?;
-        let tmp = self.tmp.clone();
-        let file = self.writer.into_inner().map_err(|source| Error::Parquet {
-            path: tmp.clone(),
-            source,
-        })?;
-        file.sync_all().map_err(io(&tmp))
+        Ok(self.done)
     }
 }
 
-fn write_group(
-    writer: &mut SerializedFileWriter<File>,
-    columns: Vec<Column>,
-) -> parquet::errors::Result<()> {
-    let mut group = writer.next_row_group()?;
-    for c in columns {
-        let mut w = group
-            .next_column()?
-            .expect("the schema has a column for every value list");
-        // Definition level 1 = present, 0 = NULL; required columns carry none.
-        fn levels<T, U>(
-            v: &[Option<T>],
-            required: bool,
-            f: impl Fn(&T) -> U,
-        ) -> (Vec<U>, Option<Vec<i16>>) {
-            let vals = v.iter().flatten().map(f).collect();
-            let defs = (!required).then(|| v.iter().map(|x| x.is_some() as i16).collect());
-            (vals, defs)
-        }
-        match &c.values {
-            Values::Str(v) => {
-                let (vals, defs) = levels(v, c.required, |s| ByteArray::from(s.as_str()));
-                w.typed::<ByteArrayType>()
-                    .write_batch(&vals, defs.as_deref(), None)?;
-            }
-            Values::Int(v) | Values::Time(v) => {
-                let (vals, defs) = levels(v, c.required, |x| *x);
-                w.typed::<Int64Type>()
-                    .write_batch(&vals, defs.as_deref(), None)?;
-            }
-            Values::Float(v) => {
-                let (vals, defs) = levels(v, c.required, |x| *x);
-                w.typed::<DoubleType>()
-                    .write_batch(&vals, defs.as_deref(), None)?;
-            }
-            Values::Bool(v) => {
-                let (vals, defs) = levels(v, c.required, |x| *x);
-                w.typed::<BoolType>()
-                    .write_batch(&vals, defs.as_deref(), None)?;
-            }
-            Values::List(v) => {
-                // An empty list is one level entry at definition 0; each element is at 1,
-                // the first of a row at repetition 0, the rest at 1.
-                let (mut vals, mut defs, mut reps) = (Vec::new(), Vec::new(), Vec::new());
-                for row in v {
-                    if row.is_empty() {
-                        defs.push(0);
-                        reps.push(0);
-                    }
-                    for (i, e) in row.iter().enumerate() {
-                        vals.push(ByteArray::from(e.as_str()));
-                        defs.push(1);
-                        reps.push((i > 0) as i16);
-                    }
-                }
-                w.typed::<ByteArrayType>()
-                    .write_batch(&vals, Some(&defs), Some(&reps))?;
-            }
-        }
-        w.close()?;
+/// Where the rows being pushed are: their session and subagent.
+struct Place {
+    session: ByteArray,
+    subagent: Option<String>,
+}
+
+/// A message kind's name as `messages.jsonl` spells it.
+fn kind_name(k: MessageKind) -> &'static str {
+    match k {
+        MessageKind::Normal => "normal",
+        MessageKind::CompactionSummary => "compactionSummary",
+        MessageKind::BranchSummary => "branchSummary",
+        MessageKind::Execution => "execution",
+        MessageKind::Event => "event",
+        MessageKind::Context => "context",
     }
-    group.close()?;
-    Ok(())
 }
 
 // ----- the manifest -----------------------------------------------------------------------
@@ -866,8 +980,6 @@ struct PartitionEntry {
     usage: String,
 }
 
-const TABLES: [&str; 4] = ["sessions", "messages", "tool_calls", "usage"];
-
 /// Where a partition's file of one table lives, and its temporary name beside it.
 fn file_path(dir: &Path, table: &str, partition: &str, machine: &str) -> PathBuf {
     dir.join(table)
@@ -887,15 +999,18 @@ pub fn manifest_path(dir: &Path, machine: &str) -> PathBuf {
     dir.join(format!("_sessfs-manifest-{machine}.json"))
 }
 
+// ----- the export ---------------------------------------------------------------------------
+
 /// What one partition holds this run.
 #[derive(Default)]
 struct Partition {
     sessions: BTreeMap<String, u64>,
-    keys: Vec<SessionKey>,
     rows: Vec<SessionRow>,
     usage: Vec<UsageRow>,
-    /// Message and tool-call rows read in pass 1, by session directory name.
-    kept: HashMap<String, (Vec<MessageRow>, Vec<ToolRow>)>,
+    /// Its sessions whose rows pass 1 did not keep, to be read again if it is rewritten.
+    unkept: Vec<SessionKey>,
+    /// Message and tool-call row groups of its sessions pass 1 kept, in listing order.
+    groups: Vec<(Group, Group)>,
 }
 
 /// One session as pass 1 read it.
@@ -905,15 +1020,15 @@ struct Loaded {
     part: String,
     uid: String,
     row: SessionRow,
-    rows: Option<(Vec<MessageRow>, Vec<ToolRow>)>,
+    /// Whether its message and tool-call rows are in pass 1's row groups.
+    kept: bool,
 }
 
-/// A session's message and tool-call rows.
-fn rows_of(session: &Session, machine: &Arc<str>) -> (Vec<MessageRow>, Vec<ToolRow>) {
-    let uid: Arc<str> = session.unified_id().into();
-    let (mut msgs, mut tools) = (Vec::new(), Vec::new());
-    session_rows(session, machine, &uid, None, &mut msgs, &mut tools);
-    (msgs, tools)
+/// What pass 1 made of one batch of sessions.
+struct Batch {
+    collector: Collector,
+    loaded: Vec<Loaded>,
+    groups: Vec<Encoded>,
 }
 
 /// The partition of a session: its agent and the month it started (`unknown` without a
@@ -926,10 +1041,56 @@ fn partition_of(s: &Session) -> String {
     format!("agent={}/month={month}", s.agent.name())
 }
 
+/// Run `f` over `items` in batches of consecutive items on [`readers`] threads; the results
+/// come back in the items' order, whichever thread made them.
+fn par_batches<T: Sync, R: Send>(items: &[T], f: impl Fn(&[T]) -> R + Sync) -> Vec<R> {
+    let workers = readers();
+    // Several batches a thread, so that one slow batch does not leave the others idle at
+    // the end; at most 256 sessions each, so row groups stay a few MB.
+    let size = items.len().div_ceil(workers * 8).clamp(1, 256);
+    let batches: Vec<&[T]> = items.chunks(size).collect();
+    let next = AtomicUsize::new(0);
+    let work = || {
+        let mut mine = Vec::new();
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let Some(batch) = batches.get(i) else {
+                return mine;
+            };
+            mine.push((i, f(batch)));
+        }
+    };
+    let mut out: Vec<Option<R>> = (0..batches.len()).map(|_| None).collect();
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers.min(batches.len()))
+            .map(|_| scope.spawn(work))
+            .collect();
+        for h in handles {
+            match h.join() {
+                Ok(done) => {
+                    for (i, r) in done {
+                        out[i] = Some(r);
+                    }
+                }
+                Err(p) => std::panic::resume_unwind(p),
+            }
+        }
+    });
+    out.into_iter().flatten().collect()
+}
+
+/// Threads reading sessions: two a core (at least 2, at most 8). A cold export waits on the
+/// disk for every session file it opens; with one thread a core, a core idles through each
+/// wait, with two the other thread parses meanwhile. Each holds at most [`ROW_GROUP_BYTES`]
+/// of rows.
+fn readers() -> usize {
+    (2 * crate::tree::cores()).clamp(2, 8)
+}
+
 /// Export the sessions `opts` selects into `dir`.
 pub fn export(fs: &Fs, dir: &Path, opts: &Options) -> Result<Summary> {
     std::fs::create_dir_all(dir).map_err(io(dir))?;
-    let machine = Arc::new(Machine::here());
+    let machine = Machine::here();
     let mid: Arc<str> = machine.id.as_str().into();
     let mpath = manifest_path(dir, &machine.id);
     let old = match std::fs::read(&mpath) {
@@ -947,30 +1108,36 @@ pub fn export(fs: &Fs, dir: &Path, opts: &Options) -> Result<Summary> {
     } else {
         BTreeMap::new()
     };
+    let schemas = Schemas::new().map_err(|source| Error::Parquet {
+        path: dir.to_path_buf(),
+        source,
+    })?;
 
     // Pass 1: every session once, for its partition, its row and its usage records. Usage
     // needs every session of the agents (a reply is counted in the oldest session holding
-    // it, a subagent in its parent), as `sessfs cost` collects them. Sessions are read on
-    // every core; the rows of changed sessions are kept (up to [`ROWS_KEPT_BYTES`]) so that
-    // pass 2 need not read them again.
-    let keys: Vec<SessionKey> = fs
+    // it, a subagent in its parent), as `sessfs cost` collects them. Sessions are read,
+    // and the message and tool-call rows of changed ones encoded and compressed, on every
+    // core, in batches of consecutive sessions; the encoded row groups are kept (up to
+    // [`GROUPS_KEPT_BYTES`]) so that pass 2 only splices them into their files.
+    let mut keys: Vec<SessionKey> = fs
         .sessions()
         .into_iter()
         .filter(|k| opts.agents.is_empty() || opts.agents.contains(&k.agent))
         .collect();
-    let next = AtomicUsize::new(0);
+    keys.sort_by(|a, b| (a.agent, &a.name).cmp(&(b.agent, &b.name)));
     let kept = AtomicUsize::new(0);
-    let read = || {
-        let mut c = Collector::default();
-        let mut out = Vec::new();
-        while let Some(key) = keys.get(next.fetch_add(1, Ordering::Relaxed)) {
+    let batches = par_batches(&keys, |keys| -> Result<Batch> {
+        let mut collector = Collector::default();
+        let mut loaded = Vec::new();
+        let mut gather = Gather::new(&schemas, dir, &machine.id);
+        for key in keys {
             let Ok(version) = fs.source_version(key) else {
                 continue;
             };
             let Ok(session) = fs.load_marked(key) else {
                 continue;
             };
-            c.add(&session);
+            collector.add(&session);
             let when = session.updated_at.or(session.created_at);
             if opts.since.is_some_and(|s| when.is_none_or(|w| w < s))
                 || opts.until.is_some_and(|u| when.is_none_or(|w| w > u))
@@ -982,58 +1149,51 @@ pub fn export(fs: &Fs, dir: &Path, opts: &Options) -> Result<Summary> {
                 .get(&part)
                 .and_then(|e| e.sessions.get(&*key.name))
                 != Some(&version);
-            let rows = changed
-                .then(|| {
-                    let rows = rows_of(&session, &mid);
-                    let w = rows.0.iter().map(Row::weight).sum::<usize>()
-                        + rows.1.iter().map(Row::weight).sum::<usize>();
-                    if kept.fetch_add(w, Ordering::Relaxed) + w <= ROWS_KEPT_BYTES {
-                        Some(rows)
-                    } else {
-                        kept.fetch_sub(w, Ordering::Relaxed);
-                        None
-                    }
-                })
-                .flatten();
-            out.push(Loaded {
+            let keep = changed && kept.load(Ordering::Relaxed) < GROUPS_KEPT_BYTES;
+            if keep {
+                let before = gather.encoded;
+                gather.session(&part, &session)?;
+                kept.fetch_add(gather.encoded - before, Ordering::Relaxed);
+            }
+            loaded.push(Loaded {
                 uid: session.unified_id(),
-                row: SessionRow::new(&machine, key, &session),
+                row: SessionRow::new(key, &session),
                 key: key.clone(),
                 version,
                 part,
-                rows,
+                kept: keep,
             });
         }
-        (c, out)
-    };
-    let workers = crate::tree::cores().clamp(1, 8);
-    let mut collector = Collector::default();
-    let mut loaded: Vec<Loaded> = Vec::new();
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..workers).map(|_| scope.spawn(read)).collect();
-        for h in handles {
-            match h.join() {
-                Ok((c, out)) => {
-                    collector.merge(c);
-                    loaded.extend(out);
-                }
-                Err(p) => std::panic::resume_unwind(p),
-            }
-        }
+        let before = gather.encoded;
+        let groups = gather.finish()?;
+        let after = groups.iter().map(|e| e.messages.size + e.tool_calls.size);
+        kept.fetch_add(after.sum::<usize>() - before, Ordering::Relaxed);
+        Ok(Batch {
+            collector,
+            loaded,
+            groups,
+        })
     });
-    // The order of the listing, whichever thread read a session.
-    loaded.sort_by_key(|l| (l.key.agent, l.key.name.clone()));
+    let mut collector = Collector::default();
     let mut parts: BTreeMap<String, Partition> = BTreeMap::new();
     let mut owner_part: HashMap<String, String> = HashMap::new();
-    for l in loaded {
-        owner_part.insert(l.uid, l.part.clone());
-        let p = parts.entry(l.part).or_default();
-        p.sessions.insert(l.key.name.to_string(), l.version);
-        p.rows.push(l.row);
-        if let Some(rows) = l.rows {
-            p.kept.insert(l.key.name.to_string(), rows);
+    for batch in batches {
+        let batch = batch?;
+        collector.merge(batch.collector);
+        for l in batch.loaded {
+            owner_part.insert(l.uid, l.part.clone());
+            let p = parts.entry(l.part).or_default();
+            p.sessions.insert(l.key.name.to_string(), l.version);
+            p.rows.push(l.row);
+            if !l.kept {
+                p.unkept.push(l.key);
+            }
         }
-        p.keys.push(l.key);
+        for e in batch.groups {
+            if let Some(p) = parts.get_mut(&e.part) {
+                p.groups.push((e.messages, e.tool_calls));
+            }
+        }
     }
     let sessions = owner_part.len();
     for record in collector.finish() {
@@ -1058,23 +1218,62 @@ pub fn export(fs: &Fs, dir: &Path, opts: &Options) -> Result<Summary> {
                 sessions: part.sessions.clone(),
                 usage: digest,
             };
-            let path = |t: &str| file_path(dir, t, name, &machine.id);
+            let path = |t: Table| file_path(dir, t.name(), name, &machine.id);
             let previous = old_parts.get(name);
             let whole = previous.is_none_or(|e| e.sessions != entry.sessions)
-                || TABLES.iter().any(|t| !path(t).is_file());
+                || Table::ALL.iter().any(|t| !path(*t).is_file());
             let usage = whole || previous.is_none_or(|e| e.usage != entry.usage);
             entries.insert(name.clone(), entry);
+            // Row groups kept for a partition that is not rewritten are dropped unused.
+            let groups = std::mem::take(&mut part.groups);
             if !usage {
                 continue;
             }
             rewritten += 1;
+            let mut out = |t: Table| TableFile::create(t, path(t), &schemas, &mut staged);
             if whole {
-                let rows = std::mem::take(&mut part.rows);
-                write_table(&path("sessions"), rows, &mut staged)?;
-                write_messages(fs, part, &mid, &path, &mut staged)?;
+                let mut f = out(Table::Sessions)?;
+                for r in std::mem::take(&mut part.rows) {
+                    r.push(&machine, f.rows());
+                    f.full()?;
+                }
+                f.finish()?;
+                let (mut mf, mut tf) = (out(Table::Messages)?, out(Table::ToolCalls)?);
+                for (m, t) in groups {
+                    mf.splice(m)?;
+                    tf.splice(t)?;
+                }
+                // Sessions whose rows pass 1 did not keep (unchanged ones of a partition
+                // that moved, or past the budget), read again on every core, a window of
+                // them at a time so only that many row groups are held at once.
+                let unkept = std::mem::take(&mut part.unkept);
+                let window = readers() * 256;
+                for keys in unkept.chunks(window) {
+                    let batches = par_batches(keys, |keys| -> Result<Vec<Encoded>> {
+                        let mut gather = Gather::new(&schemas, dir, &machine.id);
+                        for key in keys {
+                            if let Ok(session) = fs.load_marked(key) {
+                                gather.session(name, &session)?;
+                            }
+                        }
+                        gather.finish()
+                    });
+                    for groups in batches {
+                        for e in groups? {
+                            mf.splice(e.messages)?;
+                            tf.splice(e.tool_calls)?;
+                        }
+                    }
+                }
+                mf.finish()?;
+                tf.finish()?;
             }
-            let rows = std::mem::take(&mut part.usage);
-            write_table(&path("usage"), rows, &mut staged)?;
+            let mut f = out(Table::Usage)?;
+            for r in std::mem::take(&mut part.usage) {
+                r.push(f.rows());
+                f.full()?;
+            }
+            f.finish()?;
         }
         Ok(())
     })();
@@ -1112,8 +1311,8 @@ pub fn export(fs: &Fs, dir: &Path, opts: &Options) -> Result<Summary> {
         .filter(|n| !manifest.partitions.contains_key(*n))
     {
         removed += 1;
-        for t in TABLES {
-            let path = file_path(dir, t, name, &machine.id);
+        for t in Table::ALL {
+            let path = file_path(dir, t.name(), name, &machine.id);
             let _ = std::fs::remove_file(&path);
             // Directories left empty go too; one still holding another machine's file stays.
             let mut d = path.parent();
@@ -1133,54 +1332,100 @@ pub fn export(fs: &Fs, dir: &Path, opts: &Options) -> Result<Summary> {
     })
 }
 
-/// Write rows as one table file under its temporary name, noted in `staged` (temporary,
-/// final) before it is created, so a failure removes a half-written file too.
-fn write_table<R: Row>(
-    path: &Path,
-    rows: Vec<R>,
-    staged: &mut Vec<(PathBuf, PathBuf)>,
-) -> Result<()> {
-    let tmp = tmp_path(path);
-    staged.push((tmp.clone(), path.to_path_buf()));
-    let mut f = TableFile::<R>::create(tmp)?;
-    for r in rows {
-        f.push(r)?;
-    }
-    f.finish()
+// ----- writing ----------------------------------------------------------------------------
+
+/// A Parquet file being written under its temporary name: row groups encoded elsewhere
+/// spliced in as they are, or rows pushed here and encoded a row group per
+/// [`ROW_GROUP_BYTES`].
+struct TableFile<'a> {
+    table: Table,
+    tmp: PathBuf,
+    schemas: &'a Schemas,
+    writer: SerializedFileWriter<File>,
+    rows: Rows,
 }
 
-/// The messages and tool calls of a partition's sessions, loaded again one at a time so
-/// only a row group's worth of text is held at once.
-fn write_messages(
-    fs: &Fs,
-    part: &mut Partition,
-    machine: &Arc<str>,
-    path: &dyn Fn(&str) -> PathBuf,
-    staged: &mut Vec<(PathBuf, PathBuf)>,
-) -> Result<()> {
-    let (mpath, tpath) = (path("messages"), path("tool_calls"));
-    let (mtmp, ttmp) = (tmp_path(&mpath), tmp_path(&tpath));
-    staged.push((mtmp.clone(), mpath));
-    let mut mf = TableFile::<MessageRow>::create(mtmp)?;
-    staged.push((ttmp.clone(), tpath));
-    let mut tf = TableFile::<ToolRow>::create(ttmp)?;
-    for key in &part.keys {
-        let (msgs, tools) = match part.kept.remove(&*key.name) {
-            Some(rows) => rows,
-            None => match fs.load_marked(key) {
-                Ok(session) => rows_of(&session, machine),
-                Err(_) => continue,
-            },
-        };
-        for m in msgs {
-            mf.push(m)?;
+impl<'a> TableFile<'a> {
+    /// Create the temporary file of `path`, noted in `staged` (temporary, final) before it
+    /// is created, so a failure removes a half-written file too.
+    fn create(
+        table: Table,
+        path: PathBuf,
+        schemas: &'a Schemas,
+        staged: &mut Vec<(PathBuf, PathBuf)>,
+    ) -> Result<TableFile<'a>> {
+        let tmp = tmp_path(&path);
+        staged.push((tmp.clone(), path));
+        if let Some(dir) = tmp.parent() {
+            std::fs::create_dir_all(dir).map_err(io(dir))?;
         }
-        for t in tools {
-            tf.push(t)?;
-        }
+        let file = File::create(&tmp).map_err(io(&tmp))?;
+        let schema = schemas.of(table);
+        let writer = SerializedFileWriter::new(file, schema.root.clone(), schema.props.clone())
+            .map_err(|source| Error::Parquet {
+                path: tmp.clone(),
+                source,
+            })?;
+        Ok(TableFile {
+            table,
+            tmp,
+            schemas,
+            writer,
+            rows: Rows::new(table),
+        })
     }
-    mf.finish()?;
-    tf.finish()
+
+    /// Where to push this file's rows; [`TableFile::full`] after each.
+    fn rows(&mut self) -> &mut Rows {
+        &mut self.rows
+    }
+
+    /// Write the rows pushed as a row group once they reach [`ROW_GROUP_BYTES`].
+    fn full(&mut self) -> Result<()> {
+        if self.rows.weight >= ROW_GROUP_BYTES {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<()> {
+        if self.rows.len == 0 {
+            return Ok(());
+        }
+        let rows = std::mem::replace(&mut self.rows, Rows::new(self.table));
+        let group = rows.encode(self.schemas).map_err(|source| Error::Parquet {
+            path: self.tmp.clone(),
+            source,
+        })?;
+        self.splice(group)
+    }
+
+    /// Append a row group encoded elsewhere.
+    fn splice(&mut self, group: Group) -> Result<()> {
+        if group.rows == 0 {
+            return Ok(());
+        }
+        let pq = |source| Error::Parquet {
+            path: self.tmp.clone(),
+            source,
+        };
+        let mut rg = self.writer.next_row_group().map_err(pq)?;
+        for (bytes, close) in group.chunks {
+            rg.append_column(&bytes, close).map_err(pq)?;
+        }
+        rg.close().map_err(pq)?;
+        Ok(())
+    }
+
+    fn finish(mut self) -> Result<()> {
+        self.flush()?;
+        let tmp = self.tmp.clone();
+        let file = self.writer.into_inner().map_err(|source| Error::Parquet {
+            path: tmp.clone(),
+            source,
+        })?;
+        file.sync_all().map_err(io(&tmp))
+    }
 }
 
 #[cfg(test)]
@@ -1189,16 +1434,134 @@ mod tests {
 
     #[test]
     fn every_tables_schema_parses_and_names_each_column_once() {
-        for (schema, n) in [
-            (schema_of::<SessionRow>(), SessionRow::columns(&[]).len()),
-            (schema_of::<MessageRow>(), MessageRow::columns(&[]).len()),
-            (schema_of::<ToolRow>(), ToolRow::columns(&[]).len()),
-            (schema_of::<UsageRow>(), UsageRow::columns(&[]).len()),
-        ] {
-            let t = parquet::schema::parser::parse_message_type(&schema).expect(&schema);
+        for t in Table::ALL {
+            let schema = t.schema();
+            let parsed = parquet::schema::parser::parse_message_type(&schema).expect(&schema);
             let names: std::collections::BTreeSet<&str> =
-                t.get_fields().iter().map(|f| f.name()).collect();
-            assert_eq!(names.len(), n, "{schema}");
+                parsed.get_fields().iter().map(|f| f.name()).collect();
+            assert_eq!(names.len(), t.columns().count(), "{schema}");
+        }
+        assert_eq!(
+            Table::ALL.map(Table::name),
+            ["sessions", "messages", "tool_calls", "usage"]
+        );
+    }
+
+    #[test]
+    fn a_kind_is_named_as_messages_jsonl_names_it() {
+        use MessageKind::*;
+        for k in [
+            Normal,
+            CompactionSummary,
+            BranchSummary,
+            Execution,
+            Event,
+            Context,
+        ] {
+            assert_eq!(serde_json::to_value(k).ok(), Some(kind_name(k).into()));
+        }
+    }
+
+    /// A session with a tool call, a branch and a subagent, gathered and encoded: each row
+    /// pushes a value of the right type into every column (debug assertions), and every
+    /// table's row group holds its rows.
+    #[test]
+    fn rows_of_every_table_encode() {
+        use crate::model::{Branch, Role, Subagent, ToolCall, ToolResult};
+        let mut s = Session::new(Agent::Pi, "p");
+        let call = ToolCall {
+            tool_call_id: "c1".into(),
+            tool_name: "bash".into(),
+            input: serde_json::json!({"command": "ls"}),
+            ..Default::default()
+        };
+        s.messages = vec![
+            Message {
+                role: Role::User,
+                content: "hello".into(),
+                ..Default::default()
+            },
+            Message {
+                role: Role::Assistant,
+                content: "running".into(),
+                tool_calls: vec![call],
+                ..Default::default()
+            },
+            Message {
+                role: Role::Tool,
+                tool_result: Some(ToolResult {
+                    tool_call_id: "c1".into(),
+                    tool_name: "bash".into(),
+                    output: "a b".into(),
+                    is_error: false,
+                }),
+                ..Default::default()
+            },
+        ];
+        let mut branch = s.messages[..1].to_vec();
+        branch.push(Message {
+            role: Role::Assistant,
+            content: "other".into(),
+            ..Default::default()
+        });
+        s.branches.push(Branch {
+            name: "b1".into(),
+            messages: branch,
+            ..Default::default()
+        });
+        let mut child = Session::new(Agent::Pi, "c");
+        child.messages = s.messages[..1].to_vec();
+        s.subagents.push(Subagent {
+            name: "helper".into(),
+            session: Some(Box::new(child)),
+            ..Default::default()
+        });
+        let schemas = Schemas::new().expect("schemas");
+        let dir = Path::new("/nonexistent");
+        let mut g = Gather::new(&schemas, dir, "0123456789abcdef");
+        g.session("agent=pi/month=unknown", &s).expect("rows");
+        let done = g.finish().expect("encode");
+        assert_eq!(done.len(), 1);
+        // 3 on the path, 1 of the branch, 1 of the subagent; one call.
+        assert_eq!((done[0].messages.rows, done[0].tool_calls.rows), (5, 1));
+        let m = Machine {
+            id: "0123456789abcdef".into(),
+            hostname: "h".into(),
+            user: "u".into(),
+        };
+        let mut rows = Rows::new(Table::Sessions);
+        let key = SessionKey {
+            agent: Agent::Pi,
+            name: "p".into(),
+        };
+        SessionRow::new(&key, &s).push(&m, &mut rows);
+        let mut usage = Rows::new(Table::Usage);
+        UsageRow {
+            machine: m.id.as_str().into(),
+            record: Record {
+                owner: "pi:p".into(),
+                agent: Agent::Pi,
+                cwd: None,
+                tags: Vec::new(),
+                model: "m".into(),
+                when: None,
+                usage: Default::default(),
+                usd: Some(0.5),
+                estimated: false,
+                reply: None,
+            },
+        }
+        .push(&mut usage);
+        for (rows, n) in [(rows, 1), (usage, 1)] {
+            let g = rows.encode(&schemas).expect("encode");
+            assert_eq!(g.rows, n);
+            assert_eq!(
+                g.chunks.len(),
+                g.chunks
+                    .iter()
+                    .filter(|c| c.1.rows_written == n as u64)
+                    .count()
+            );
         }
     }
 
