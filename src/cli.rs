@@ -558,18 +558,28 @@ fn enable_search(fs: &Arc<Fs>) {
 /// `sessfs search`: bring the index up to date (a progress bar on a terminal when that
 /// takes more than a second), then print the hits like `rg`: `path:line:` first.
 fn search(args: &StoreArgs, query: &str, opts: &crate::search::Options, json: bool) -> Result<()> {
-    use std::io::{IsTerminal, Write};
+    use std::io::IsTerminal;
     let q = crate::search::Query::parse(query);
     if q.terms.is_empty() {
         bail!("empty query; see sessfs search --help");
     }
-    let fs = open_fs(args, 256, false)?;
+    // Before anything is listed: a glance recorded by this sync is checked against it.
+    let since = std::time::SystemTime::now();
     let mut ix = crate::search::Index::open(&crate::search::default_path()?)?;
+    // Nothing changed since the last search: the stores' glances say so with a `stat` of
+    // each directory and session file, and no store is listed.
+    let stores = open_stores(args, &Env::from_process())?;
+    if let Some(n) = ix.unchanged(&stores)?.filter(|&n| n > 0) {
+        log::info!("search index: {n} sessions unchanged by their glances, no store listed");
+        return print_hits(&ix, &q, opts, json);
+    }
+    drop(stores);
+    let fs = open_fs(args, 256, false)?;
     let bar = indicatif::ProgressBar::hidden();
     let started = std::time::Instant::now();
     let on_terminal = std::io::stderr().is_terminal();
     let mut shown = false;
-    ix.sync(&fs, &mut |done, total| {
+    ix.sync_since(&fs, Some(since), &mut |done, total| {
         if !shown && on_terminal && started.elapsed() > std::time::Duration::from_secs(1) {
             bar.set_style(
                 indicatif::ProgressStyle::with_template(
@@ -584,7 +594,18 @@ fn search(args: &StoreArgs, query: &str, opts: &crate::search::Options, json: bo
         bar.set_position(done as u64);
     })?;
     bar.finish_and_clear();
-    let hits = ix.search(&q, opts)?;
+    print_hits(&ix, &q, opts, json)
+}
+
+/// The hits of `q`, printed; exit status 1 when there are none.
+fn print_hits(
+    ix: &crate::search::Index,
+    q: &crate::search::Query,
+    opts: &crate::search::Options,
+    json: bool,
+) -> Result<()> {
+    use std::io::{IsTerminal, Write};
+    let hits = ix.search(q, opts)?;
     if hits.is_empty() {
         std::process::exit(1);
     }
@@ -594,7 +615,7 @@ fn search(args: &StoreArgs, query: &str, opts: &crate::search::Options, json: bo
         if json {
             writeln!(out, "{}", serde_json::to_string(h)?)?;
         } else {
-            writeln!(out, "{}", format_hit(h, &q, color))?;
+            writeln!(out, "{}", format_hit(h, q, color))?;
         }
     }
     out.flush()?;

@@ -89,6 +89,15 @@ impl Fs {
         out
     }
 
+    /// What `agent`'s store listed last, as the tree keeps it (no new listing).
+    pub fn listed(&self, agent: Agent) -> Vec<crate::stores::Listed> {
+        let st = self.state();
+        st.agents
+            .get(&agent)
+            .map(|a| a.sessions.values().map(|s| s.listed.clone()).collect())
+            .unwrap_or_default()
+    }
+
     /// Find a session by `<agent>:<name>`, where name is the session's directory name in the
     /// mount (unique by construction) or its native id, in that order. Every session can be
     /// reached by its directory name, even when two roots hold the same native id.
