@@ -493,13 +493,7 @@ fn open_fs_inner(
     watch: bool,
 ) -> Result<Arc<Fs>> {
     let env = Env::from_process();
-    let options = Options {
-        cache_bytes: cache_mb << 20,
-        // Beside the search index, in the user's private cache directory.
-        spill_dir: crate::search::default_path()
-            .ok()
-            .and_then(|p| Some(p.parent()?.to_path_buf())),
-    };
+    let options = fs_options(cache_mb);
     // A mount's watches go in before the stores are first listed.
     let open = |stores| {
         let fs = Fs::new(stores, options.clone());
@@ -538,6 +532,17 @@ fn open_fs_inner(
     Ok(fs)
 }
 
+/// The tree's options for a command: `cache_mb` of rendered files in memory, bigger ones
+/// spilled beside the search index, in the user's private cache directory.
+fn fs_options(cache_mb: usize) -> Options {
+    Options {
+        cache_bytes: cache_mb << 20,
+        spill_dir: crate::search::default_path()
+            .ok()
+            .and_then(|p| Some(p.parent()?.to_path_buf())),
+    }
+}
+
 /// Give a mount its `search/` directory. When an index already exists, what changed since
 /// it was last used is indexed in the background now; otherwise the first lookup under
 /// `search/` builds it (a mount that is never searched writes nothing to the cache).
@@ -569,17 +574,31 @@ fn search(args: &StoreArgs, query: &str, opts: &crate::search::Options, json: bo
     // Nothing changed since the last search: the stores' glances say so with a `stat` of
     // each directory and session file, and no store is listed.
     let stores = open_stores(args, &Env::from_process())?;
-    if let Some(n) = ix.unchanged(&stores)?.filter(|&n| n > 0) {
-        log::info!("search index: {n} sessions unchanged by their glances, no store listed");
+    let glanced = ix.unchanged(&stores)?;
+    if glanced.all && glanced.sessions > 0 {
+        log::info!(
+            "search index: {} sessions unchanged by their glances, no store listed",
+            glanced.sessions
+        );
         return print_hits(&ix, &q, opts, json);
     }
-    drop(stores);
-    let fs = open_fs(args, 256, false)?;
+    // Some stores unchanged, holding sessions: only the others are listed (and there is no
+    // question of showing the samples instead).
+    let fs = if glanced.sessions > 0 {
+        log::info!(
+            "search index: {} sessions unchanged by their glances, the other stores listed",
+            glanced.sessions
+        );
+        Arc::new(Fs::new(stores, fs_options(256)))
+    } else {
+        drop(stores);
+        open_fs(args, 256, false)?
+    };
     let bar = indicatif::ProgressBar::hidden();
     let started = std::time::Instant::now();
     let on_terminal = std::io::stderr().is_terminal();
     let mut shown = false;
-    ix.sync_since(&fs, Some(since), &mut |done, total| {
+    ix.sync_since(&fs, Some(since), glanced, &mut |done, total| {
         if !shown && on_terminal && started.elapsed() > std::time::Duration::from_secs(1) {
             bar.set_style(
                 indicatif::ProgressStyle::with_template(

@@ -367,42 +367,74 @@ impl Index {
     /// new ones, drop those that went. `progress(done, total)` is called as sessions are
     /// indexed (total = sessions to index, not all sessions).
     pub fn sync(&mut self, fs: &Fs, progress: &mut dyn FnMut(usize, usize)) -> Result<SyncStats> {
-        self.sync_since(fs, None, progress)
+        self.sync_since(fs, None, Glanced::default(), progress)
     }
 
     /// [`Index::sync`], and when `since` is given (a time before `fs` first listed its
     /// stores), each store's glance recorded for [`Index::unchanged`]. A glance is recorded
     /// only when every session was versioned and indexed, no other process wrote the index
     /// meanwhile and no directory of the store moved within [`RACY`] of `since`.
+    ///
+    /// The stores whose glances hold (`glanced`, just checked by [`Index::unchanged`]) are
+    /// neither listed nor versioned, and their glances are kept.
     pub fn sync_since(
         &mut self,
         fs: &Fs,
         since: Option<SystemTime>,
+        glanced: Glanced,
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<SyncStats> {
         let wrap = wrap(&self.path);
-        let mut writes = self.writes()?;
-        let keys = fs.sessions();
+        let mut writes = if glanced.rows.is_empty() {
+            self.writes()?
+        } else {
+            glanced.writes
+        };
+        let stores: Vec<&dyn crate::stores::Store> = fs
+            .stores()
+            .iter()
+            .map(|s| s.as_ref())
+            .filter(|s| !glanced.holds(s.agent()))
+            .collect();
+        let agents: Vec<Agent> = stores.iter().map(|s| s.agent()).collect();
+        let keys = fs.sessions_of(&agents);
         // Stamped after the listing and before any version is taken: what the index holds
         // once this sync is done is never older than what the glances vouch for.
         let glances: Vec<Option<GlanceRow>> = match since {
-            Some(since) => fs
-                .stores()
+            Some(since) => stores
                 .iter()
-                .map(|s| take_glance(s.as_ref(), &fs.listed(s.agent()), since))
+                .map(|s| take_glance(*s, &fs.listed(s.agent()), since))
                 .collect(),
             None => Vec::new(),
         };
         let mut complete = since.is_some();
-        // agent -> name -> (id, version) of every indexed session, in one read; what is
-        // left in it once every listed session has taken its own out is gone.
+        // agent -> name -> (id, version) of every indexed session of the agents synced and
+        // of agents with no store; what is left in it once every listed session has taken
+        // its own out is gone.
         let mut known: HashMap<String, HashMap<String, (i64, i64)>> = HashMap::new();
         {
+            // The agents in the index first (from its (agent, name) index alone), then the
+            // rows of those not held, by that index too.
+            let indexed: Vec<String> = {
+                let mut st = self
+                    .conn
+                    .prepare_cached("SELECT DISTINCT agent FROM sessions")
+                    .map_err(wrap)?;
+                let rows = st.query_map([], |r| r.get(0)).map_err(wrap)?;
+                rows.collect::<rusqlite::Result<_>>().map_err(wrap)?
+            };
+            let read: Vec<&String> = indexed
+                .iter()
+                .filter(|a| !glanced.rows.iter().any(|r| &r.agent == *a))
+                .collect();
+            let marks = vec!["?"; read.len()].join(", ");
             let mut st = self
                 .conn
-                .prepare_cached("SELECT agent, name, id, version FROM sessions")
+                .prepare(&format!(
+                    "SELECT agent, name, id, version FROM sessions WHERE agent IN ({marks})"
+                ))
                 .map_err(wrap)?;
-            let mut rows = st.query([]).map_err(wrap)?;
+            let mut rows = st.query(rusqlite::params_from_iter(read)).map_err(wrap)?;
             while let Some(r) = rows.next().map_err(wrap)? {
                 let (agent, name) = (r.get(0).map_err(wrap)?, r.get(1).map_err(wrap)?);
                 let row = (r.get(2).map_err(wrap)?, r.get(3).map_err(wrap)?);
@@ -447,8 +479,12 @@ impl Index {
             .values()
             .flat_map(|m| m.values().map(|&(id, _)| id))
             .collect();
+        let glances: Vec<Option<GlanceRow>> = glances
+            .into_iter()
+            .chain(glanced.rows.into_iter().map(Some))
+            .collect();
         let mut stats = SyncStats {
-            sessions: keys.len(),
+            sessions: keys.len() + glanced.sessions,
             removed: gone.len(),
             ..SyncStats::default()
         };
@@ -567,17 +603,14 @@ impl Index {
         tx.commit().map_err(wrap)
     }
 
-    /// Whether the index holds what listing `stores` would give, found without listing
-    /// them: every store has a glance of its current roots ([`Index::sync_since`]), its
-    /// paths' stamps are what they were, and the index holds no session of another agent.
-    /// `Some(number of sessions)` then; `None` when anything differs or is unknown (the
-    /// caller lists and syncs).
-    pub fn unchanged(&self, stores: &[Box<dyn crate::stores::Store>]) -> Result<Option<usize>> {
+    /// Which of `stores` the index holds as listing them would give, found without listing
+    /// them: those with a glance of their current roots ([`Index::sync_since`]) whose paths'
+    /// stamps are what they were. [`Glanced::all`] when that is every store and the index
+    /// holds no session of another agent: nothing changed.
+    pub fn unchanged(&self, stores: &[Box<dyn crate::stores::Store>]) -> Result<Glanced> {
         let wrap = wrap(&self.path);
-        if stores.is_empty() {
-            return Ok(None);
-        }
-        let mut rows: HashMap<String, (Vec<u8>, i64, i64, Vec<u8>)> = HashMap::new();
+        let writes = self.writes()?;
+        let mut rows: HashMap<String, GlanceRow> = HashMap::new();
         {
             let mut st = self
                 .conn
@@ -585,62 +618,63 @@ impl Index {
                 .map_err(wrap)?;
             let mut q = st.query([]).map_err(wrap)?;
             while let Some(r) = q.next().map_err(wrap)? {
-                let agent: String = r.get(0).map_err(wrap)?;
-                let row = (
-                    r.get(1).map_err(wrap)?,
-                    r.get(2).map_err(wrap)?,
-                    r.get(3).map_err(wrap)?,
-                    r.get(4).map_err(wrap)?,
-                );
-                rows.insert(agent, row);
+                let row = GlanceRow {
+                    agent: r.get(0).map_err(wrap)?,
+                    roots: r.get(1).map_err(wrap)?,
+                    sessions: usize::try_from(r.get::<_, i64>(2).map_err(wrap)?).unwrap_or(0),
+                    stamp: r.get::<_, i64>(3).map_err(wrap)? as u64,
+                    paths: r.get(4).map_err(wrap)?,
+                };
+                rows.insert(row.agent.clone(), row);
             }
         }
-        let mut total = 0;
-        let mut wanted: Vec<(u64, usize)> = Vec::new();
+        // Every candidate's paths in one list, stamped on every core at once.
+        let mut candidates: Vec<(GlanceRow, usize, usize)> = Vec::new();
         let mut all = Paths::default();
         for store in stores {
-            let Some((roots, sessions, stamp, paths)) = rows.get(store.agent().name()) else {
-                return Ok(None);
+            let Some(row) = rows.remove(store.agent().name()) else {
+                continue;
             };
-            if *roots != roots_key(store.as_ref()) {
-                return Ok(None);
+            if row.roots != roots_key(store.as_ref()) {
+                continue;
             }
-            let Some(paths) = zstd::stream::decode_all(paths.as_slice())
+            let Some(paths) = zstd::stream::decode_all(row.paths.as_slice())
                 .ok()
                 .and_then(|b| decode_paths(&b))
             else {
-                return Ok(None);
+                continue;
             };
-            let base = all.parents.len();
+            let (base, from) = (all.parents.len(), all.entries.len());
             all.parents.extend(paths.parents);
             all.entries
                 .extend(paths.entries.into_iter().map(|(p, n)| (p + base, n)));
-            wanted.push((*stamp as u64, all.entries.len()));
-            total += usize::try_from(*sessions).unwrap_or(0);
-        }
-        // Sessions of an agent with no store any more are gone from a listing.
-        let marks = vec!["?"; stores.len()].join(", ");
-        let other: Option<i64> = self
-            .conn
-            .query_row(
-                &format!("SELECT 1 FROM sessions WHERE agent NOT IN ({marks}) LIMIT 1"),
-                rusqlite::params_from_iter(stores.iter().map(|s| s.agent().name())),
-                |r| r.get(0),
-            )
-            .optional()
-            .map_err(wrap)?;
-        if other.is_some() {
-            return Ok(None);
+            candidates.push((row, from, all.entries.len()));
         }
         let stamps = stamp_all(&all.parents, &all.entries);
-        let mut from = 0;
-        for (stamp, to) in wanted {
-            if fold(stamps[from..to].iter().map(|s| s.0)) != stamp {
-                return Ok(None);
+        let mut glanced = Glanced {
+            writes,
+            ..Glanced::default()
+        };
+        for (row, from, to) in candidates {
+            if fold(stamps[from..to].iter().map(|s| s.0)) == row.stamp {
+                glanced.sessions += row.sessions;
+                glanced.rows.push(row);
             }
-            from = to;
         }
-        Ok(Some(total))
+        glanced.all = glanced.rows.len() == stores.len() && !stores.is_empty() && {
+            // Sessions of an agent with no store any more are gone from a listing.
+            let marks = vec!["?"; stores.len()].join(", ");
+            self.conn
+                .query_row(
+                    &format!("SELECT 1 FROM sessions WHERE agent NOT IN ({marks}) LIMIT 1"),
+                    rusqlite::params_from_iter(stores.iter().map(|s| s.agent().name())),
+                    |r| r.get::<_, i64>(0),
+                )
+                .optional()
+                .map_err(wrap)?
+                .is_none()
+        };
+        Ok(glanced)
     }
 
     fn write(&mut self, batch: &mut Vec<Prepared>) -> Result<usize> {
@@ -1286,10 +1320,16 @@ mod tests {
         assert_eq!(p.parents.len(), 2, "{:?}", p.parents);
         assert_eq!(p.dirs.iter().filter(|d| **d).count(), 1);
         assert_eq!(encode_paths(&p), bytes);
-        assert_eq!(fold(stamp_all(&p.parents, &p.entries).iter().map(|s| s.0)), g.stamp);
+        assert_eq!(
+            fold(stamp_all(&p.parents, &p.entries).iter().map(|s| s.0)),
+            g.stamp
+        );
         // A file growing changes the stamp; nothing else does.
         std::fs::write(d.path().join("a.jsonl"), "{}\n").unwrap();
-        assert_ne!(fold(stamp_all(&p.parents, &p.entries).iter().map(|s| s.0)), g.stamp);
+        assert_ne!(
+            fold(stamp_all(&p.parents, &p.entries).iter().map(|s| s.0)),
+            g.stamp
+        );
     }
 
     #[test]
@@ -1328,6 +1368,26 @@ const RACY: Duration = Duration::from_secs(2);
 
 /// Below this many paths, stamps are taken on one thread.
 const STAMP_CHUNK: usize = 2048;
+
+/// What [`Index::unchanged`] found: the stores whose glances still hold.
+#[derive(Default)]
+pub struct Glanced {
+    /// Every store, and no session of another agent in the index: nothing changed.
+    pub all: bool,
+    /// Sessions of the stores whose glances hold.
+    pub sessions: usize,
+    rows: Vec<GlanceRow>,
+    /// The index's count of writes before the glances were read: a sync that keeps them
+    /// records nothing if another process wrote since.
+    writes: i64,
+}
+
+impl Glanced {
+    /// Whether the glance of `agent`'s store holds.
+    pub fn holds(&self, agent: Agent) -> bool {
+        self.rows.iter().any(|r| r.agent == agent.name())
+    }
+}
 
 /// A store's glance as kept in the index: the paths to `stat` and the hash of their
 /// stamps when the store was last listed.
@@ -1519,8 +1579,8 @@ fn take_glance(
     listed: &[crate::stores::Listed],
     since: SystemTime,
 ) -> Option<GlanceRow> {
-    let g = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| store.glance(listed)))
-        .ok()??;
+    let g =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| store.glance(listed))).ok()??;
     let paths = group_paths(&g)?;
     let stamps = stamp_all(&paths.parents, &paths.entries);
     let settled = since.checked_sub(RACY)?;

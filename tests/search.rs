@@ -296,9 +296,13 @@ fn age(path: &Path, secs: u64) {
         .unwrap();
 }
 
-/// Sessions 1-3, each with a word of its own (`glanceone`, `glancetwo`, `glancethree`).
-fn glance_home() -> Home {
+/// Sessions 1-3, each with a word of its own (`glanceone`, `glancetwo`, `glancethree`);
+/// with a pi session beside them when `pi` (a store listed at every search).
+fn glance_home(pi: bool) -> Home {
     let home = Home::empty();
+    if pi {
+        live_pi_session(&home);
+    }
     let dir = glance_project(&home);
     std::fs::create_dir_all(&dir).unwrap();
     for (n, word) in [(1, "glanceone"), (2, "glancetwo"), (3, "glancethree")] {
@@ -333,17 +337,20 @@ fn logged_search(home: &Home, query: &str) -> (BTreeSet<String>, bool) {
             path.split('/').take(2).collect::<Vec<_>>().join("/")
         })
         .collect();
-    (found, stderr(&out).contains("no store listed"))
+    (found, stderr(&out).contains("unchanged by their glances"))
 }
 
 fn claude_set(ns: &[u32]) -> BTreeSet<String> {
-    ns.iter().map(|n| format!("claude/{}", glance_id(*n))).collect()
+    ns.iter()
+        .map(|n| format!("claude/{}", glance_id(*n)))
+        .collect()
 }
 
 /// Appending to a session, adding one and deleting one, each followed by a search; with a
-/// mount running when `mounted` (its own searches write the index too).
+/// mount running when `mounted` (its own searches write the index too), and a pi store
+/// beside (listed at every search: the Claude store's glance spares it alone).
 fn changes_are_found_by_the_next_search(mounted: bool) {
-    let home = glance_home();
+    let home = glance_home(mounted);
     let m = mounted.then(|| Mount::new(&home, &[]));
     // The first search lists and indexes; the next, nothing changed, lists no store.
     assert_eq!(logged_search(&home, "glanceone"), (claude_set(&[1]), false));
@@ -361,7 +368,10 @@ fn changes_are_found_by_the_next_search(mounted: bool) {
     if let Some(m) = &m {
         assert_eq!(mount_sessions(m, "appendedglance"), claude_set(&[1]));
     }
-    assert_eq!(logged_search(&home, "appendedglance"), (claude_set(&[1]), true));
+    assert_eq!(
+        logged_search(&home, "appendedglance"),
+        (claude_set(&[1]), true)
+    );
     // A new session: its project directory moves (here to another time long ago, so the
     // glance taken after it is trusted at once).
     std::fs::write(
@@ -379,7 +389,16 @@ fn changes_are_found_by_the_next_search(mounted: bool) {
     std::fs::remove_file(glance_file(&home, 2)).unwrap();
     age(&glance_project(&home), 2400);
     assert_eq!(logged_search(&home, "glancetwo").0, BTreeSet::new());
-    assert_eq!(logged_search(&home, "glance"), (claude_set(&[1, 3, 4]), true));
+    assert_eq!(
+        logged_search(&home, "glance"),
+        (claude_set(&[1, 3, 4]), true)
+    );
+    if mounted {
+        assert_eq!(
+            logged_search(&home, "liveprobe"),
+            (BTreeSet::from([LIVE.to_string()]), true)
+        );
+    }
 }
 
 #[test]

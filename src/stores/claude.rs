@@ -129,7 +129,8 @@ impl Store for ClaudeStore {
                 for (p, t) in typed_entries(&project) {
                     if t == EntryType::Dir {
                         g.dirs.push(p.clone());
-                        g.dirs.extend(super::kit::dirs_under(&p.join("subagents"), 4));
+                        g.dirs
+                            .extend(super::kit::dirs_under(&p.join("subagents"), 4));
                     } else if t == EntryType::File && agent_id_of(&p).is_some() {
                         g.files.push(p);
                     }

@@ -77,8 +77,13 @@ impl Fs {
     /// Every session of every agent as `(agent, directory name)`, listing stores as needed.
     pub fn sessions(&self) -> Vec<SessionKey> {
         let agents: Vec<Agent> = self.state().agents.keys().copied().collect();
+        self.sessions_of(&agents)
+    }
+
+    /// Every session of `agents`, listing their stores as needed.
+    pub fn sessions_of(&self, agents: &[Agent]) -> Vec<SessionKey> {
         let mut out = Vec::new();
-        for a in agents {
+        for &a in agents {
             self.refresh_agent(a, false);
             let st = self.state();
             out.extend(st.agents[&a].sessions.keys().map(|n| SessionKey {
