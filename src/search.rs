@@ -27,7 +27,12 @@
 //! hash for SQLite stores). [`Index::sync`] lists the stores, compares versions against one
 //! read of the sessions table, and re-parses only sessions that changed, appeared or went;
 //! when nothing did it writes nothing. Every search runs it first, so a message appended a
-//! moment ago is found. The file is only a cache: deleting it loses nothing, and a file
+//! moment ago is found. Listing every store and versioning every session was most of what
+//! a search cost when nothing changed, so `sessfs search` first checks each store's
+//! *glance* ([`Index::unchanged`]): the `stat`s of the directories its listing read and of
+//! its sessions' files, kept from the last listing; only stores whose glance moved (or that
+//! have none) are listed. `docs/SEMANTICS.md` ("A search when nothing changed") says what
+//! a glance can and cannot see. The file is only a cache: deleting it loses nothing, and a file
 //! that is not a sessfs index (corrupt, foreign, older schema) is replaced, with one
 //! warning line. That is also why it is written with `synchronous=NORMAL` (WAL: no fsync
 //! per commit) and in big transactions.
@@ -1490,20 +1495,25 @@ fn decode_paths(bytes: &[u8]) -> Option<Paths> {
     Some(p)
 }
 
+/// The stamp of a path that cannot be `stat`ed.
+const MISSING: u64 = 0x6d69_7373_696e_6700;
+
 /// A path's `stat` (following a symlink, as versions do), hashed: device, inode, type,
 /// size and mtime; a path that cannot be read hashes as missing. With its mtime.
+// `stat`'s field types differ between platforms (macOS: a 32-bit device, a 16-bit mode).
+#[allow(clippy::unnecessary_cast)]
 fn stamp_at(dir: Option<&std::fs::File>, name: &std::ffi::OsStr) -> (u64, Option<SystemTime>) {
     use std::hash::{Hash, Hasher};
     use std::os::unix::ffi::OsStrExt;
     use std::os::unix::io::AsRawFd;
     let (Some(dir), Ok(name)) = (dir, std::ffi::CString::new(name.as_bytes())) else {
-        return (0x6d69_7373_696e_67, None);
+        return (MISSING, None);
     };
     let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
     // SAFETY: `name` is NUL-terminated, `dir` an open descriptor, and `st` is read only
     // when the call returned 0, having written it.
     if unsafe { libc::fstatat(dir.as_raw_fd(), name.as_ptr(), st.as_mut_ptr(), 0) } != 0 {
-        return (0x6d69_7373_696e_67, None);
+        return (MISSING, None);
     }
     let st = unsafe { st.assume_init() };
     let mut h = std::collections::hash_map::DefaultHasher::new();
