@@ -484,6 +484,9 @@ impl Index {
             .values()
             .flat_map(|m| m.values().map(|&(id, _)| id))
             .collect();
+        // Nothing new to vouch for and nothing written: the glances that held are still in
+        // place, and the index is left alone.
+        let worth = glances.iter().any(Option::is_some) || !gone.is_empty() || !stale.is_empty();
         let glances: Vec<Option<GlanceRow>> = glances
             .into_iter()
             .chain(glanced.rows.into_iter().map(Some))
@@ -508,7 +511,7 @@ impl Index {
             tx.commit().map_err(wrap)?;
         }
         if stale.is_empty() {
-            if complete {
+            if complete && worth {
                 self.record(glances, writes)?;
             }
             return Ok(stats);

@@ -301,7 +301,9 @@ fn age(path: &Path, secs: u64) {
 fn glance_home(pi: bool) -> Home {
     let home = Home::empty();
     if pi {
-        live_pi_session(&home);
+        let file = live_pi_session(&home);
+        age(file.parent().unwrap(), 3600);
+        age(&home.path().join(".pi/agent/sessions"), 3600);
     }
     let dir = glance_project(&home);
     std::fs::create_dir_all(&dir).unwrap();
@@ -394,10 +396,18 @@ fn changes_are_found_by_the_next_search(mounted: bool) {
         (claude_set(&[1, 3, 4]), true)
     );
     if mounted {
-        assert_eq!(
-            logged_search(&home, "liveprobe"),
-            (BTreeSet::from([LIVE.to_string()]), true)
-        );
+        let live = BTreeSet::from([LIVE.to_string()]);
+        assert_eq!(logged_search(&home, "liveprobe"), (live.clone(), true));
+        // A message appended to the pi session: its store's glance moves too.
+        let file = home
+            .path()
+            .join(".pi/agent/sessions/--tmp-live--/2026-01-01T00-00-00-000Z_33333333-0000-4000-8000-000000000001.jsonl");
+        let mut f = std::fs::OpenOptions::new().append(true).open(file).unwrap();
+        f.write_all(pi_message("a0000002", "\"a0000001\"", "the piglance answer").as_bytes())
+            .unwrap();
+        drop(f);
+        assert_eq!(logged_search(&home, "piglance").0, live);
+        assert_eq!(logged_search(&home, "piglance"), (live, true));
     }
 }
 
