@@ -521,13 +521,7 @@ fn open_fs_inner(
     watch: bool,
 ) -> Result<Arc<Fs>> {
     let env = Env::from_process();
-    let options = Options {
-        cache_bytes: cache_mb << 20,
-        // Beside the search index, in the user's private cache directory.
-        spill_dir: crate::search::default_path()
-            .ok()
-            .and_then(|p| Some(p.parent()?.to_path_buf())),
-    };
+    let options = fs_options(cache_mb);
     // A mount's watches go in before the stores are first listed.
     let open = |stores| {
         let fs = Fs::new(stores, options.clone());
@@ -566,6 +560,17 @@ fn open_fs_inner(
     Ok(fs)
 }
 
+/// The tree's options for a command: `cache_mb` of rendered files in memory, bigger ones
+/// spilled beside the search index, in the user's private cache directory.
+fn fs_options(cache_mb: usize) -> Options {
+    Options {
+        cache_bytes: cache_mb << 20,
+        spill_dir: crate::search::default_path()
+            .ok()
+            .and_then(|p| Some(p.parent()?.to_path_buf())),
+    }
+}
+
 /// Give a mount its `search/` directory. When an index already exists, what changed since
 /// it was last used is indexed in the background now; otherwise the first lookup under
 /// `search/` builds it (a mount that is never searched writes nothing to the cache).
@@ -586,18 +591,42 @@ fn enable_search(fs: &Arc<Fs>) {
 /// `sessfs search`: bring the index up to date (a progress bar on a terminal when that
 /// takes more than a second), then print the hits like `rg`: `path:line:` first.
 fn search(args: &StoreArgs, query: &str, opts: &crate::search::Options, json: bool) -> Result<()> {
-    use std::io::{IsTerminal, Write};
+    use std::io::IsTerminal;
     let q = crate::search::Query::parse(query);
     if q.terms.is_empty() {
         bail!("empty query; see sessfs search --help");
     }
-    let fs = open_fs(args, 256, false)?;
+    // Before anything is listed: a glance recorded by this sync is checked against it.
+    let since = std::time::SystemTime::now();
     let mut ix = crate::search::Index::open(&crate::search::default_path()?)?;
+    // Nothing changed since the last search: the stores' glances say so with a `stat` of
+    // each directory and session file, and no store is listed.
+    let stores = open_stores(args, &Env::from_process())?;
+    let glanced = ix.unchanged(&stores)?;
+    if glanced.all && glanced.sessions > 0 {
+        log::info!(
+            "search index: {} sessions unchanged by their glances, no store listed",
+            glanced.sessions
+        );
+        return print_hits(&ix, &q, opts, json);
+    }
+    // Some stores unchanged, holding sessions: only the others are listed (and there is no
+    // question of showing the samples instead).
+    let fs = if glanced.sessions > 0 {
+        log::info!(
+            "search index: {} sessions unchanged by their glances, the other stores listed",
+            glanced.sessions
+        );
+        Arc::new(Fs::new(stores, fs_options(256)))
+    } else {
+        drop(stores);
+        open_fs(args, 256, false)?
+    };
     let bar = indicatif::ProgressBar::hidden();
     let started = std::time::Instant::now();
     let on_terminal = std::io::stderr().is_terminal();
     let mut shown = false;
-    ix.sync(&fs, &mut |done, total| {
+    ix.sync_since(&fs, Some(since), glanced, &mut |done, total| {
         if !shown && on_terminal && started.elapsed() > std::time::Duration::from_secs(1) {
             bar.set_style(
                 indicatif::ProgressStyle::with_template(
@@ -612,7 +641,18 @@ fn search(args: &StoreArgs, query: &str, opts: &crate::search::Options, json: bo
         bar.set_position(done as u64);
     })?;
     bar.finish_and_clear();
-    let hits = ix.search(&q, opts)?;
+    print_hits(&ix, &q, opts, json)
+}
+
+/// The hits of `q`, printed; exit status 1 when there are none.
+fn print_hits(
+    ix: &crate::search::Index,
+    q: &crate::search::Query,
+    opts: &crate::search::Options,
+    json: bool,
+) -> Result<()> {
+    use std::io::{IsTerminal, Write};
+    let hits = ix.search(q, opts)?;
     if hits.is_empty() {
         std::process::exit(1);
     }
@@ -622,7 +662,7 @@ fn search(args: &StoreArgs, query: &str, opts: &crate::search::Options, json: bo
         if json {
             writeln!(out, "{}", serde_json::to_string(h)?)?;
         } else {
-            writeln!(out, "{}", format_hit(h, &q, color))?;
+            writeln!(out, "{}", format_hit(h, q, color))?;
         }
     }
     out.flush()?;

@@ -27,7 +27,12 @@
 //! hash for SQLite stores). [`Index::sync`] lists the stores, compares versions against one
 //! read of the sessions table, and re-parses only sessions that changed, appeared or went;
 //! when nothing did it writes nothing. Every search runs it first, so a message appended a
-//! moment ago is found. The file is only a cache: deleting it loses nothing, and a file
+//! moment ago is found. Listing every store and versioning every session was most of what
+//! a search cost when nothing changed, so `sessfs search` first checks each store's
+//! *glance* ([`Index::unchanged`]): the `stat`s of the directories its listing read and of
+//! its sessions' files, kept from the last listing; only stores whose glance moved (or that
+//! have none) are listed. `docs/SEMANTICS.md` ("A search when nothing changed") says what
+//! a glance can and cannot see. The file is only a cache: deleting it loses nothing, and a file
 //! that is not a sessfs index (corrupt, foreign, older schema) is replaced, with one
 //! warning line. That is also why it is written with `synchronous=NORMAL` (WAL: no fsync
 //! per commit) and in big transactions.
@@ -45,10 +50,27 @@ use rusqlite::{params, Connection, OptionalExtension};
 use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 /// Written into the index; a file with anything else is rebuilt.
 const SCHEMA: &str = "sessfs-search-2";
+
+/// The stores' glances ([`Index::unchanged`]), added to an index of [`SCHEMA`] when it
+/// has none. Any write to `sessions`, by whatever process or build of sessfs, deletes every
+/// glance (a trigger: a build that knows nothing of glances keeps them honest too) and
+/// counts in `writes`, so a process recording a glance sees whether another wrote meanwhile.
+const GLANCES: &str = "BEGIN IMMEDIATE;
+     CREATE TABLE IF NOT EXISTS glances(
+         agent TEXT PRIMARY KEY, roots BLOB NOT NULL, sessions INTEGER NOT NULL,
+         stamp INTEGER NOT NULL, paths BLOB NOT NULL);
+     INSERT OR IGNORE INTO info VALUES ('writes', 0);
+     CREATE TRIGGER IF NOT EXISTS glances_insert AFTER INSERT ON sessions BEGIN
+         DELETE FROM glances; UPDATE info SET value = value + 1 WHERE key = 'writes'; END;
+     CREATE TRIGGER IF NOT EXISTS glances_update AFTER UPDATE ON sessions BEGIN
+         DELETE FROM glances; UPDATE info SET value = value + 1 WHERE key = 'writes'; END;
+     CREATE TRIGGER IF NOT EXISTS glances_delete AFTER DELETE ON sessions BEGIN
+         DELETE FROM glances; UPDATE info SET value = value + 1 WHERE key = 'writes'; END;
+     COMMIT;";
 
 /// Lines longer than this are indexed cut (a minified file in a tool output is one line).
 const MAX_LINE: usize = 4096;
@@ -321,6 +343,9 @@ impl Index {
             ))?;
         }
         conn.pragma_update(None, "synchronous", "NORMAL")?;
+        if !tables.iter().any(|t| t == "glances") {
+            conn.execute_batch(GLANCES)?;
+        }
         let schema: Option<String> = conn
             .query_row("SELECT value FROM info WHERE key = 'schema'", [], |r| {
                 r.get(0)
@@ -347,17 +372,74 @@ impl Index {
     /// new ones, drop those that went. `progress(done, total)` is called as sessions are
     /// indexed (total = sessions to index, not all sessions).
     pub fn sync(&mut self, fs: &Fs, progress: &mut dyn FnMut(usize, usize)) -> Result<SyncStats> {
+        self.sync_since(fs, None, Glanced::default(), progress)
+    }
+
+    /// [`Index::sync`], and when `since` is given (a time before `fs` first listed its
+    /// stores), each store's glance recorded for [`Index::unchanged`]. A glance is recorded
+    /// only when every session was versioned and indexed, no other process wrote the index
+    /// meanwhile and no directory of the store moved within [`RACY`] of `since`.
+    ///
+    /// The stores whose glances hold (`glanced`, just checked by [`Index::unchanged`]) are
+    /// neither listed nor versioned, and their glances are kept.
+    pub fn sync_since(
+        &mut self,
+        fs: &Fs,
+        since: Option<SystemTime>,
+        glanced: Glanced,
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<SyncStats> {
         let wrap = wrap(&self.path);
-        let keys = fs.sessions();
-        // agent -> name -> (id, version) of every indexed session, in one read; what is
-        // left in it once every listed session has taken its own out is gone.
+        let mut writes = if glanced.rows.is_empty() {
+            self.writes()?
+        } else {
+            glanced.writes
+        };
+        let stores: Vec<&dyn crate::stores::Store> = fs
+            .stores()
+            .iter()
+            .map(|s| s.as_ref())
+            .filter(|s| !glanced.holds(s.agent()))
+            .collect();
+        let agents: Vec<Agent> = stores.iter().map(|s| s.agent()).collect();
+        let keys = fs.sessions_of(&agents);
+        // Stamped after the listing and before any version is taken: what the index holds
+        // once this sync is done is never older than what the glances vouch for.
+        let glances: Vec<Option<GlanceRow>> = match since {
+            Some(since) => stores
+                .iter()
+                .map(|s| take_glance(*s, &fs.listed(s.agent()), since))
+                .collect(),
+            None => Vec::new(),
+        };
+        let mut complete = since.is_some();
+        // agent -> name -> (id, version) of every indexed session of the agents synced and
+        // of agents with no store; what is left in it once every listed session has taken
+        // its own out is gone.
         let mut known: HashMap<String, HashMap<String, (i64, i64)>> = HashMap::new();
         {
+            // The agents in the index first (from its (agent, name) index alone), then the
+            // rows of those not held, by that index too.
+            let indexed: Vec<String> = {
+                let mut st = self
+                    .conn
+                    .prepare_cached("SELECT DISTINCT agent FROM sessions")
+                    .map_err(wrap)?;
+                let rows = st.query_map([], |r| r.get(0)).map_err(wrap)?;
+                rows.collect::<rusqlite::Result<_>>().map_err(wrap)?
+            };
+            let read: Vec<&String> = indexed
+                .iter()
+                .filter(|a| !glanced.rows.iter().any(|r| &r.agent == *a))
+                .collect();
+            let marks = vec!["?"; read.len()].join(", ");
             let mut st = self
                 .conn
-                .prepare_cached("SELECT agent, name, id, version FROM sessions")
+                .prepare(&format!(
+                    "SELECT agent, name, id, version FROM sessions WHERE agent IN ({marks})"
+                ))
                 .map_err(wrap)?;
-            let mut rows = st.query([]).map_err(wrap)?;
+            let mut rows = st.query(rusqlite::params_from_iter(read)).map_err(wrap)?;
             while let Some(r) = rows.next().map_err(wrap)? {
                 let (agent, name) = (r.get(0).map_err(wrap)?, r.get(1).map_err(wrap)?);
                 let row = (r.get(2).map_err(wrap)?, r.get(3).map_err(wrap)?);
@@ -388,6 +470,7 @@ impl Index {
         let mut stale: Vec<(SessionKey, u64)> = Vec::new();
         for (key, version) in keys.iter().zip(versions) {
             let Some(version) = version else {
+                complete = false;
                 continue;
             };
             let indexed = known
@@ -401,8 +484,15 @@ impl Index {
             .values()
             .flat_map(|m| m.values().map(|&(id, _)| id))
             .collect();
+        // Nothing new to vouch for and nothing written: the glances that held are still in
+        // place, and the index is left alone.
+        let worth = glances.iter().any(Option::is_some) || !gone.is_empty() || !stale.is_empty();
+        let glances: Vec<Option<GlanceRow>> = glances
+            .into_iter()
+            .chain(glanced.rows.into_iter().map(Some))
+            .collect();
         let mut stats = SyncStats {
-            sessions: keys.len(),
+            sessions: keys.len() + glanced.sessions,
             removed: gone.len(),
             ..SyncStats::default()
         };
@@ -412,14 +502,18 @@ impl Index {
                 .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
                 .map_err(wrap)?;
             for id in &gone {
-                tx.execute("DELETE FROM grams WHERE rowid = ?1", [id])
+                writes += tx
+                    .execute("DELETE FROM grams WHERE rowid = ?1", [id])
                     .and_then(|_| tx.execute("DELETE FROM texts WHERE id = ?1", [id]))
                     .and_then(|_| tx.execute("DELETE FROM sessions WHERE id = ?1", [id]))
-                    .map_err(wrap)?;
+                    .map_err(wrap)? as i64;
             }
             tx.commit().map_err(wrap)?;
         }
         if stale.is_empty() {
+            if complete && worth {
+                self.record(glances, writes)?;
+            }
             return Ok(stats);
         }
         // Parse, render and compress on every core; write on this thread, in transactions
@@ -448,17 +542,147 @@ impl Index {
             let mut batch: Vec<Prepared> = Vec::new();
             let mut last_write = Instant::now();
             for (i, p) in rx.iter().enumerate() {
+                // A session that did not load is tried again at the next sync: no glance
+                // may vouch for the index before it is in.
+                complete &= p.is_some();
                 batch.extend(p);
                 if last_write.elapsed() > Duration::from_millis(250) {
+                    writes += batch.len() as i64;
                     stats.lines += self.write(&mut batch)?;
                     last_write = Instant::now();
                 }
                 stats.indexed += 1;
                 progress(i + 1, total);
             }
+            writes += batch.len() as i64;
             stats.lines += self.write(&mut batch)?;
-            Ok(stats)
-        })
+            complete &= stats.indexed == total;
+            Ok(())
+        })?;
+        if complete {
+            self.record(glances, writes)?;
+        }
+        Ok(stats)
+    }
+
+    /// The index's count of writes to its sessions (kept by the [`GLANCES`] triggers).
+    fn writes(&self) -> Result<i64> {
+        self.conn
+            .query_row(
+                "SELECT CAST(value AS INTEGER) FROM info WHERE key = 'writes'",
+                [],
+                |r| r.get(0),
+            )
+            .optional()
+            .map(Option::unwrap_or_default)
+            .map_err(wrap(&self.path))
+    }
+
+    /// Keep `glances` (the stores' that have one) in place of the old ones, unless the
+    /// index's count of writes is not `writes`, what this process's own writes brought it
+    /// to: another process wrote meanwhile, maybe for other stores, and nothing is vouched
+    /// for.
+    fn record(&mut self, glances: Vec<Option<GlanceRow>>, writes: i64) -> Result<()> {
+        let wrap = wrap(&self.path);
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(wrap)?;
+        let now: Option<i64> = tx
+            .query_row(
+                "SELECT CAST(value AS INTEGER) FROM info WHERE key = 'writes'",
+                [],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(wrap)?;
+        if now.unwrap_or_default() != writes {
+            return Ok(());
+        }
+        tx.execute("DELETE FROM glances", []).map_err(wrap)?;
+        for g in glances.into_iter().flatten() {
+            tx.execute(
+                "INSERT OR REPLACE INTO glances(agent, roots, sessions, stamp, paths)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![g.agent, g.roots, g.sessions as i64, g.stamp as i64, g.paths],
+            )
+            .map_err(wrap)?;
+        }
+        tx.commit().map_err(wrap)
+    }
+
+    /// Which of `stores` the index holds as listing them would give, found without listing
+    /// them: those with a glance of their current roots ([`Index::sync_since`]) whose paths'
+    /// stamps are what they were. [`Glanced::all`] when that is every store and the index
+    /// holds no session of another agent: nothing changed.
+    pub fn unchanged(&self, stores: &[Box<dyn crate::stores::Store>]) -> Result<Glanced> {
+        let wrap = wrap(&self.path);
+        let writes = self.writes()?;
+        let mut rows: HashMap<String, GlanceRow> = HashMap::new();
+        {
+            let mut st = self
+                .conn
+                .prepare_cached("SELECT agent, roots, sessions, stamp, paths FROM glances")
+                .map_err(wrap)?;
+            let mut q = st.query([]).map_err(wrap)?;
+            while let Some(r) = q.next().map_err(wrap)? {
+                let row = GlanceRow {
+                    agent: r.get(0).map_err(wrap)?,
+                    roots: r.get(1).map_err(wrap)?,
+                    sessions: usize::try_from(r.get::<_, i64>(2).map_err(wrap)?).unwrap_or(0),
+                    stamp: r.get::<_, i64>(3).map_err(wrap)? as u64,
+                    paths: r.get(4).map_err(wrap)?,
+                };
+                rows.insert(row.agent.clone(), row);
+            }
+        }
+        // Every candidate's paths in one list, stamped on every core at once.
+        let mut candidates: Vec<(GlanceRow, usize, usize)> = Vec::new();
+        let mut all = Paths::default();
+        for store in stores {
+            let Some(row) = rows.remove(store.agent().name()) else {
+                continue;
+            };
+            if row.roots != roots_key(store.as_ref()) {
+                continue;
+            }
+            let Some(paths) = zstd::stream::decode_all(row.paths.as_slice())
+                .ok()
+                .and_then(|b| decode_paths(&b))
+            else {
+                continue;
+            };
+            let (base, from) = (all.parents.len(), all.entries.len());
+            all.parents.extend(paths.parents);
+            all.entries
+                .extend(paths.entries.into_iter().map(|(p, n)| (p + base, n)));
+            candidates.push((row, from, all.entries.len()));
+        }
+        let stamps = stamp_all(&all.parents, &all.entries);
+        let mut glanced = Glanced {
+            writes,
+            ..Glanced::default()
+        };
+        for (row, from, to) in candidates {
+            if fold(stamps[from..to].iter().map(|s| s.0)) == row.stamp {
+                glanced.sessions += row.sessions;
+                glanced.rows.push(row);
+            }
+        }
+        glanced.all = glanced.rows.len() == stores.len() && !stores.is_empty() && {
+            // Sessions of an agent with no store any more are gone from a listing.
+            let marks = vec!["?"; stores.len()].join(", ");
+            self.conn
+                .query_row(
+                    &format!("SELECT 1 FROM sessions WHERE agent NOT IN ({marks}) LIMIT 1"),
+                    rusqlite::params_from_iter(stores.iter().map(|s| s.agent().name())),
+                    |r| r.get::<_, i64>(0),
+                )
+                .optional()
+                .map_err(wrap)?
+                .is_none()
+        };
+        Ok(glanced)
     }
 
     fn write(&mut self, batch: &mut Vec<Prepared>) -> Result<usize> {
@@ -1050,6 +1274,72 @@ mod tests {
         assert_eq!(q.highlights("A Cache, a cache"), vec![(2, 7), (11, 16)]);
     }
 
+    /// A store whose listing is one directory's `*.jsonl` files, each a session.
+    struct DirStore(crate::stores::Base);
+
+    impl crate::stores::Store for DirStore {
+        fn base(&self) -> &crate::stores::Base {
+            &self.0
+        }
+        fn list(&self) -> Vec<crate::stores::Listed> {
+            crate::stores::walk_files(&self.0.roots[0].path, ".jsonl", 0)
+                .into_iter()
+                .map(|p| crate::stores::Listed::file("s", p, 0))
+                .collect()
+        }
+        fn load(&self, l: &crate::stores::Listed) -> crate::model::Session {
+            crate::model::Session::new(Agent::Pi, &l.id)
+        }
+        fn glance(&self, listed: &[crate::stores::Listed]) -> Option<crate::stores::Glance> {
+            Some(crate::stores::Glance {
+                dirs: vec![self.0.roots[0].path.clone()],
+                files: listed.iter().map(|l| l.path.clone()).collect(),
+            })
+        }
+    }
+
+    fn dir_store(dir: &Path) -> DirStore {
+        let root = crate::stores::Root::new(Agent::Pi, dir, "test");
+        DirStore(crate::stores::Base::new(Agent::Pi, vec![root]))
+    }
+
+    fn set_mtime(p: &Path, ago: Duration) {
+        std::fs::File::open(p)
+            .unwrap()
+            .set_times(std::fs::FileTimes::new().set_modified(SystemTime::now() - ago))
+            .unwrap();
+    }
+
+    /// A directory that moved within [`RACY`] of the listing may hide an entry added in the
+    /// same tick of its mtime: no glance is taken of it. Once older, one is.
+    #[test]
+    fn a_directory_that_just_moved_is_not_vouched_for() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("a.jsonl"), "{}").unwrap();
+        let store = dir_store(d.path());
+        let listed = crate::stores::Store::list(&store);
+        assert!(take_glance(&store, &listed, SystemTime::now()).is_none());
+        set_mtime(d.path(), Duration::from_secs(3));
+        let g = take_glance(&store, &listed, SystemTime::now()).expect("a glance");
+        assert_eq!(g.sessions, 1);
+        // What it stamps reads back as written.
+        let bytes = zstd::stream::decode_all(g.paths.as_slice()).unwrap();
+        let p = decode_paths(&bytes).unwrap();
+        assert_eq!(p.parents.len(), 2, "{:?}", p.parents);
+        assert_eq!(p.dirs.iter().filter(|d| **d).count(), 1);
+        assert_eq!(encode_paths(&p), bytes);
+        assert_eq!(
+            fold(stamp_all(&p.parents, &p.entries).iter().map(|s| s.0)),
+            g.stamp
+        );
+        // A file growing changes the stamp; nothing else does.
+        std::fs::write(d.path().join("a.jsonl"), "{}\n").unwrap();
+        assert_ne!(
+            fold(stamp_all(&p.parents, &p.entries).iter().map(|s| s.0)),
+            g.stamp
+        );
+    }
+
     #[test]
     fn a_garbage_file_is_rebuilt() {
         let d = tempfile::tempdir().unwrap();
@@ -1073,4 +1363,250 @@ mod tests {
         drop(c);
         assert!(Index::open(&p).is_ok());
     }
+}
+
+// ---------------------------------------------------------------------------------------
+// Glances: a search's freshness check without listing the stores
+
+/// A directory whose mtime is this close to the start of the listing it was stamped after,
+/// or later, may hide an entry added in the same clock tick (mtimes move in ticks of a few
+/// milliseconds, on some file systems of one or two seconds): its store is not vouched for
+/// until a listing finds it older.
+const RACY: Duration = Duration::from_secs(2);
+
+/// Below this many paths, stamps are taken on one thread.
+const STAMP_CHUNK: usize = 2048;
+
+/// What [`Index::unchanged`] found: the stores whose glances still hold.
+#[derive(Default)]
+pub struct Glanced {
+    /// Every store, and no session of another agent in the index: nothing changed.
+    pub all: bool,
+    /// Sessions of the stores whose glances hold.
+    pub sessions: usize,
+    rows: Vec<GlanceRow>,
+    /// The index's count of writes before the glances were read: a sync that keeps them
+    /// records nothing if another process wrote since.
+    writes: i64,
+}
+
+impl Glanced {
+    /// Whether the glance of `agent`'s store holds.
+    pub fn holds(&self, agent: Agent) -> bool {
+        self.rows.iter().any(|r| r.agent == agent.name())
+    }
+}
+
+/// A store's glance as kept in the index: the paths to `stat` and the hash of their
+/// stamps when the store was last listed.
+struct GlanceRow {
+    agent: String,
+    roots: Vec<u8>,
+    sessions: usize,
+    stamp: u64,
+    /// zstd of [`encode_paths`].
+    paths: Vec<u8>,
+}
+
+/// One path to stamp: its parent directory's index in the group list and its name.
+type Entry = (usize, std::ffi::OsString);
+
+/// Paths grouped by parent directory: `stat` is then relative to one open directory per
+/// group, a lookup of one name instead of a walk of every component.
+#[derive(Default)]
+struct Paths {
+    parents: Vec<PathBuf>,
+    entries: Vec<Entry>,
+    /// Whether each entry is a directory (its mtime is checked for [`RACY`]).
+    dirs: Vec<bool>,
+}
+
+/// The roots of a store as kept beside its glance: a store whose roots changed (a `--store`
+/// given, a root made) is listed.
+fn roots_key(store: &dyn crate::stores::Store) -> Vec<u8> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut out = Vec::new();
+    for r in store.roots() {
+        out.extend_from_slice(r.path.as_os_str().as_bytes());
+        out.push(0);
+    }
+    out
+}
+
+/// `dirs` then `files`, grouped by parent (each group sorted by name); `None` when a path
+/// is not absolute, has no parent or name, or holds a line break (the encoding's separator).
+fn group_paths(g: &crate::stores::Glance) -> Option<Paths> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut all: Vec<(&Path, &std::ffi::OsStr, bool)> = Vec::new();
+    for (list, is_dir) in [(&g.dirs, true), (&g.files, false)] {
+        for p in list {
+            if !p.is_absolute() || p.as_os_str().as_bytes().contains(&b'\n') {
+                return None;
+            }
+            all.push((p.parent()?, p.file_name()?, is_dir));
+        }
+    }
+    all.sort_unstable();
+    all.dedup();
+    let mut paths = Paths::default();
+    for (parent, name, is_dir) in all {
+        if paths.parents.last().map(PathBuf::as_path) != Some(parent) {
+            paths.parents.push(parent.to_path_buf());
+        }
+        paths
+            .entries
+            .push((paths.parents.len() - 1, name.to_os_string()));
+        paths.dirs.push(is_dir);
+    }
+    Some(paths)
+}
+
+/// A line per parent (`/…`, absolute) followed by a line per entry in it: `d name` for a
+/// directory, `f name` for a file.
+fn encode_paths(p: &Paths) -> Vec<u8> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut out = Vec::new();
+    let mut last = usize::MAX;
+    for ((parent, name), is_dir) in p.entries.iter().zip(&p.dirs) {
+        if *parent != last {
+            out.extend_from_slice(p.parents[*parent].as_os_str().as_bytes());
+            out.push(b'\n');
+            last = *parent;
+        }
+        out.extend_from_slice(if *is_dir { b"d " } else { b"f " });
+        out.extend_from_slice(name.as_bytes());
+        out.push(b'\n');
+    }
+    out
+}
+
+fn decode_paths(bytes: &[u8]) -> Option<Paths> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut p = Paths::default();
+    for line in bytes.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+        if line[0] == b'/' {
+            p.parents
+                .push(PathBuf::from(std::ffi::OsStr::from_bytes(line)));
+            continue;
+        }
+        let parent = p.parents.len().checked_sub(1)?;
+        let (kind, name) = (line.get(..2)?, &line[2..]);
+        p.entries
+            .push((parent, std::ffi::OsStr::from_bytes(name).to_os_string()));
+        p.dirs.push(kind == b"d ");
+    }
+    Some(p)
+}
+
+/// The stamp of a path that cannot be `stat`ed.
+const MISSING: u64 = 0x6d69_7373_696e_6700;
+
+/// A path's `stat` (following a symlink, as versions do), hashed: device, inode, type,
+/// size and mtime; a path that cannot be read hashes as missing. With its mtime.
+// `stat`'s field types differ between platforms (macOS: a 32-bit device, a 16-bit mode).
+#[allow(clippy::unnecessary_cast)]
+fn stamp_at(dir: Option<&std::fs::File>, name: &std::ffi::OsStr) -> (u64, Option<SystemTime>) {
+    use std::hash::{Hash, Hasher};
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::io::AsRawFd;
+    let (Some(dir), Ok(name)) = (dir, std::ffi::CString::new(name.as_bytes())) else {
+        return (MISSING, None);
+    };
+    let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
+    // SAFETY: `name` is NUL-terminated, `dir` an open descriptor, and `st` is read only
+    // when the call returned 0, having written it.
+    if unsafe { libc::fstatat(dir.as_raw_fd(), name.as_ptr(), st.as_mut_ptr(), 0) } != 0 {
+        return (MISSING, None);
+    }
+    let st = unsafe { st.assume_init() };
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    (
+        st.st_dev as u64,
+        st.st_ino as u64,
+        st.st_mode as u32 & libc::S_IFMT,
+        st.st_size,
+        st.st_mtime,
+        st.st_mtime_nsec,
+    )
+        .hash(&mut h);
+    let mtime = Duration::new(st.st_mtime.max(0) as u64, st.st_mtime_nsec as u32);
+    (h.finish(), Some(SystemTime::UNIX_EPOCH + mtime))
+}
+
+/// The stamps of `entries` (of `parents`), in order, on every core for many.
+fn stamp_all(parents: &[PathBuf], entries: &[Entry]) -> Vec<(u64, Option<SystemTime>)> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let part = |part: &[Entry]| {
+        let mut open: Option<(usize, Option<std::fs::File>)> = None;
+        part.iter()
+            .map(|(parent, name)| {
+                if open.as_ref().map(|(p, _)| *p) != Some(*parent) {
+                    let dir = std::fs::OpenOptions::new()
+                        .read(true)
+                        .custom_flags(DIR_HANDLE | libc::O_DIRECTORY)
+                        .open(&parents[*parent])
+                        .ok();
+                    open = Some((*parent, dir));
+                }
+                stamp_at(open.as_ref().and_then(|(_, d)| d.as_ref()), name)
+            })
+            .collect::<Vec<_>>()
+    };
+    let threads = cores().min(entries.len() / STAMP_CHUNK).max(1);
+    if threads == 1 {
+        return part(entries);
+    }
+    std::thread::scope(|scope| {
+        let parts: Vec<_> = entries
+            .chunks(entries.len().div_ceil(threads))
+            .map(|p| (p.len(), scope.spawn(move || part(p))))
+            .collect();
+        parts
+            .into_iter()
+            .flat_map(|(n, h)| h.join().unwrap_or_else(|_| vec![(0, None); n]))
+            .collect()
+    })
+}
+
+/// One hash of a store's stamps, in order.
+fn fold(stamps: impl Iterator<Item = u64>) -> u64 {
+    use std::hash::Hasher;
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    for s in stamps {
+        h.write_u64(s);
+    }
+    h.finish()
+}
+
+/// How a directory is opened only to `fstatat` inside it: `O_PATH` where Linux has it.
+#[cfg(target_os = "linux")]
+const DIR_HANDLE: i32 = libc::O_PATH;
+#[cfg(not(target_os = "linux"))]
+const DIR_HANDLE: i32 = 0;
+
+/// The glance of `store` over what it listed (`listed`), stamped now; `None` when the
+/// store has none or a directory moved too close to `since`, the start of the listing
+/// ([`RACY`]).
+fn take_glance(
+    store: &dyn crate::stores::Store,
+    listed: &[crate::stores::Listed],
+    since: SystemTime,
+) -> Option<GlanceRow> {
+    let g =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| store.glance(listed))).ok()??;
+    let paths = group_paths(&g)?;
+    let stamps = stamp_all(&paths.parents, &paths.entries);
+    let settled = since.checked_sub(RACY)?;
+    for ((_, mtime), is_dir) in stamps.iter().zip(&paths.dirs) {
+        if *is_dir && mtime.is_none_or(|m| m >= settled) {
+            return None;
+        }
+    }
+    Some(GlanceRow {
+        agent: store.agent().name().to_string(),
+        roots: roots_key(store),
+        sessions: listed.len(),
+        stamp: fold(stamps.iter().map(|s| s.0)),
+        paths: zstd::bulk::compress(&encode_paths(&paths), 3).ok()?,
+    })
 }

@@ -256,3 +256,167 @@ fn phrases_match_in_order_and_short_words_match_too() {
     assert!(cli_sessions(&home, "de Py").1.contains(&session));
     assert_eq!(cli_sessions(&home, "☃☃").0, Some(1));
 }
+
+// ---------------------------------------------------------------------------------------
+// A search when nothing changed lists no store, and still finds every change
+
+/// A Claude Code project of its own (no other store in the home).
+fn glance_project(home: &Home) -> PathBuf {
+    home.path().join(".claude/projects/-tmp-glance")
+}
+
+fn glance_id(n: u32) -> String {
+    format!("61a4ce00-0000-4000-8000-{n:012}")
+}
+
+/// One Claude Code user record of session `n`, as Claude Code writes it.
+fn glance_record(n: u32, i: u32, text: &str) -> String {
+    let parent = if i == 0 {
+        "null".to_string()
+    } else {
+        format!("\"u{n}-{}\"", i - 1)
+    };
+    format!(
+        "{{\"type\":\"user\",\"uuid\":\"u{n}-{i}\",\"parentUuid\":{parent},\"sessionId\":\"{}\",\"cwd\":\"/tmp/glance\",\"version\":\"2.1.40\",\"timestamp\":\"2026-02-20T10:00:0{i}.000Z\",\"message\":{{\"role\":\"user\",\"content\":\"{text}\"}}}}\n",
+        glance_id(n)
+    )
+}
+
+fn glance_file(home: &Home, n: u32) -> PathBuf {
+    glance_project(home).join(format!("{}.jsonl", glance_id(n)))
+}
+
+/// Set `path`'s mtime `secs` seconds back: a store at rest, whose directories moved long
+/// before the search that stamps them (one that moved within two seconds is not trusted).
+fn age(path: &Path, secs: u64) {
+    let t = std::time::SystemTime::now() - std::time::Duration::from_secs(secs);
+    std::fs::File::open(path)
+        .unwrap()
+        .set_times(std::fs::FileTimes::new().set_modified(t))
+        .unwrap();
+}
+
+/// Sessions 1-3, each with a word of its own (`glanceone`, `glancetwo`, `glancethree`);
+/// with a pi session beside them when `pi` (a store listed at every search).
+fn glance_home(pi: bool) -> Home {
+    let home = Home::empty();
+    if pi {
+        let file = live_pi_session(&home);
+        age(file.parent().unwrap(), 3600);
+        age(&home.path().join(".pi/agent/sessions"), 3600);
+    }
+    let dir = glance_project(&home);
+    std::fs::create_dir_all(&dir).unwrap();
+    for (n, word) in [(1, "glanceone"), (2, "glancetwo"), (3, "glancethree")] {
+        std::fs::write(
+            glance_file(&home, n),
+            glance_record(n, 0, &format!("the {word} question")),
+        )
+        .unwrap();
+    }
+    for d in [
+        dir.as_path(),
+        dir.parent().unwrap(),
+        &home.path().join(".claude"),
+    ] {
+        age(d, 3600);
+    }
+    home
+}
+
+/// `sessfs search` with its log: the sessions found and whether it listed no store.
+fn logged_search(home: &Home, query: &str) -> (BTreeSet<String>, bool) {
+    let out = home
+        .command(&["search", "--json", query])
+        .env("RUST_LOG", "sessfs=info")
+        .output()
+        .unwrap();
+    let found = stdout(&out)
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            let path = v["path"].as_str().unwrap().to_string();
+            path.split('/').take(2).collect::<Vec<_>>().join("/")
+        })
+        .collect();
+    (found, stderr(&out).contains("unchanged by their glances"))
+}
+
+fn claude_set(ns: &[u32]) -> BTreeSet<String> {
+    ns.iter()
+        .map(|n| format!("claude/{}", glance_id(*n)))
+        .collect()
+}
+
+/// Appending to a session, adding one and deleting one, each followed by a search; with a
+/// mount running when `mounted` (its own searches write the index too), and a pi store
+/// beside (listed at every search: the Claude store's glance spares it alone).
+fn changes_are_found_by_the_next_search(mounted: bool) {
+    let home = glance_home(mounted);
+    let m = mounted.then(|| Mount::new(&home, &[]));
+    // The first search lists and indexes; the next, nothing changed, lists no store.
+    assert_eq!(logged_search(&home, "glanceone"), (claude_set(&[1]), false));
+    assert_eq!(logged_search(&home, "glancetwo"), (claude_set(&[2]), true));
+    // An appended message: no directory moves, the session file grows.
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(glance_file(&home, 1))
+        .unwrap();
+    use std::io::Write;
+    f.write_all(glance_record(1, 1, "an appendedglance answer").as_bytes())
+        .unwrap();
+    drop(f);
+    assert_eq!(logged_search(&home, "appendedglance").0, claude_set(&[1]));
+    if let Some(m) = &m {
+        assert_eq!(mount_sessions(m, "appendedglance"), claude_set(&[1]));
+    }
+    assert_eq!(
+        logged_search(&home, "appendedglance"),
+        (claude_set(&[1]), true)
+    );
+    // A new session: its project directory moves (here to another time long ago, so the
+    // glance taken after it is trusted at once).
+    std::fs::write(
+        glance_file(&home, 4),
+        glance_record(4, 0, "the glancefour question"),
+    )
+    .unwrap();
+    age(&glance_project(&home), 3000);
+    assert_eq!(logged_search(&home, "glancefour").0, claude_set(&[4]));
+    if let Some(m) = &m {
+        assert_eq!(mount_sessions(m, "glancefour"), claude_set(&[4]));
+    }
+    assert_eq!(logged_search(&home, "glance").0, claude_set(&[1, 2, 3, 4]));
+    // A deleted session.
+    std::fs::remove_file(glance_file(&home, 2)).unwrap();
+    age(&glance_project(&home), 2400);
+    assert_eq!(logged_search(&home, "glancetwo").0, BTreeSet::new());
+    assert_eq!(
+        logged_search(&home, "glance"),
+        (claude_set(&[1, 3, 4]), true)
+    );
+    if mounted {
+        let live = BTreeSet::from([LIVE.to_string()]);
+        assert_eq!(logged_search(&home, "liveprobe"), (live.clone(), true));
+        // A message appended to the pi session: its store's glance moves too.
+        let file = home
+            .path()
+            .join(".pi/agent/sessions/--tmp-live--/2026-01-01T00-00-00-000Z_33333333-0000-4000-8000-000000000001.jsonl");
+        let mut f = std::fs::OpenOptions::new().append(true).open(file).unwrap();
+        f.write_all(pi_message("a0000002", "\"a0000001\"", "the piglance answer").as_bytes())
+            .unwrap();
+        drop(f);
+        assert_eq!(logged_search(&home, "piglance").0, live);
+        assert_eq!(logged_search(&home, "piglance"), (live, true));
+    }
+}
+
+#[test]
+fn changes_are_found_by_the_next_search_without_a_mount() {
+    changes_are_found_by_the_next_search(false);
+}
+
+#[test]
+fn changes_are_found_by_the_next_search_with_a_mount_running() {
+    changes_are_found_by_the_next_search(true);
+}

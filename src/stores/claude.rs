@@ -24,7 +24,7 @@ mod session;
 mod text;
 
 use super::kit::{entries as sorted_entries, file_name, typed_entries, EntryType};
-use super::{Base, Env, Listed, Root, Store};
+use super::{Base, Env, Glance, Listed, Root, Store};
 use crate::model::{Agent, Session, Subagent};
 use crate::names;
 use serde_json::Value;
@@ -113,6 +113,34 @@ impl Store for ClaudeStore {
     /// never a session's own file.
     fn keeps_listing(&self, _listed: &Listed) -> bool {
         true
+    }
+
+    /// The listing reads the roots, their project directories, each `<uuid>/` beside a
+    /// session and the tree of its `subagents/`; the heads of flat `agent-*.jsonl` files;
+    /// and versions every session by its sources.
+    fn glance(&self, listed: &[Listed]) -> Option<Glance> {
+        let mut g = Glance::default();
+        for root in &self.base.roots {
+            g.dirs.push(root.path.clone());
+            for project in sorted_entries(&root.path)
+                .into_iter()
+                .filter(|p| p.is_dir())
+            {
+                for (p, t) in typed_entries(&project) {
+                    if t == EntryType::Dir {
+                        g.dirs.push(p.clone());
+                        g.dirs
+                            .extend(super::kit::dirs_under(&p.join("subagents"), 4));
+                    } else if t == EntryType::File && agent_id_of(&p).is_some() {
+                        g.files.push(p);
+                    }
+                }
+                g.dirs.push(project);
+            }
+        }
+        g.files
+            .extend(listed.iter().flat_map(|l| l.sources.iter().cloned()));
+        Some(g)
     }
 }
 

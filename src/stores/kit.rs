@@ -109,6 +109,37 @@ pub fn subdirs(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// `dir` and every directory below it to `depth` levels, symlinks not followed; nothing
+/// when `dir` is not a directory. For [`super::Store::glance`].
+pub fn dirs_under(dir: &Path, depth: usize) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    if std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir()) {
+        dirs_below(dir, depth, &mut out);
+    }
+    out
+}
+
+fn dirs_below(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
+    out.push(dir.to_path_buf());
+    if depth == 0 {
+        return;
+    }
+    for sub in subdirs_all(dir) {
+        dirs_below(&sub, depth - 1, out);
+    }
+}
+
+/// Real subdirectories of `dir`, hidden ones included.
+fn subdirs_all(dir: &Path) -> Vec<PathBuf> {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    rd.flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .map(|e| e.path())
+        .collect()
+}
+
 /// Open a store file for reading, refusing anything that is not a regular file.
 ///
 /// Every store reads through this. A session file can become a FIFO, a device (a symlink to

@@ -215,6 +215,29 @@ pub trait Store: Send + Sync {
     fn keeps_listing(&self, _listed: &Listed) -> bool {
         false
     }
+
+    /// What `sessfs search` looks at instead of listing the store, to know that [`list`]
+    /// would give `listed` again with every session's version unchanged (see [`Glance`]).
+    /// Called after a listing, so it may read directories again; it must not parse
+    /// sessions. `None` (the default): the store cannot say, and is listed at every search.
+    ///
+    /// [`list`]: Store::list
+    fn glance(&self, _listed: &[Listed]) -> Option<Glance> {
+        None
+    }
+}
+
+/// The paths a store's listing and its sessions' versions depend on, for a search's
+/// freshness check without a listing: the `stat` of each, taken right after a listing and
+/// kept in the search index, is taken again at the next search, and any difference lists
+/// the store again.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Glance {
+    /// Directories whose entries the listing reads: their mtime moves when an entry is
+    /// added, removed or renamed in them (not when a file in them grows).
+    pub dirs: Vec<PathBuf>,
+    /// Files whose size and mtime version a session, or that the listing read.
+    pub files: Vec<PathBuf>,
 }
 
 /// One registry line per store: the agent, where it looks, and how it opens.

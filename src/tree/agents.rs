@@ -77,8 +77,13 @@ impl Fs {
     /// Every session of every agent as `(agent, directory name)`, listing stores as needed.
     pub fn sessions(&self) -> Vec<SessionKey> {
         let agents: Vec<Agent> = self.state().agents.keys().copied().collect();
+        self.sessions_of(&agents)
+    }
+
+    /// Every session of `agents`, listing their stores as needed.
+    pub fn sessions_of(&self, agents: &[Agent]) -> Vec<SessionKey> {
         let mut out = Vec::new();
-        for a in agents {
+        for &a in agents {
             self.refresh_agent(a, false);
             let st = self.state();
             out.extend(st.agents[&a].sessions.keys().map(|n| SessionKey {
@@ -87,6 +92,15 @@ impl Fs {
             }));
         }
         out
+    }
+
+    /// What `agent`'s store listed last, as the tree keeps it (no new listing).
+    pub fn listed(&self, agent: Agent) -> Vec<crate::stores::Listed> {
+        let st = self.state();
+        st.agents
+            .get(&agent)
+            .map(|a| a.sessions.values().map(|s| s.listed.clone()).collect())
+            .unwrap_or_default()
     }
 
     /// Find a session by `<agent>:<name>`, where name is the session's directory name in the

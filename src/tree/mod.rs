@@ -282,6 +282,11 @@ impl Fs {
         }
     }
 
+    /// The stores the tree shows, in [`Fs::new`]'s order.
+    pub fn stores(&self) -> &[Box<dyn Store>] {
+        &self.stores
+    }
+
     /// The rendered-file cache's counters.
     pub fn cache_stats(&self) -> crate::cache::Stats {
         self.cache.stats()

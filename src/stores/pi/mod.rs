@@ -30,7 +30,7 @@ mod parse;
 mod tests;
 
 use super::kit::{self, subdirs};
-use super::{Base, Env, Listed, Root, Store};
+use super::{Base, Env, Glance, Listed, Root, Store};
 use crate::model::{Agent, Session, Subagent};
 use crate::names;
 use std::io::Read;
@@ -185,6 +185,29 @@ impl Store for PiStore {
     /// a write keeps the listing while the header still gives the id listed.
     fn keeps_listing(&self, listed: &Listed) -> bool {
         listed_id(self.dialect, &listed.path) == listed.id
+    }
+
+    /// The listing reads each root, its directories and theirs (artifact directories), the
+    /// header of each session file, and versions a session by it and its artifact sessions.
+    /// A root that is a file, and OpenClaw's layout, are listed every time.
+    fn glance(&self, listed: &[Listed]) -> Option<Glance> {
+        if self.dialect == Dialect::Openclaw {
+            return None;
+        }
+        let mut g = Glance::default();
+        for root in &self.base.roots {
+            if !root.path.is_dir() {
+                return None;
+            }
+            g.dirs.push(root.path.clone());
+            for dir in scan(&root.path).1 {
+                g.dirs.extend(scan(&dir).1);
+                g.dirs.push(dir);
+            }
+        }
+        g.files
+            .extend(listed.iter().flat_map(|l| l.sources.iter().cloned()));
+        Some(g)
     }
 
     fn load(&self, listed: &Listed) -> Session {
