@@ -419,98 +419,410 @@ struct TurnContext<'a> {
     cwd: Option<Cow<'a, str>>,
 }
 
+/// The `type` of a payload, read first so the payload is then read straight into the
+/// struct of that type: serde's internally tagged enums buffer the whole payload (a copy of
+/// every escaped string, tool outputs above all) before picking the variant.
 #[derive(Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
+struct Tag<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Cow<'a, str>,
+}
+
+/// The payload's `type`: read off its start when it comes first, as Codex writes it (a
+/// second pass over the whole payload, tool output and all, would cost more than serde's
+/// buffering saves), else by reading the payload once for it.
+fn tag_of(payload: &str) -> serde_json::Result<Cow<'_, str>> {
+    let skip =
+        |s: &'_ str| -> usize { s.len() - s.trim_start_matches([' ', '\t', '\n', '\r']).len() };
+    let quick = (|| {
+        let rest = payload.strip_prefix('{')?;
+        let rest = rest[skip(rest)..].strip_prefix(r#""type""#)?;
+        let rest = rest[skip(rest)..].strip_prefix(':')?;
+        let rest = rest[skip(rest)..].strip_prefix('"')?;
+        let (kind, _) = rest.split_once('"')?;
+        (!kind.contains('\\')).then_some(kind)
+    })();
+    match quick {
+        Some(kind) => Ok(Cow::Borrowed(kind)),
+        None => serde_json::from_str::<Tag>(payload).map(|t| t.kind),
+    }
+}
+
+/// A `response_item` payload (or a mid-2025 bare item).
+fn response_item(payload: &str) -> serde_json::Result<ResponseItem<'_>> {
+    let kind = tag_of(payload)?;
+    let item = match &*kind {
+        "message" => {
+            let v: ItemMessage = serde_json::from_str(payload)?;
+            ResponseItem::Message {
+                role: v.role,
+                content: v.content,
+            }
+        }
+        "reasoning" => {
+            let v: ItemReasoning = serde_json::from_str(payload)?;
+            ResponseItem::Reasoning {
+                summary: v.summary,
+                content: v.content,
+                encrypted_content: v.encrypted_content,
+            }
+        }
+        "function_call" => {
+            let v: ItemFunctionCall = serde_json::from_str(payload)?;
+            ResponseItem::FunctionCall {
+                name: v.name,
+                arguments: v.arguments,
+                call_id: v.call_id,
+            }
+        }
+        "custom_tool_call" => {
+            let v: ItemCustomToolCall = serde_json::from_str(payload)?;
+            ResponseItem::CustomToolCall {
+                name: v.name,
+                input: v.input,
+                call_id: v.call_id,
+            }
+        }
+        "local_shell_call" => {
+            let v: ItemLocalShellCall = serde_json::from_str(payload)?;
+            ResponseItem::LocalShellCall {
+                call_id: v.call_id,
+                id: v.id,
+                action: v.action,
+            }
+        }
+        "web_search_call" => {
+            let v: ItemWebSearchCall = serde_json::from_str(payload)?;
+            ResponseItem::WebSearchCall {
+                id: v.id,
+                action: v.action,
+            }
+        }
+        "function_call_output" => {
+            let v: ItemFunctionCallOutput = serde_json::from_str(payload)?;
+            ResponseItem::FunctionCallOutput {
+                call_id: v.call_id,
+                output: v.output,
+            }
+        }
+        "custom_tool_call_output" => {
+            let v: ItemCustomToolCallOutput = serde_json::from_str(payload)?;
+            ResponseItem::CustomToolCallOutput {
+                call_id: v.call_id,
+                output: v.output,
+            }
+        }
+        _ => ResponseItem::Other,
+    };
+    Ok(item)
+}
+
+/// An `event_msg` payload.
+fn event_msg(payload: &str) -> serde_json::Result<EventMsg<'_>> {
+    let kind = tag_of(payload)?;
+    let ev = match &*kind {
+        "user_message" => {
+            let v: EventUserMessage = serde_json::from_str(payload)?;
+            EventMsg::UserMessage {
+                message: v.message,
+                images: v.images,
+            }
+        }
+        "agent_message" => {
+            let v: EventAgentMessage = serde_json::from_str(payload)?;
+            EventMsg::AgentMessage { message: v.message }
+        }
+        "agent_reasoning" => {
+            let v: EventAgentReasoning = serde_json::from_str(payload)?;
+            EventMsg::AgentReasoning { text: v.text }
+        }
+        "token_count" => {
+            let v: EventTokenCount = serde_json::from_str(payload)?;
+            EventMsg::TokenCount { info: v.info }
+        }
+        _ => EventMsg::Other,
+    };
+    Ok(ev)
+}
+
 enum ResponseItem<'a> {
     Message {
-        #[serde(borrow)]
         role: Cow<'a, str>,
-        #[serde(borrow, default)]
         content: Option<Contents<'a>>,
     },
     Reasoning {
-        #[serde(borrow, default)]
         summary: Vec<TextPart<'a>>,
-        #[serde(borrow, default)]
         content: Option<Vec<TextPart<'a>>>,
-        #[serde(borrow, default)]
         encrypted_content: Option<Cow<'a, str>>,
     },
     FunctionCall {
-        #[serde(borrow)]
         name: Cow<'a, str>,
-        #[serde(borrow, default)]
         arguments: Cow<'a, str>,
-        #[serde(borrow, default)]
         call_id: Cow<'a, str>,
     },
     CustomToolCall {
-        #[serde(borrow)]
         name: Cow<'a, str>,
-        #[serde(borrow, default)]
         input: Cow<'a, str>,
-        #[serde(borrow, default)]
         call_id: Cow<'a, str>,
     },
     LocalShellCall {
-        #[serde(borrow, default)]
         call_id: Option<Cow<'a, str>>,
-        #[serde(borrow, default)]
         id: Option<Cow<'a, str>>,
         /// Free-form (`{type:"exec", command:[…], …}`): shown as the call's input.
-        #[serde(default)]
         action: serde_json::Value,
     },
     WebSearchCall {
-        #[serde(borrow, default)]
         id: Option<Cow<'a, str>>,
-        #[serde(default)]
         action: serde_json::Value,
     },
     FunctionCallOutput {
-        #[serde(borrow, default)]
         call_id: Cow<'a, str>,
-        #[serde(borrow)]
         output: Output<'a>,
     },
     CustomToolCallOutput {
-        #[serde(borrow, default)]
         call_id: Cow<'a, str>,
-        #[serde(borrow)]
         output: Output<'a>,
     },
-    #[serde(other)]
     Other,
 }
 
-/// Message content: a list of parts, or (rarely) a bare string.
 #[derive(Deserialize)]
-#[serde(untagged)]
-enum Contents<'a> {
-    Text(#[serde(borrow)] Cow<'a, str>),
-    Parts(#[serde(borrow)] Vec<Part<'a>>),
+struct ItemMessage<'a> {
+    #[serde(borrow)]
+    role: Cow<'a, str>,
+    #[serde(borrow, default)]
+    content: Option<Contents<'a>>,
 }
 
 #[derive(Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
+struct ItemReasoning<'a> {
+    #[serde(borrow, default)]
+    summary: Vec<TextPart<'a>>,
+    #[serde(borrow, default)]
+    content: Option<Vec<TextPart<'a>>>,
+    #[serde(borrow, default)]
+    encrypted_content: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct ItemFunctionCall<'a> {
+    #[serde(borrow)]
+    name: Cow<'a, str>,
+    #[serde(borrow, default)]
+    arguments: Cow<'a, str>,
+    #[serde(borrow, default)]
+    call_id: Cow<'a, str>,
+}
+
+#[derive(Deserialize)]
+struct ItemCustomToolCall<'a> {
+    #[serde(borrow)]
+    name: Cow<'a, str>,
+    #[serde(borrow, default)]
+    input: Cow<'a, str>,
+    #[serde(borrow, default)]
+    call_id: Cow<'a, str>,
+}
+
+#[derive(Deserialize)]
+struct ItemLocalShellCall<'a> {
+    #[serde(borrow, default)]
+    call_id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    id: Option<Cow<'a, str>>,
+    /// Free-form (`{type:"exec", command:[…], …}`): shown as the call's input.
+    #[serde(default)]
+    action: serde_json::Value,
+}
+
+#[derive(Deserialize)]
+struct ItemWebSearchCall<'a> {
+    #[serde(borrow, default)]
+    id: Option<Cow<'a, str>>,
+    #[serde(default)]
+    action: serde_json::Value,
+}
+
+#[derive(Deserialize)]
+struct ItemFunctionCallOutput<'a> {
+    #[serde(borrow, default)]
+    call_id: Cow<'a, str>,
+    #[serde(borrow)]
+    output: Output<'a>,
+}
+
+#[derive(Deserialize)]
+struct ItemCustomToolCallOutput<'a> {
+    #[serde(borrow, default)]
+    call_id: Cow<'a, str>,
+    #[serde(borrow)]
+    output: Output<'a>,
+}
+
+/// Message content: a list of parts, or (rarely) a bare string.
+enum Contents<'a> {
+    Text(Cow<'a, str>),
+    Parts(Vec<Part<'a>>),
+}
+
+/// A string or something else, read by what it is rather than by trying each shape in turn
+/// (serde's untagged enums buffer the value first, a copy of every escaped string).
+struct StrOr<'a, T>(std::marker::PhantomData<(&'a (), T)>);
+
+/// What [`StrOr`] found.
+enum Either<'a, T> {
+    Str(Cow<'a, str>),
+    Other(T),
+}
+
+impl<'de: 'a, 'a, T: Deserialize<'de>> serde::de::Visitor<'de> for StrOr<'a, T> {
+    type Value = Either<'a, T>;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a string, a list or an object")
+    }
+    fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
+        Ok(Either::Str(Cow::Borrowed(v)))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(Either::Str(Cow::Owned(v.to_owned())))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
+        Ok(Either::Str(Cow::Owned(v)))
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, a: A) -> Result<Self::Value, A::Error> {
+        T::deserialize(serde::de::value::SeqAccessDeserializer::new(a)).map(Either::Other)
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, a: A) -> Result<Self::Value, A::Error> {
+        T::deserialize(serde::de::value::MapAccessDeserializer::new(a)).map(Either::Other)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Contents<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(
+            match d.deserialize_any(StrOr::<Vec<Part<'a>>>(std::marker::PhantomData))? {
+                Either::Str(s) => Contents::Text(s),
+                Either::Other(parts) => Contents::Parts(parts),
+            },
+        )
+    }
+}
+
+/// One part of a message's content, read without serde's buffering of internally tagged
+/// enums (which copies every escaped string once more): `type` picks the variant, `text`
+/// and `image_url` are the only fields any variant reads.
+#[derive(Deserialize)]
+struct RawPart<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Cow<'a, str>,
+    #[serde(borrow, default)]
+    text: Field<'a>,
+    #[serde(borrow, default)]
+    image_url: Field<'a>,
+}
+
+/// A field that is a string for the part types sessfs reads and may be anything for the
+/// others (which are skipped whole, as before).
+#[derive(Default)]
+enum Field<'a> {
+    #[default]
+    Missing,
+    Str(Cow<'a, str>),
+    NotStr,
+}
+
+impl<'a> Field<'a> {
+    /// The string, `""` when absent; another type is an error, as it was when the part was
+    /// read by its variant.
+    fn string<E: serde::de::Error>(self) -> Result<Cow<'a, str>, E> {
+        match self {
+            Field::Missing => Ok(Cow::Borrowed("")),
+            Field::Str(s) => Ok(s),
+            Field::NotStr => Err(E::custom("a part's text is not a string")),
+        }
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Field<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> serde::de::Visitor<'de> for V<'a> {
+            type Value = Field<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("any value")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Field<'a>, E> {
+                Ok(Field::Str(Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Field<'a>, E> {
+                Ok(Field::Str(Cow::Owned(v.to_owned())))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Field<'a>, E> {
+                Ok(Field::Str(Cow::Owned(v)))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Field<'a>, E> {
+                Ok(Field::NotStr)
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Field<'a>, E> {
+                Ok(Field::NotStr)
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Field<'a>, E> {
+                Ok(Field::NotStr)
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Field<'a>, E> {
+                Ok(Field::NotStr)
+            }
+            fn visit_unit<E>(self) -> Result<Field<'a>, E> {
+                Ok(Field::NotStr)
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> Result<Field<'a>, A::Error> {
+                while a.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+                Ok(Field::NotStr)
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> Result<Field<'a>, A::Error> {
+                while a
+                    .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
+                    .is_some()
+                {}
+                Ok(Field::NotStr)
+            }
+        }
+        d.deserialize_any(V(std::marker::PhantomData))
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Part<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let p = RawPart::deserialize(d)?;
+        Ok(match &*p.kind {
+            "input_text" => Part::InputText {
+                text: p.text.string()?,
+            },
+            "output_text" => Part::OutputText {
+                text: p.text.string()?,
+            },
+            "text" => Part::Text {
+                text: p.text.string()?,
+            },
+            "input_image" => Part::InputImage {
+                image_url: p.image_url.string()?,
+            },
+            _ => Part::Other,
+        })
+    }
+}
+
 enum Part<'a> {
-    InputText {
-        #[serde(borrow, default)]
-        text: Cow<'a, str>,
-    },
-    OutputText {
-        #[serde(borrow, default)]
-        text: Cow<'a, str>,
-    },
-    Text {
-        #[serde(borrow, default)]
-        text: Cow<'a, str>,
-    },
-    InputImage {
-        #[serde(borrow, default)]
-        image_url: Cow<'a, str>,
-    },
-    #[serde(other)]
+    InputText { text: Cow<'a, str> },
+    OutputText { text: Cow<'a, str> },
+    Text { text: Cow<'a, str> },
+    InputImage { image_url: Cow<'a, str> },
     Other,
 }
 
@@ -521,16 +833,34 @@ struct TextPart<'a> {
 }
 
 /// A tool output: a string, or `{content, success}` with content a string or parts.
-#[derive(Deserialize)]
-#[serde(untagged)]
 enum Output<'a> {
-    Text(#[serde(borrow)] Cow<'a, str>),
+    Text(Cow<'a, str>),
     Struct {
-        #[serde(borrow, default)]
         content: Option<Contents<'a>>,
-        #[serde(default)]
         success: Option<bool>,
     },
+}
+
+#[derive(Deserialize)]
+struct OutputStruct<'a> {
+    #[serde(borrow, default)]
+    content: Option<Contents<'a>>,
+    #[serde(default)]
+    success: Option<bool>,
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Output<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(
+            match d.deserialize_any(StrOr::<OutputStruct<'a>>(std::marker::PhantomData))? {
+                Either::Str(s) => Output::Text(s),
+                Either::Other(o) => Output::Struct {
+                    content: o.content,
+                    success: o.success,
+                },
+            },
+        )
+    }
 }
 
 /// The JSON string older shells return: `{"output": "...", "metadata": {"exit_code": 0}}`.
@@ -548,29 +878,47 @@ struct ExecMeta {
     exit_code: Option<i64>,
 }
 
-#[derive(Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
 enum EventMsg<'a> {
     UserMessage {
-        #[serde(borrow, default)]
         message: Cow<'a, str>,
-        #[serde(borrow, default)]
         images: Option<Vec<Cow<'a, str>>>,
     },
     AgentMessage {
-        #[serde(borrow, default)]
         message: Cow<'a, str>,
     },
     AgentReasoning {
-        #[serde(borrow, default)]
         text: Cow<'a, str>,
     },
     TokenCount {
-        #[serde(default)]
         info: Option<TokenInfo>,
     },
-    #[serde(other)]
     Other,
+}
+
+#[derive(Deserialize)]
+struct EventUserMessage<'a> {
+    #[serde(borrow, default)]
+    message: Cow<'a, str>,
+    #[serde(borrow, default)]
+    images: Option<Vec<Cow<'a, str>>>,
+}
+
+#[derive(Deserialize)]
+struct EventAgentMessage<'a> {
+    #[serde(borrow, default)]
+    message: Cow<'a, str>,
+}
+
+#[derive(Deserialize)]
+struct EventAgentReasoning<'a> {
+    #[serde(borrow, default)]
+    text: Cow<'a, str>,
+}
+
+#[derive(Deserialize)]
+struct EventTokenCount {
+    #[serde(default)]
+    info: Option<TokenInfo>,
 }
 
 #[derive(Deserialize)]
@@ -899,8 +1247,8 @@ impl Parser {
                             self.b.s.cwd = t.cwd.map(Cow::into_owned);
                         }
                     }
-                    "response_item" => self.item(serde_json::from_str(payload).map_err(de)?, ts),
-                    "event_msg" => self.event(serde_json::from_str(payload).map_err(de)?, ts),
+                    "response_item" => self.item(response_item(payload).map_err(de)?, ts),
+                    "event_msg" => self.event(event_msg(payload).map_err(de)?, ts),
                     "compacted" => {
                         let c: Compacted = serde_json::from_str(payload).map_err(de)?;
                         self.flush_thinking(ts);
@@ -922,7 +1270,8 @@ impl Parser {
             // Mid-2025: a bare response item.
             (Some(_), None) => {
                 self.legacy = true;
-                self.item(serde_json::from_slice(text).map_err(de)?, ts);
+                let text = std::str::from_utf8(text).map_err(|e| format!("invalid JSON: {e}"))?;
+                self.item(response_item(text).map_err(de)?, ts);
             }
             // Mid-2025 first line: `{id, timestamp, instructions, git?}`.
             (None, None) => {
