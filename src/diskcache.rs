@@ -195,10 +195,19 @@ impl DiskCache {
                 if let Some(c) = weak.upgrade() {
                     c.scan();
                 }
+                // One compression context for every entry: a new one per session would
+                // allocate and clear its tables (the long-distance ones are large) each time.
+                let mut cctx = match compressor() {
+                    Ok(c) => c,
+                    Err(e) => {
+                        log::warn!("render cache: no compressor ({e}); nothing is written");
+                        return;
+                    }
+                };
                 for msg in rx {
                     let Some(c) = weak.upgrade() else { break };
                     match msg {
-                        Msg::Write(job) => c.write(job),
+                        Msg::Write(job) => c.write(job, &mut cctx),
                         Msg::Flush(done) => {
                             let _ = done.send(());
                         }
@@ -479,7 +488,7 @@ impl DiskCache {
     }
 
     /// Compress and write one session, then keep the budget.
-    fn write(&self, job: Job) {
+    fn write(&self, job: Job, cctx: &mut zstd::zstd_safe::CCtx<'static>) {
         let path = self.entry_path(&SessionKey {
             agent: match crate::model::Agent::from_name(&job.header.agent) {
                 Some(a) => a,
@@ -490,7 +499,7 @@ impl DiskCache {
             },
             name: job.header.name.as_str().into(),
         });
-        let written = self.write_entry(&path, &job);
+        let written = self.write_entry(&path, &job, cctx);
         self.queued.fetch_sub(job.bytes, Ordering::Relaxed);
         match written {
             Ok(len) => {
@@ -510,7 +519,12 @@ impl DiskCache {
         }
     }
 
-    fn write_entry(&self, path: &Path, job: &Job) -> io::Result<u64> {
+    fn write_entry(
+        &self,
+        path: &Path,
+        job: &Job,
+        cctx: &mut zstd::zstd_safe::CCtx<'static>,
+    ) -> io::Result<u64> {
         let dir = path.parent().expect("entries live in a shard");
         create_private_dir(dir)?;
         let hbytes = serde_json::to_vec(&job.header)?;
@@ -532,10 +546,10 @@ impl DiskCache {
             w.write_all(&hlen.to_le_bytes())?;
             w.write_all(&hbytes)?;
             w.write_all(&checksum(self.build, &hbytes).to_le_bytes())?;
-            let mut enc = zstd::stream::write::Encoder::new(w, LEVEL)?;
-            enc.include_checksum(true)?;
-            enc.window_log(WINDOW_LOG)?;
-            enc.long_distance_matching(true)?;
+            // A frame cut short by an error leaves the context mid-frame: start afresh.
+            cctx.reset(zstd::zstd_safe::ResetDirective::SessionOnly)
+                .map_err(zstd_error)?;
+            let mut enc = zstd::stream::write::Encoder::with_context(w, cctx);
             let total: usize = job.bodies.iter().map(Body::len).sum();
             enc.set_pledged_src_size(Some(total as u64))?;
             for b in &job.bodies {
@@ -591,6 +605,26 @@ impl DiskCache {
             ix.bytes -= len;
         }
     }
+}
+
+/// The writer's compression context: [`LEVEL`], long-distance matching over [`WINDOW_LOG`],
+/// a checksum in every frame.
+fn compressor() -> io::Result<zstd::zstd_safe::CCtx<'static>> {
+    use zstd::zstd_safe::CParameter;
+    let mut c = zstd::zstd_safe::CCtx::create();
+    for p in [
+        CParameter::CompressionLevel(LEVEL),
+        CParameter::WindowLog(WINDOW_LOG),
+        CParameter::EnableLongDistanceMatching(true),
+        CParameter::ChecksumFlag(true),
+    ] {
+        c.set_parameter(p).map_err(zstd_error)?;
+    }
+    Ok(c)
+}
+
+fn zstd_error(code: usize) -> io::Error {
+    io::Error::other(zstd::zstd_safe::get_error_name(code))
 }
 
 /// What identifies the build that renders: a different one may render differently.
