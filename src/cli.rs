@@ -498,7 +498,10 @@ fn enable_disk_cache(fs: &Fs, budget: u64) {
         return;
     };
     match crate::diskcache::DiskCache::open(&dir, budget, crate::tree::set_idle_policy) {
-        Ok(d) => fs.use_disk_cache(d),
+        Ok(d) => {
+            d.write_when_quiet(std::time::Duration::from_secs(1));
+            fs.use_disk_cache(d)
+        }
         Err(e) => log::warn!("{e}; mounting without it"),
     }
 }

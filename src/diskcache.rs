@@ -128,6 +128,12 @@ pub struct DiskCache {
     index: Mutex<Index>,
     tx: Mutex<Sender<Msg>>,
     queued: AtomicUsize,
+    /// Writes wait until no session was rendered or read back for this many milliseconds
+    /// (0: at once); see [`DiskCache::write_when_quiet`].
+    quiet_ms: AtomicU64,
+    /// When a session was last rendered or read back, in milliseconds since `opened`.
+    active_ms: AtomicU64,
+    opened: std::time::Instant,
     warned: AtomicBool,
     hits: AtomicU64,
     misses: AtomicU64,
@@ -178,6 +184,9 @@ impl DiskCache {
             index: Mutex::new(Index::default()),
             tx: Mutex::new(tx),
             queued: AtomicUsize::new(0),
+            quiet_ms: AtomicU64::new(0),
+            active_ms: AtomicU64::new(0),
+            opened: std::time::Instant::now(),
             warned: AtomicBool::new(false),
             hits: AtomicU64::new(0),
             misses: AtomicU64::new(0),
@@ -207,7 +216,10 @@ impl DiskCache {
                 for msg in rx {
                     let Some(c) = weak.upgrade() else { break };
                     match msg {
-                        Msg::Write(job) => c.write(job, &mut cctx),
+                        Msg::Write(job) => {
+                            c.wait_for_quiet();
+                            c.write(job, &mut cctx)
+                        }
                         Msg::Flush(done) => {
                             let _ = done.send(());
                         }
@@ -216,6 +228,36 @@ impl DiskCache {
             })
             .map_err(err)?;
         Ok(cache)
+    }
+
+    /// Compress and write only once the mount has rendered nothing for `quiet`: a walk
+    /// that renders faster than the writer compresses (a first walk of a big store) is then
+    /// never slowed by it. What the queue cannot hold meanwhile is written at a later render.
+    pub fn write_when_quiet(&self, quiet: Duration) {
+        self.quiet_ms
+            .store(quiet.as_millis() as u64, Ordering::Relaxed);
+    }
+
+    fn now_ms(&self) -> u64 {
+        self.opened.elapsed().as_millis() as u64
+    }
+
+    /// Note a render or a read-back: writes wait for the next quiet spell.
+    fn active(&self) {
+        self.active_ms.store(self.now_ms(), Ordering::Relaxed);
+    }
+
+    fn wait_for_quiet(&self) {
+        loop {
+            let quiet = self.quiet_ms.load(Ordering::Relaxed);
+            let idle = self
+                .now_ms()
+                .saturating_sub(self.active_ms.load(Ordering::Relaxed));
+            if idle >= quiet {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis((quiet - idle).min(200)));
+        }
     }
 
     pub fn dir(&self) -> &Path {
@@ -261,6 +303,7 @@ impl DiskCache {
         sources: &[PathBuf],
         spill: Option<SpillTo>,
     ) -> Option<Bundle> {
+        self.active();
         let path = self.entry_path(key);
         match self.read(&path, key, version, sources, spill) {
             Ok((bundle, used)) => {
@@ -389,6 +432,7 @@ impl DiskCache {
         sources: &[PathBuf],
         entries: &std::collections::BTreeMap<String, Node>,
     ) -> bool {
+        self.active();
         let mut items = Vec::with_capacity(entries.len());
         let mut bodies = Vec::new();
         let mut bytes = 0;
