@@ -225,6 +225,11 @@ fn a_real_mount_leaves_its_sessions_for_the_next_and_no_disk_cache_leaves_none()
         assert!(out.status.success());
         String::from_utf8(out.stdout).unwrap()
     };
+    // The serving process writes its last renders once quiet, after the unmount.
+    let start = std::time::Instant::now();
+    while entry_files(&render).len() < 5 && start.elapsed().as_secs() < 10 {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
     assert_eq!(
         entry_files(&render).len(),
         5,
