@@ -44,7 +44,7 @@ const MAGIC: &[u8; 8] = b"SFRCACH1";
 const MARKER: &str = "FORMAT";
 const MARKER_TEXT: &str = "sessfs render cache, format 1\n";
 /// Files queued for writing, at most (bytes).
-pub const QUEUE_BYTES: usize = 32 << 20;
+pub const QUEUE_BYTES: usize = 16 << 20;
 /// How stale an entry's mtime (its last use) may get before a hit sets it again.
 const TOUCH_AFTER: Duration = Duration::from_secs(3600);
 /// A header longer than this is damage, not a session.
