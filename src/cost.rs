@@ -251,12 +251,7 @@ pub fn session_records(s: &Session, owner: &str, out: &mut Vec<Record>) {
         }
         for b in &s.branches {
             // The prefix shared with the active path was counted there.
-            let shared = b
-                .messages
-                .iter()
-                .zip(&s.messages)
-                .take_while(|(x, y)| x.role == y.role && x.text() == y.text())
-                .count();
+            let shared = crate::model::shared_prefix(&b.messages, &s.messages);
             for m in &b.messages[shared..] {
                 if let Some(id) = &m.native_id {
                     if !seen.insert(id) {

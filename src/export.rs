@@ -827,12 +827,7 @@ impl<'a> Gather<'a> {
     fn session_rows(&mut self, part: &str, s: &Session, at: &mut Place) -> Result<()> {
         self.path_rows(part, &s.messages, 0, None, at)?;
         for b in &s.branches {
-            let shared = b
-                .messages
-                .iter()
-                .zip(&s.messages)
-                .take_while(|(x, y)| x.role == y.role && x.text() == y.text())
-                .count();
+            let shared = crate::model::shared_prefix(&b.messages, &s.messages);
             self.path_rows(part, &b.messages, shared, Some(&b.name), at)?;
         }
         for sub in &s.subagents {

@@ -275,6 +275,15 @@ pub struct Message {
     pub reply_id: Option<String>,
 }
 
+/// How many messages two paths share from the start, by role and content: what a branch
+/// or a fork copied from the path it left (counted once, on that path).
+pub fn shared_prefix(a: &[Message], b: &[Message]) -> usize {
+    a.iter()
+        .zip(b)
+        .take_while(|(x, y)| x.role == y.role && x.text() == y.text())
+        .count()
+}
+
 impl Message {
     /// The message's text: `content`, or for a tool result whose text lives only in
     /// [`ToolResult::output`], that output.

@@ -191,12 +191,7 @@ impl Fs {
         }
         let parent = self.load(&pkey).ok()?;
         let sources = self.sources_of(&pkey)?;
-        let shared = session
-            .messages
-            .iter()
-            .zip(&parent.messages)
-            .take_while(|(a, b)| a.role == b.role && a.text() == b.text())
-            .count();
+        let shared = crate::model::shared_prefix(&session.messages, &parent.messages);
         for m in &mut session.messages[..shared] {
             m.inherited = true;
         }
