@@ -490,7 +490,7 @@ pub fn sample_home() -> PathBuf {
 
 /// Keep rendered sessions in `$XDG_CACHE_HOME/sessfs/render/` (see [`crate::diskcache`]).
 /// A cache that cannot be opened costs a warning, not the mount.
-fn enable_disk_cache(fs: &Fs, budget: u64) {
+fn enable_disk_cache(fs: &Arc<Fs>, budget: u64) {
     let Some(dir) = crate::search::default_path()
         .ok()
         .and_then(|p| Some(p.parent()?.join("render")))
@@ -500,7 +500,8 @@ fn enable_disk_cache(fs: &Fs, budget: u64) {
     match crate::diskcache::DiskCache::open(&dir, budget, crate::tree::set_idle_policy) {
         Ok(d) => {
             d.write_when_quiet(std::time::Duration::from_secs(1));
-            fs.use_disk_cache(d)
+            fs.use_disk_cache(d);
+            fs.fill_disk_cache_when_idle();
         }
         Err(e) => log::warn!("{e}; mounting without it"),
     }

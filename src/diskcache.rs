@@ -22,14 +22,16 @@
 //!   entries and marked anew, with one warning. Nothing here is ever served unchecked.
 //!
 //! Writes go through one background thread, so a render never waits for compression. The
-//! queue holds at most [`QUEUE_BYTES`] of files (shared with the memory cache, not copied);
-//! a session that finds it full is written at its next render instead.
+//! queue holds at most [`QUEUE_BYTES`] of files (shared with the memory cache, not copied).
+//! A session that finds it full is owed: the tree renders it again once the mount is idle
+//! and the queue empty, and writes it then ([`DiskCache::next_owed`]), so one walk of a big
+//! store leaves all of it on disk, not just what the queue held.
 
 use crate::cache::SessionKey;
 use crate::render::{Bundle, Node};
 use crate::spill::{Body, Sink, SpillTo};
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::fs::File;
 use std::io::{self, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
@@ -71,8 +73,10 @@ pub struct DiskStats {
     pub misses: u64,
     /// Entries written.
     pub writes: u64,
-    /// Sessions not written because the queue was full.
+    /// Sessions not written at once because the queue was full (owed, then written when idle).
     pub skipped: u64,
+    /// Owed sessions not written yet.
+    pub owed: u64,
     /// Entries found damaged (deleted, rendered again).
     pub damaged: u64,
     /// Entries deleted to keep the budget.
@@ -128,6 +132,10 @@ pub struct DiskCache {
     index: Mutex<Index>,
     tx: Mutex<Sender<Msg>>,
     queued: AtomicUsize,
+    /// The most the queue holds ([`QUEUE_BYTES`] unless a test sets less).
+    queue_max: AtomicUsize,
+    /// Sessions a full queue turned away, oldest first, to be written when idle.
+    owed: Mutex<Owed>,
     /// Writes wait until no session was rendered or read back for this many milliseconds
     /// (0: at once); see [`DiskCache::write_when_quiet`].
     quiet_ms: AtomicU64,
@@ -141,6 +149,13 @@ pub struct DiskCache {
     skipped: AtomicU64,
     damaged: AtomicU64,
     evicted: AtomicU64,
+}
+
+/// Sessions owed to the disk, in the order they were turned away.
+#[derive(Default)]
+struct Owed {
+    order: VecDeque<SessionKey>,
+    set: HashSet<SessionKey>,
 }
 
 /// Why an entry was not served.
@@ -184,6 +199,8 @@ impl DiskCache {
             index: Mutex::new(Index::default()),
             tx: Mutex::new(tx),
             queued: AtomicUsize::new(0),
+            queue_max: AtomicUsize::new(QUEUE_BYTES),
+            owed: Mutex::new(Owed::default()),
             quiet_ms: AtomicU64::new(0),
             active_ms: AtomicU64::new(0),
             opened: std::time::Instant::now(),
@@ -238,6 +255,61 @@ impl DiskCache {
             .store(quiet.as_millis() as u64, Ordering::Relaxed);
     }
 
+    /// Hold at most `bytes` of files in the write queue (tests: a small queue owes sessions).
+    pub fn set_queue_bytes(&self, bytes: usize) {
+        self.queue_max.store(bytes, Ordering::Relaxed);
+    }
+
+    /// Whether owed sessions may be rendered now: nothing rendered or read back for the
+    /// quiet spell, and the queue at most half full (the writer always has the next one
+    /// while the filler prepares another).
+    pub fn idle(&self) -> bool {
+        let queued = self.queued.load(Ordering::Relaxed);
+        self.quiet() && (queued == 0 || queued < self.queue_max.load(Ordering::Relaxed) / 2)
+    }
+
+    /// Nothing rendered or read back for the quiet spell.
+    pub fn quiet(&self) -> bool {
+        let quiet = self.quiet_ms.load(Ordering::Relaxed);
+        let idle = self
+            .now_ms()
+            .saturating_sub(self.active_ms.load(Ordering::Relaxed));
+        idle >= quiet
+    }
+
+    /// Whether any session is owed.
+    pub fn owes(&self) -> bool {
+        !self
+            .owed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .order
+            .is_empty()
+    }
+
+    /// The session turned away longest ago, no longer owed once taken (a [`DiskCache::put`]
+    /// that finds the queue full owes it again).
+    pub fn next_owed(&self) -> Option<SessionKey> {
+        let mut o = self.owed.lock().unwrap_or_else(|e| e.into_inner());
+        let key = o.order.pop_front()?;
+        o.set.remove(&key);
+        Some(key)
+    }
+
+    fn owe(&self, key: &SessionKey) {
+        let mut o = self.owed.lock().unwrap_or_else(|e| e.into_inner());
+        if o.set.insert(key.clone()) {
+            o.order.push_back(key.clone());
+        }
+    }
+
+    fn paid(&self, key: &SessionKey) {
+        let mut o = self.owed.lock().unwrap_or_else(|e| e.into_inner());
+        if o.set.remove(key) {
+            o.order.retain(|k| k != key);
+        }
+    }
+
     fn now_ms(&self) -> u64 {
         self.opened.elapsed().as_millis() as u64
     }
@@ -271,6 +343,12 @@ impl DiskCache {
             misses: self.misses.load(Ordering::Relaxed),
             writes: self.writes.load(Ordering::Relaxed),
             skipped: self.skipped.load(Ordering::Relaxed),
+            owed: self
+                .owed
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .order
+                .len() as u64,
             damaged: self.damaged.load(Ordering::Relaxed),
             evicted: self.evicted.load(Ordering::Relaxed),
             entries: ix.entries.len() as u64,
@@ -424,15 +502,20 @@ impl DiskCache {
     }
 
     /// Queue `entries`, `key`'s files at `version` rendered from `sources`, for writing.
-    /// Returns false when the queue is full (the session is written at its next render).
+    /// Returns false when the queue is full: the session is then owed
+    /// ([`DiskCache::next_owed`]). A render for a reader also marks the mount busy, so the
+    /// writer waits; `for_reader` false is the idle filler's own render.
     pub fn put(
         &self,
         key: &SessionKey,
         version: u64,
         sources: &[PathBuf],
         entries: &std::collections::BTreeMap<String, Node>,
+        for_reader: bool,
     ) -> bool {
-        self.active();
+        if for_reader {
+            self.active();
+        }
         let mut items = Vec::with_capacity(entries.len());
         let mut bodies = Vec::new();
         let mut bytes = 0;
@@ -454,11 +537,13 @@ impl DiskCache {
             });
         }
         let queued = self.queued.fetch_add(bytes, Ordering::Relaxed);
-        if queued + bytes > QUEUE_BYTES && queued > 0 {
+        if queued + bytes > self.queue_max.load(Ordering::Relaxed) && queued > 0 {
             self.queued.fetch_sub(bytes, Ordering::Relaxed);
             self.skipped.fetch_add(1, Ordering::Relaxed);
+            self.owe(key);
             return false;
         }
+        self.paid(key);
         let header = Header {
             agent: key.agent.name().to_string(),
             name: key.name.to_string(),

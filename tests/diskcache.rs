@@ -148,6 +148,52 @@ fn a_remount_serves_every_unchanged_session_from_disk_without_parsing_it() {
     assert_eq!(again, first);
 }
 
+/// A walk faster than the writer: with a write queue that holds one session, the others
+/// are turned away (owed), and the idle writer renders and writes them once the mount is
+/// quiet. A new mount then serves all five from disk without a render.
+#[test]
+fn sessions_a_full_queue_turned_away_are_written_once_the_mount_is_idle() {
+    use std::time::{Duration, Instant};
+    let home = Home::empty();
+    write_sessions(home.path());
+    let disk = home.path().join("cache");
+    let first = {
+        let env = Env {
+            home: home.path().to_path_buf(),
+            vars: Default::default(),
+        };
+        let fs = std::sync::Arc::new(Fs::new(stores::open_all(&env, &[]), Options::default()));
+        let cache = DiskCache::open(&disk, 1 << 30, || {}).unwrap();
+        cache.set_queue_bytes(1);
+        cache.write_when_quiet(Duration::from_millis(300));
+        fs.use_disk_cache(cache);
+        fs.fill_disk_cache_when_idle();
+        let tree = walk(&fs);
+        assert_eq!(fs.render_count(), 5);
+        assert!(
+            fs.disk_stats().unwrap().skipped >= 1,
+            "the queue turned none away: {:?}",
+            fs.disk_stats()
+        );
+        let start = Instant::now();
+        while fs.disk_stats().unwrap().writes < 5 {
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "owed sessions were not written: {:?}",
+                fs.disk_stats()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        assert_eq!(fs.disk_stats().unwrap().owed, 0);
+        tree
+    };
+    assert_eq!(entry_files(&disk).len(), 5);
+    let fs = open(home.path(), &disk, 1 << 30);
+    let again = walk(&fs);
+    assert_eq!(fs.render_count(), 0, "no session parsed or rendered");
+    assert_eq!(again, first);
+}
+
 #[test]
 fn a_session_changed_between_mounts_is_rendered_again_and_never_served_stale() {
     let home = Home::empty();

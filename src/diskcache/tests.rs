@@ -48,7 +48,7 @@ fn a_written_session_comes_back_byte_for_byte_at_its_version_only() {
     let dir = tempfile::tempdir().unwrap();
     let c = DiskCache::open(dir.path(), 1 << 30, || {}).unwrap();
     let written = bundle("alpha");
-    assert!(c.put(&key("a"), 7, &sources(), &written));
+    assert!(c.put(&key("a"), 7, &sources(), &written, true));
     c.flush();
     let got = c.get(&key("a"), 7, &sources(), None).expect("served");
     assert_eq!(flat(&got.entries), flat(&written));
@@ -72,7 +72,7 @@ fn an_entry_survives_into_a_new_cache_over_the_same_directory() {
     let written = bundle("beta");
     {
         let c = DiskCache::open(dir.path(), 1 << 30, || {}).unwrap();
-        c.put(&key("b"), 1, &sources(), &written);
+        c.put(&key("b"), 1, &sources(), &written, true);
         c.flush();
     }
     let c = DiskCache::open(dir.path(), 1 << 30, || {}).unwrap();
@@ -86,7 +86,7 @@ fn an_entry_survives_into_a_new_cache_over_the_same_directory() {
 fn a_damaged_entry_is_deleted_and_never_served() {
     let dir = tempfile::tempdir().unwrap();
     let c = DiskCache::open(dir.path(), 1 << 30, || {}).unwrap();
-    c.put(&key("c"), 1, &sources(), &bundle("gamma"));
+    c.put(&key("c"), 1, &sources(), &bundle("gamma"), true);
     c.flush();
     let path = c.entry_path(&key("c"));
     let mut bytes = std::fs::read(&path).unwrap();
@@ -96,14 +96,14 @@ fn a_damaged_entry_is_deleted_and_never_served() {
     std::fs::write(&path, &bytes).unwrap();
     assert!(c.get(&key("c"), 1, &sources(), None).is_none());
     assert!(!path.exists(), "a damaged entry is deleted");
-    c.put(&key("c"), 1, &sources(), &bundle("gamma"));
+    c.put(&key("c"), 1, &sources(), &bundle("gamma"), true);
     c.flush();
     let mut bytes = std::fs::read(&path).unwrap();
     bytes[30] ^= 0x01;
     std::fs::write(&path, &bytes).unwrap();
     assert!(c.get(&key("c"), 1, &sources(), None).is_none());
     // Cut short.
-    c.put(&key("c"), 1, &sources(), &bundle("gamma"));
+    c.put(&key("c"), 1, &sources(), &bundle("gamma"), true);
     c.flush();
     let bytes = std::fs::read(&path).unwrap();
     std::fs::write(&path, &bytes[..bytes.len() / 2]).unwrap();
@@ -116,7 +116,7 @@ fn a_directory_of_another_format_is_emptied_of_entries_only() {
     let dir = tempfile::tempdir().unwrap();
     {
         let c = DiskCache::open(dir.path(), 1 << 30, || {}).unwrap();
-        c.put(&key("d"), 1, &sources(), &bundle("delta"));
+        c.put(&key("d"), 1, &sources(), &bundle("delta"), true);
         c.flush();
     }
     std::fs::write(dir.path().join(MARKER), "something else\n").unwrap();
@@ -136,7 +136,7 @@ fn the_budget_holds_and_the_least_recently_used_go_first() {
     // Measure one entry, then allow three and a half of them.
     let one = {
         let c = DiskCache::open(&dir.path().join("probe"), 1 << 30, || {}).unwrap();
-        c.put(&key("s0"), 1, &sources(), &bundle("s0"));
+        c.put(&key("s0"), 1, &sources(), &bundle("s0"), true);
         c.flush();
         c.stats().bytes
     };
@@ -147,6 +147,7 @@ fn the_budget_holds_and_the_least_recently_used_go_first() {
             1,
             &sources(),
             &bundle(&format!("s{i}")),
+            true,
         );
         c.flush();
         std::thread::sleep(Duration::from_millis(20));
@@ -159,6 +160,7 @@ fn the_budget_holds_and_the_least_recently_used_go_first() {
             1,
             &sources(),
             &bundle(&format!("s{i}")),
+            true,
         );
         c.flush();
         assert!(c.stats().bytes <= one * 7 / 2, "{:?}", c.stats());

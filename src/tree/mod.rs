@@ -54,6 +54,7 @@ mod agents;
 mod ahead;
 mod changes;
 mod diff_nodes;
+mod filler;
 mod nodes;
 mod push;
 mod rendering;

@@ -124,13 +124,13 @@ impl Fs {
         }
         let (bundle, version) = self.render(key)?;
         if !self.sources_and_extra(key)?.1 {
-            disk.put(key, version, &sources, &bundle.entries);
+            disk.put(key, version, &sources, &bundle.entries, true);
         }
         Ok((bundle, version))
     }
 
     /// The session's own sources, and whether its version also depends on other sessions'.
-    fn sources_and_extra(&self, key: &SessionKey) -> Result<(Vec<PathBuf>, bool)> {
+    pub(super) fn sources_and_extra(&self, key: &SessionKey) -> Result<(Vec<PathBuf>, bool)> {
         let st = self.state();
         let s = st
             .agents
