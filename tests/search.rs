@@ -420,3 +420,86 @@ fn changes_are_found_by_the_next_search_without_a_mount() {
 fn changes_are_found_by_the_next_search_with_a_mount_running() {
     changes_are_found_by_the_next_search(true);
 }
+
+fn codex_id(n: u32) -> String {
+    format!("0f0f0f0f-0000-7000-8000-{n:012}")
+}
+
+/// Rollout `n` of the Codex day directory `day` (`2026/02/20`), its first prompt saying
+/// `text`.
+fn codex_rollout(home: &Home, day: &str, n: u32, text: &str) -> PathBuf {
+    let dir = home.path().join(".codex/sessions").join(day);
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join(format!(
+        "rollout-2026-02-20T10-00-0{n}-{}.jsonl",
+        codex_id(n)
+    ));
+    let meta = format!(
+        "{{\"timestamp\":\"2026-02-20T10:00:00.000Z\",\"type\":\"session_meta\",\"payload\":{{\"id\":\"{}\",\"timestamp\":\"2026-02-20T10:00:00.000Z\",\"cwd\":\"/tmp/glance\",\"originator\":\"codex_cli_rs\",\"cli_version\":\"0.50.0\"}}}}\n",
+        codex_id(n)
+    );
+    std::fs::write(&file, meta + &codex_prompt(text)).unwrap();
+    file
+}
+
+fn codex_prompt(text: &str) -> String {
+    format!("{{\"timestamp\":\"2026-02-20T10:00:01.000Z\",\"type\":\"response_item\",\"payload\":{{\"type\":\"message\",\"role\":\"user\",\"content\":[{{\"type\":\"input_text\",\"text\":\"{text}\"}}]}}}}\n")
+}
+
+fn codex_set(ns: &[u32]) -> BTreeSet<String> {
+    ns.iter()
+        .map(|n| format!("codex/{}", codex_id(*n)))
+        .collect()
+}
+
+/// The Codex store's glance: with nothing changed a search lists no store; a message
+/// appended to a rollout, a rollout in a new day directory and a deleted rollout are each
+/// found by the next search.
+#[test]
+fn codex_changes_are_found_by_the_next_search() {
+    let home = Home::empty();
+    let mut files = Vec::new();
+    for (n, word) in [(1, "codexone"), (2, "codextwo"), (3, "codexthree")] {
+        files.push(codex_rollout(
+            &home,
+            "2026/02/20",
+            n,
+            &format!("the {word} question"),
+        ));
+    }
+    let sessions = home.path().join(".codex/sessions");
+    for d in ["2026/02/20", "2026/02", "2026", ""] {
+        age(&sessions.join(d), 3600);
+    }
+    age(&home.path().join(".codex"), 3600);
+    assert_eq!(logged_search(&home, "codexone"), (codex_set(&[1]), false));
+    assert_eq!(logged_search(&home, "codextwo"), (codex_set(&[2]), true));
+    // An appended message: no directory moves, the rollout grows.
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&files[0])
+        .unwrap();
+    use std::io::Write;
+    f.write_all(codex_prompt("an appendedcodex answer").as_bytes())
+        .unwrap();
+    drop(f);
+    assert_eq!(logged_search(&home, "appendedcodex").0, codex_set(&[1]));
+    assert_eq!(
+        logged_search(&home, "appendedcodex"),
+        (codex_set(&[1]), true)
+    );
+    // A rollout in a new day directory: only the month directory's mtime moves.
+    codex_rollout(&home, "2026/02/21", 4, "the codexfour question");
+    age(&sessions.join("2026/02/21"), 3000);
+    age(&sessions.join("2026/02"), 3000);
+    assert_eq!(logged_search(&home, "codexfour").0, codex_set(&[4]));
+    assert_eq!(logged_search(&home, "codexfour"), (codex_set(&[4]), true));
+    // A deleted rollout.
+    std::fs::remove_file(&files[1]).unwrap();
+    age(&sessions.join("2026/02/20"), 2400);
+    assert_eq!(logged_search(&home, "codextwo").0, BTreeSet::new());
+    assert_eq!(
+        logged_search(&home, "question"),
+        (codex_set(&[1, 3, 4]), true)
+    );
+}

@@ -42,7 +42,7 @@ mod records;
 mod tests;
 use records::*;
 
-use super::{jsonl, kit, Base, Env, Listed, Root, Store};
+use super::{jsonl, kit, Base, Env, Glance, Listed, Root, Store};
 use crate::model::{
     self, Agent, Message, MessageKind, Role, Session, Subagent, TokenUsage, ToolCall,
 };
@@ -128,6 +128,48 @@ impl Store for CodexStore {
 
     fn load(&self, listed: &Listed) -> Session {
         load_listed(listed)
+    }
+
+    /// The listing reads the directories of the rollout tree, as deep as it walks them, and
+    /// the first line of every rollout; each session is versioned by its rollouts and the
+    /// title index (its [`Listed::sources`]). A new rollout or day directory moves a
+    /// directory's mtime, a new title index the Codex home's.
+    fn glance(&self, listed: &[Listed]) -> Option<Glance> {
+        let mut g = Glance::default();
+        for root in &self.base.roots {
+            let (sessions, archived) = (
+                root.path.join("sessions"),
+                root.path.join("archived_sessions"),
+            );
+            if sessions.is_dir() || archived.is_dir() {
+                g.dirs.push(root.path.clone());
+                walked_dirs(&sessions, 3, &mut g.dirs);
+                walked_dirs(&archived, 0, &mut g.dirs);
+            } else {
+                walked_dirs(&root.path, 3, &mut g.dirs);
+            }
+        }
+        g.files
+            .extend(listed.iter().flat_map(|l| l.sources.iter().cloned()));
+        Some(g)
+    }
+}
+
+/// `dir` and the directories [`walk`] lists under it at `depth`: every directory whose
+/// entries the listing reads. A missing one is left out (a glance is taken over what is
+/// there); its appearing moves its parent, which is in.
+fn walked_dirs(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
+    if !dir.is_dir() {
+        return;
+    }
+    out.push(dir.to_path_buf());
+    if depth == 0 {
+        return;
+    }
+    for p in kit::entries(dir) {
+        if !kit::file_name(&p).starts_with('.') && p.is_dir() && !p.is_symlink() {
+            walked_dirs(&p, depth - 1, out);
+        }
     }
 }
 
