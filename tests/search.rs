@@ -503,3 +503,84 @@ fn codex_changes_are_found_by_the_next_search() {
         (codex_set(&[1, 3, 4]), true)
     );
 }
+
+/// Gemini CLI chat `n` of project `project` (under `~/.gemini/tmp/`), its prompt saying
+/// `text`.
+fn gemini_chat(home: &Home, project: &str, n: u32, text: &str) -> PathBuf {
+    let dir = home.path().join(".gemini/tmp").join(project).join("chats");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join(format!("session-2026-02-20T10-0{n}-{}.jsonl", gemini_id(n)));
+    let head = format!(
+        "{{\"sessionId\":\"{}\",\"projectHash\":\"9f2b\",\"startTime\":\"2026-02-20T10:00:00.000Z\",\"lastUpdated\":\"2026-02-20T10:00:00.000Z\",\"kind\":\"main\"}}\n",
+        gemini_id(n)
+    );
+    std::fs::write(&file, head + &gemini_prompt(n, 1, text)).unwrap();
+    file
+}
+
+fn gemini_id(n: u32) -> String {
+    format!("4f1c2d3e-0000-4000-8000-{n:012}")
+}
+
+fn gemini_prompt(n: u32, i: u32, text: &str) -> String {
+    format!("{{\"id\":\"u{n}-{i}\",\"timestamp\":\"2026-02-20T10:00:0{i}.000Z\",\"type\":\"user\",\"content\":[{{\"text\":\"{text}\"}}]}}\n")
+}
+
+fn gemini_set(ns: &[u32]) -> BTreeSet<String> {
+    ns.iter()
+        .map(|n| format!("gemini/{}", gemini_id(*n)))
+        .collect()
+}
+
+/// The Gemini CLI store's glance: with nothing changed a search lists no store; a message
+/// appended to a chat, a chat of a new project and a deleted chat are each found by the
+/// next search.
+#[test]
+fn gemini_changes_are_found_by_the_next_search() {
+    let home = Home::empty();
+    let mut files = Vec::new();
+    for (n, word) in [(1, "geminione"), (2, "geminitwo"), (3, "geminithree")] {
+        files.push(gemini_chat(
+            &home,
+            "webapp",
+            n,
+            &format!("the {word} question"),
+        ));
+    }
+    let tmp = home.path().join(".gemini/tmp");
+    for d in ["webapp/chats", "webapp", ""] {
+        age(&tmp.join(d), 3600);
+    }
+    age(&home.path().join(".gemini"), 3600);
+    assert_eq!(logged_search(&home, "geminione"), (gemini_set(&[1]), false));
+    assert_eq!(logged_search(&home, "geminitwo"), (gemini_set(&[2]), true));
+    // An appended message: no directory moves, the chat grows.
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&files[0])
+        .unwrap();
+    use std::io::Write;
+    f.write_all(gemini_prompt(1, 2, "an appendedgemini answer").as_bytes())
+        .unwrap();
+    drop(f);
+    assert_eq!(logged_search(&home, "appendedgemini").0, gemini_set(&[1]));
+    assert_eq!(
+        logged_search(&home, "appendedgemini"),
+        (gemini_set(&[1]), true)
+    );
+    // A chat of a new project: only `tmp/`'s mtime moves.
+    gemini_chat(&home, "docsite", 4, "the geminifour question");
+    age(&tmp.join("docsite/chats"), 3000);
+    age(&tmp.join("docsite"), 3000);
+    age(&tmp, 3000);
+    assert_eq!(logged_search(&home, "geminifour").0, gemini_set(&[4]));
+    assert_eq!(logged_search(&home, "geminifour"), (gemini_set(&[4]), true));
+    // A deleted chat.
+    std::fs::remove_file(&files[1]).unwrap();
+    age(&tmp.join("webapp/chats"), 2400);
+    assert_eq!(logged_search(&home, "geminitwo").0, BTreeSet::new());
+    assert_eq!(
+        logged_search(&home, "question"),
+        (gemini_set(&[1, 3, 4]), true)
+    );
+}

@@ -58,7 +58,7 @@
 //! - Records are parsed into typed, borrowed structs; only tool arguments, results and
 //!   content parts (free-form by nature) are `Value`s.
 
-use super::{jsonl, kit, Base, Env, Listed, Root, Store};
+use super::{jsonl, kit, Base, Env, Glance, Listed, Root, Store};
 use crate::model::{
     unified_id, Agent, Branch, Message, MessageKind, Role, Session, Subagent, TokenUsage, ToolCall,
 };
@@ -124,6 +124,28 @@ impl Store for GeminiStore {
     /// writing one chat then costs no listing (which reads the top of every chat).
     fn keeps_listing(&self, listed: &Listed) -> bool {
         listed_id(&listed.path) == listed.id
+    }
+
+    /// The listing reads each root and its project directories (where a `chats/` may
+    /// appear), every `chats/` directory and the directories in it (subagent folders), and
+    /// the top of every chat; each session is versioned by its chat files and its subagent
+    /// folder (its [`Listed::sources`]).
+    fn glance(&self, listed: &[Listed]) -> Option<Glance> {
+        let mut g = Glance::default();
+        for root in &self.base.roots {
+            if !root.path.is_dir() {
+                continue;
+            }
+            g.dirs.push(root.path.clone());
+            g.dirs.extend(kit::subdirs(&root.path));
+            for chats in chats_dirs(&root.path) {
+                g.dirs.extend(kit::subdirs(&chats));
+                g.dirs.push(chats);
+            }
+        }
+        g.files
+            .extend(listed.iter().flat_map(|l| l.sources.iter().cloned()));
+        Some(g)
     }
 
     fn load(&self, listed: &Listed) -> Session {

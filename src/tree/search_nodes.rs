@@ -137,6 +137,20 @@ impl Fs {
             log::warn!("search '{query}': {e}");
             FsError::Internal(e)
         })?;
+        // A session the index holds and this mount has not listed yet (another process's
+        // search indexed it before the change watcher's batch reached this mount): its
+        // store is listed again now, so the link leads to it; one still missing after that
+        // is left out.
+        let mut relisted = std::collections::HashSet::new();
+        for key in &found {
+            if !self.session_exists(key) && relisted.insert(key.agent) {
+                self.refresh_agent(key.agent, true);
+            }
+        }
+        let mut found = found;
+        if !relisted.is_empty() {
+            found.retain(|k| self.session_exists(k));
+        }
         let mut st = self.state_mut();
         let sn = &mut st.search;
         if !sn.nodes.contains_key(&qino) {
