@@ -57,12 +57,15 @@ impl Fs {
         }
     }
 
-    /// Hand one owed session to the disk cache's writer at its current version.
+    /// Hand one owed session to the disk cache's writer at its current version. The
+    /// session's render lock is not taken: this thread runs only on time no other thread
+    /// wants, so a reader waiting for a lock it held could wait for seconds while a walk
+    /// keeps both cores busy. A reader rendering the same session meanwhile only repeats
+    /// the work.
     fn pay(&self, disk: &DiskCache, key: &SessionKey) {
-        let Ok((version, lock)) = self.check_session(key) else {
+        let Ok((version, _)) = self.check_session(key) else {
             return; // gone from its store
         };
-        let _guard = lock.lock().unwrap_or_else(|e| e.into_inner());
         let Ok((sources, extra)) = self.sources_and_extra(key) else {
             return;
         };

@@ -140,7 +140,8 @@ impl Fs {
         Ok((s.listed.sources.clone(), !s.extra.is_empty()))
     }
 
-    /// Parse and render a session. The caller holds the session's render lock.
+    /// Parse and render a session. A reader's caller holds the session's render lock, so
+    /// concurrent readers wait for one render; the idle disk writer does not (`filler`).
     /// Returns the bundle and the version to file it under (a fork's first render adds its
     /// parent's sources to the version).
     pub(super) fn render(&self, key: &SessionKey) -> Result<(Bundle, u64)> {
