@@ -584,3 +584,66 @@ fn gemini_changes_are_found_by_the_next_search() {
         (gemini_set(&[1, 3, 4]), true)
     );
 }
+
+/// `<agent>/<name>` of the OpenCode sessions a search found.
+fn opencode_set(ids: &[&str]) -> BTreeSet<String> {
+    ids.iter().map(|id| format!("opencode/{id}")).collect()
+}
+
+/// The OpenCode store's glance (a database in WAL mode and the older JSON tree beside
+/// it): with nothing changed a search lists neither; a message written to the database and
+/// a new session row are each found by the next search. Hermes is beside it, listed at
+/// every search.
+#[test]
+fn opencode_changes_are_found_by_the_next_search() {
+    use common::dbstores::{self, Journal};
+    let home = Home::empty();
+    let r = dbstores::write(home.path(), Journal::Wal);
+    let share = home.path().join(".local/share/opencode");
+    for d in ["storage/session/prj", "storage/session", "storage", ""] {
+        if share.join(d).is_dir() {
+            age(&share.join(d), 3600);
+        }
+    }
+    let live = dbstores::OC_LIVE;
+    assert_eq!(
+        logged_search(&home, "\"keep going\"").0,
+        opencode_set(&[live])
+    );
+    assert_eq!(
+        logged_search(&home, "\"keep going\""),
+        (opencode_set(&[live]), true)
+    );
+    // A message written while OpenCode runs: the `-wal` grows.
+    let c = rusqlite::Connection::open(&r.opencode_db).unwrap();
+    dbstores::oc_message(
+        &c,
+        live,
+        "msg_live_000001",
+        serde_json::json!({"role": "user", "time": {"created": 1768172352000_i64}}),
+        &[serde_json::json!({"type": "text", "text": "an appendedopencode prompt"})],
+    );
+    assert_eq!(
+        logged_search(&home, "appendedopencode").0,
+        opencode_set(&[live])
+    );
+    // A new session.
+    c.execute(
+        "INSERT INTO session (id, project_id, slug, directory, title, version, time_created, time_updated)
+         VALUES ('ses_glance00000000000000001', 'prj', 's', '/work/proj', 'glance', '1.2.3', 1768172353000, 1768172353000)",
+        [],
+    )
+    .unwrap();
+    dbstores::oc_message(
+        &c,
+        "ses_glance00000000000000001",
+        "msg_glance_000001",
+        serde_json::json!({"role": "user", "time": {"created": 1768172353000_i64}}),
+        &[serde_json::json!({"type": "text", "text": "the newopencode question"})],
+    );
+    drop(c);
+    assert_eq!(
+        logged_search(&home, "newopencode").0,
+        opencode_set(&["ses_glance00000000000000001"])
+    );
+}

@@ -41,7 +41,7 @@
 
 use super::kit::{self, SessionBuilder};
 use super::sqlite::{self, Cell, Reader, Rows, Table};
-use super::{Base, Env, Listed, Root, Store};
+use super::{Base, Env, Glance, Listed, Root, Store};
 use crate::model::{
     self, Agent, Branch, Message, MessageKind, Role, Session, Source, Subagent, TokenUsage,
     ToolCall,
@@ -171,6 +171,42 @@ impl Store for OpencodeStore {
         let (dbs, _) = self.places();
         self.reader
             .problems(dbs.iter().map(|(_, db)| db.as_path()), list_db)
+    }
+
+    /// The listing reads each root directory (where a database or `storage/` appears),
+    /// every database, and the older JSON tree's `storage/session/` project directories
+    /// and session files. A write to a database lands in its `-wal` (or, in rollback mode,
+    /// in the database itself), so a database with its journals stands for all its
+    /// sessions: any write to it lists the store again at the next search.
+    fn glance(&self, listed: &[Listed]) -> Option<Glance> {
+        let (dbs, trees) = self.places();
+        let mut g = Glance::default();
+        for root in &self.base.roots {
+            if root.path.is_dir() {
+                g.dirs.push(root.path.clone());
+            }
+        }
+        for (_, db) in &dbs {
+            g.files.push(db.clone());
+            g.files.push(sqlite::companion(db, "-wal"));
+            g.files.push(sqlite::companion(db, "-journal"));
+        }
+        for (_, storage) in &trees {
+            let sessions = storage.join("session");
+            g.dirs.push(storage.clone());
+            g.dirs.push(sessions.clone());
+            for project in kit::subdirs(&sessions) {
+                g.files.extend(
+                    kit::entries(&project)
+                        .into_iter()
+                        .filter(|f| kit::file_name(f).ends_with(".json")),
+                );
+                g.dirs.push(project);
+            }
+        }
+        g.files
+            .extend(listed.iter().flat_map(|l| l.sources.iter().cloned()));
+        Some(g)
     }
 
     fn list(&self) -> Vec<Listed> {
