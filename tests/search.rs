@@ -647,3 +647,104 @@ fn opencode_changes_are_found_by_the_next_search() {
         opencode_set(&["ses_glance00000000000000001"])
     );
 }
+
+fn copilot_id(n: u32) -> String {
+    format!("7d8e9f00-2222-4222-8222-{n:012}")
+}
+
+/// A Copilot CLI event line (`user.message` unless `ty` says otherwise).
+fn copilot_event(n: u32, ty: &str, data: serde_json::Value) -> String {
+    let ev = serde_json::json!({
+        "type": ty, "data": data, "id": format!("00000000-0000-4000-9000-{n:012}"),
+        "timestamp": format!("2026-05-02T08:00:{:02}.000Z", n % 60), "parentId": null,
+    });
+    format!("{ev}\n")
+}
+
+/// Copilot CLI session `n` (`session-state/<id>/events.jsonl`), its prompt saying `text`.
+fn copilot_session(home: &Home, n: u32, text: &str) -> PathBuf {
+    let dir = home
+        .path()
+        .join(".copilot/session-state")
+        .join(copilot_id(n));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("events.jsonl");
+    let start = copilot_event(
+        1,
+        "session.start",
+        serde_json::json!({"sessionId": copilot_id(n), "version": 1, "producer": "copilot-agent",
+                           "startTime": "2026-05-02T08:00:00.000Z", "context": {"cwd": "/tmp/glance"}}),
+    );
+    let prompt = copilot_event(2, "user.message", serde_json::json!({"content": text}));
+    std::fs::write(&file, start + &prompt).unwrap();
+    file
+}
+
+fn copilot_set(ns: &[u32]) -> BTreeSet<String> {
+    ns.iter()
+        .map(|n| format!("copilot/{}", copilot_id(*n)))
+        .collect()
+}
+
+/// The Copilot CLI store's glance: with nothing changed a search lists no store; an
+/// appended message, a new session and a deleted one are each found by the next search.
+#[test]
+fn copilot_changes_are_found_by_the_next_search() {
+    let home = Home::empty();
+    let mut files = Vec::new();
+    for (n, word) in [(1, "copilotone"), (2, "copilottwo"), (3, "copilotthree")] {
+        files.push(copilot_session(&home, n, &format!("the {word} question")));
+    }
+    let state = home.path().join(".copilot/session-state");
+    for n in 1..=3 {
+        age(&state.join(copilot_id(n)), 3600);
+    }
+    age(&state, 3600);
+    age(&home.path().join(".copilot"), 3600);
+    assert_eq!(
+        logged_search(&home, "copilotone"),
+        (copilot_set(&[1]), false)
+    );
+    assert_eq!(
+        logged_search(&home, "copilottwo"),
+        (copilot_set(&[2]), true)
+    );
+    // An appended message: no directory moves, the events file grows.
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&files[0])
+        .unwrap();
+    use std::io::Write;
+    f.write_all(
+        copilot_event(
+            3,
+            "user.message",
+            serde_json::json!({"content": "an appendedcopilot prompt"}),
+        )
+        .as_bytes(),
+    )
+    .unwrap();
+    drop(f);
+    assert_eq!(logged_search(&home, "appendedcopilot").0, copilot_set(&[1]));
+    assert_eq!(
+        logged_search(&home, "appendedcopilot"),
+        (copilot_set(&[1]), true)
+    );
+    // A new session.
+    copilot_session(&home, 4, "the copilotfour question");
+    age(&state.join(copilot_id(4)), 3000);
+    age(&state, 3000);
+    assert_eq!(logged_search(&home, "copilotfour").0, copilot_set(&[4]));
+    assert_eq!(
+        logged_search(&home, "copilotfour"),
+        (copilot_set(&[4]), true)
+    );
+    // A deleted session.
+    std::fs::remove_dir_all(state.join(copilot_id(2))).unwrap();
+    age(&state, 2400);
+    assert_eq!(logged_search(&home, "copilottwo").0, BTreeSet::new());
+    assert_eq!(
+        logged_search(&home, "question"),
+        (copilot_set(&[1, 3, 4]), true)
+    );
+}

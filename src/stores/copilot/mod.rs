@@ -53,7 +53,7 @@ mod session;
 #[cfg(test)]
 mod tests;
 
-use super::{kit, Base, Env, Listed, Root, Store};
+use super::{kit, Base, Env, Glance, Listed, Root, Store};
 use crate::model::{Agent, Session};
 use history::load_history;
 use session::load_events;
@@ -117,6 +117,29 @@ impl Store for CopilotStore {
     /// changes the listing.
     fn keeps_listing(&self, _listed: &Listed) -> bool {
         true
+    }
+
+    /// The listing reads each root, its `session-state/` and `history-session-state/`
+    /// directories and every session directory in `session-state/` (a session shows once
+    /// its `events.jsonl` is there); each session is versioned by its own files.
+    fn glance(&self, listed: &[Listed]) -> Option<Glance> {
+        let mut g = Glance::default();
+        for root in &self.base.roots {
+            let state = root.path.join("session-state");
+            let history = root.path.join("history-session-state");
+            let dirs = if state.is_dir() || history.is_dir() {
+                vec![root.path.clone(), state, history]
+            } else {
+                vec![root.path.clone()]
+            };
+            for d in dirs.into_iter().filter(|d| d.is_dir()) {
+                g.dirs.extend(kit::subdirs(&d));
+                g.dirs.push(d);
+            }
+        }
+        g.files
+            .extend(listed.iter().flat_map(|l| l.sources.iter().cloned()));
+        Some(g)
     }
 
     fn load(&self, listed: &Listed) -> Session {
