@@ -470,6 +470,7 @@ impl Index {
         let mut stale: Vec<(SessionKey, u64)> = Vec::new();
         for (key, version) in keys.iter().zip(versions) {
             let Some(version) = version else {
+                log::debug!("{}/{}: no version, no glance", key.agent, key.name);
                 complete = false;
                 continue;
             };
@@ -556,6 +557,9 @@ impl Index {
             }
             writes += batch.len() as i64;
             stats.lines += self.write(&mut batch)?;
+            if stats.indexed != total {
+                log::debug!("indexed {} of {total}: no glance", stats.indexed);
+            }
             complete &= stats.indexed == total;
             Ok(())
         })?;
@@ -597,6 +601,10 @@ impl Index {
             .optional()
             .map_err(wrap)?;
         if now.unwrap_or_default() != writes {
+            log::debug!(
+                "the index counts {} writes, this sync {writes}: no glance recorded",
+                now.unwrap_or_default()
+            );
             return Ok(());
         }
         tx.execute("DELETE FROM glances", []).map_err(wrap)?;
@@ -641,9 +649,11 @@ impl Index {
         let mut all = Paths::default();
         for store in stores {
             let Some(row) = rows.remove(store.agent().name()) else {
+                log::debug!("{}: no glance recorded", store.agent());
                 continue;
             };
             if row.roots != roots_key(store.as_ref()) {
+                log::debug!("{}: its roots changed", store.agent());
                 continue;
             }
             let Some(paths) = zstd::stream::decode_all(row.paths.as_slice())
@@ -667,6 +677,8 @@ impl Index {
             if fold(stamps[from..to].iter().map(|s| s.0)) == row.stamp {
                 glanced.sessions += row.sessions;
                 glanced.rows.push(row);
+            } else {
+                log::debug!("{}: its glance moved", row.agent);
             }
         }
         glanced.all = glanced.rows.len() == stores.len() && !stores.is_empty() && {

@@ -236,8 +236,14 @@ pub(super) fn take_glance(
     let paths = group_paths(&g)?;
     let stamps = stamp_all(&paths.parents, &paths.entries);
     let settled = since.checked_sub(RACY)?;
-    for ((_, mtime), is_dir) in stamps.iter().zip(&paths.dirs) {
+    for (((parent, name), (_, mtime)), is_dir) in paths.entries.iter().zip(&stamps).zip(&paths.dirs)
+    {
         if *is_dir && mtime.is_none_or(|m| m >= settled) {
+            log::debug!(
+                "{}: no glance, {} moved too recently or is gone",
+                store.agent(),
+                paths.parents[*parent].join(name).display()
+            );
             return None;
         }
     }
