@@ -748,3 +748,65 @@ fn copilot_changes_are_found_by_the_next_search() {
         (copilot_set(&[1, 3, 4]), true)
     );
 }
+
+/// The Hermes store's glance (its `state.db` in WAL mode, a profile's, and gateway
+/// transcripts): with nothing changed a search lists no store; a message written to the
+/// database is found by the next search, and the one after lists no store again.
+#[test]
+fn hermes_changes_are_found_by_the_next_search() {
+    use common::dbstores::{self, Journal};
+    let home = Home::empty();
+    dbstores::write(home.path(), Journal::Wal);
+    let hermes = home.path().join(".hermes");
+    let share = home.path().join(".local/share/opencode");
+    for d in [
+        hermes.join("profiles/work/sessions"),
+        hermes.join("profiles/work"),
+        hermes.join("profiles"),
+        hermes.join("sessions"),
+        hermes.clone(),
+        share.join("storage/session/prj"),
+        share.join("storage/session"),
+        share.join("storage"),
+        share.clone(),
+    ] {
+        if d.is_dir() {
+            age(&d, 3600);
+        }
+    }
+    let live = format!("hermes/{}", dbstores::HERMES_LIVE);
+    assert!(!logged_search(&home, "hermesglance").1);
+    // Both stores here have glances: the second search lists neither.
+    assert!(no_store_listed(&home, "hermesglance"));
+    let c = rusqlite::Connection::open(dbstores::hermes_db_path(home.path())).unwrap();
+    dbstores::hermes_message(
+        &c,
+        dbstores::HERMES_LIVE,
+        "user",
+        "the hermesglance prompt",
+        &[],
+    );
+    // Closing the last connection removes the journals: `~/.hermes` moves, here to a time
+    // long ago (a directory that moved within two seconds of a listing is not glanced).
+    drop(c);
+    age(&hermes, 1800);
+    assert_eq!(
+        logged_search(&home, "hermesglance").0,
+        BTreeSet::from([live.clone()])
+    );
+    assert_eq!(
+        logged_search(&home, "hermesglance").0,
+        BTreeSet::from([live])
+    );
+    assert!(no_store_listed(&home, "hermesglance"));
+}
+
+/// Whether `sessfs search` listed no store at all (every store's glance held).
+fn no_store_listed(home: &Home, query: &str) -> bool {
+    let out = home
+        .command(&["search", "--json", query])
+        .env("RUST_LOG", "sessfs=info")
+        .output()
+        .unwrap();
+    stderr(&out).contains("no store listed")
+}

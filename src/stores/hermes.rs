@@ -38,7 +38,7 @@
 
 use super::kit::{self, SessionBuilder};
 use super::sqlite::{self, Cell, Reader, Rows, Table};
-use super::{Base, Env, Listed, Root, Store};
+use super::{Base, Env, Glance, Listed, Root, Store};
 use crate::model::{
     self, Agent, Branch, Message, MessageKind, Role, Session, Source, Subagent, TokenUsage,
     ToolCall,
@@ -188,6 +188,43 @@ impl Store for HermesStore {
             }
         }
         out
+    }
+
+    /// The listing reads each root, its `profiles/` and every profile (where a `state.db`
+    /// or `sessions/` appears), every database, and every gateway transcript in the
+    /// `sessions/` directories (it counts their messages against the database's). A write
+    /// to a database lands in its `-wal` (or, in rollback mode, in the database itself), so
+    /// any write to one lists the store again at the next search.
+    fn glance(&self, listed: &[Listed]) -> Option<Glance> {
+        let (dbs, dirs) = self.places();
+        let mut g = Glance::default();
+        for root in &self.base.roots {
+            if !root.path.is_dir() {
+                continue;
+            }
+            g.dirs.push(root.path.clone());
+            let profiles = root.path.join("profiles");
+            if profiles.is_dir() {
+                g.dirs.extend(kit::subdirs(&profiles));
+                g.dirs.push(profiles);
+            }
+        }
+        for (_, db) in &dbs {
+            g.files.push(db.clone());
+            g.files.push(sqlite::companion(db, "-wal"));
+            g.files.push(sqlite::companion(db, "-journal"));
+        }
+        for (_, dir) in &dirs {
+            g.files.extend(
+                kit::entries(dir)
+                    .into_iter()
+                    .filter(|f| kit::file_name(f).ends_with(".jsonl")),
+            );
+            g.dirs.push(dir.clone());
+        }
+        g.files
+            .extend(listed.iter().flat_map(|l| l.sources.iter().cloned()));
+        Some(g)
     }
 
     fn load(&self, listed: &Listed) -> Session {
