@@ -810,3 +810,60 @@ fn no_store_listed(home: &Home, query: &str) -> bool {
         .unwrap();
     stderr(&out).contains("no store listed")
 }
+
+/// The Cursor store's glance (the CLI's `store.db`, agent transcripts with a subagent, the
+/// IDE's databases): with nothing changed a search lists it not; a subagent transcript
+/// added to a session and a line appended to a plain-text transcript are each found by
+/// the next search. OpenClaw is beside it, listed at every search.
+#[test]
+fn cursor_changes_are_found_by_the_next_search() {
+    use common::cursor;
+    let home = Home::empty();
+    cursor::write(home.path());
+    let transcripts = home
+        .path()
+        .join(".cursor/projects/home-dev-cursor-proj/agent-transcripts");
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    let mut stack = vec![home.path().to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            if e.file_type().unwrap().is_dir() {
+                stack.push(e.path());
+            }
+        }
+        dirs.push(d);
+    }
+    for d in &dirs {
+        age(d, 3600);
+    }
+    let nested = BTreeSet::from([format!("cursor/{}", cursor::NESTED_ID)]);
+    assert!(!logged_search(&home, "cursorglance").1);
+    assert_eq!(
+        logged_search(&home, "cursorglance"),
+        (BTreeSet::new(), true)
+    );
+    // A subagent's transcript appears in a session's `subagents/`.
+    let subagents = transcripts.join(cursor::NESTED_ID).join("subagents");
+    std::fs::write(
+        subagents.join("helper-2.jsonl"),
+        format!(
+            "{}\n",
+            serde_json::json!({"role": "assistant", "message": {"content": [{"type": "text", "text": "the cursorglance subagent reply"}]}})
+        ),
+    )
+    .unwrap();
+    age(&subagents, 3000);
+    assert_eq!(logged_search(&home, "cursorglance").0, nested);
+    assert_eq!(logged_search(&home, "cursorglance"), (nested, true));
+    // A plain-text transcript grows.
+    let txt = transcripts.join(format!("{}.txt", cursor::TXT_ID));
+    let mut f = std::fs::OpenOptions::new().append(true).open(&txt).unwrap();
+    use std::io::Write;
+    f.write_all(b"\nuser:\n<user_query>\nthe appendedcursor question\n</user_query>\n")
+        .unwrap();
+    drop(f);
+    assert_eq!(
+        logged_search(&home, "appendedcursor").0,
+        BTreeSet::from([format!("cursor/{}", cursor::TXT_ID)])
+    );
+}

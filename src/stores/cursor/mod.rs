@@ -62,7 +62,7 @@ pub use decode::{decode_root, pb, unhex, uri_to_path, Root0};
 
 use super::kit::{self, SessionBuilder};
 use super::sqlite::{self, Reader};
-use super::{Base, Env, Listed, Root, Store};
+use super::{Base, Env, Glance, Listed, Root, Store};
 use crate::model::{Agent, Session};
 use crate::names;
 use chrono::{DateTime, Utc};
@@ -233,6 +233,62 @@ impl Store for CursorStore {
         let mut seen = HashSet::new();
         all.retain(|l| seen.insert(l.id.clone()));
         all
+    }
+
+    /// The listing reads each root, the CLI's `chats/<hash>/<agent>/` directories and
+    /// their `store.db`, the `projects/*/agent-transcripts/` directories with each
+    /// session's folder and its `subagents/`, and every IDE database (`globalStorage/`,
+    /// each `workspaceStorage/<ws>/`). A write to a database lands in its `-wal` or in
+    /// itself, so any write to one lists the store again at the next search.
+    fn glance(&self, listed: &[Listed]) -> Option<Glance> {
+        fn dir(g: &mut Glance, p: PathBuf) {
+            if p.is_dir() {
+                g.dirs.push(p);
+            }
+        }
+        fn db(g: &mut Glance, p: &Path) {
+            g.files.push(p.to_path_buf());
+            g.files.push(sqlite::companion(p, "-wal"));
+            g.files.push(sqlite::companion(p, "-journal"));
+        }
+        let mut g = Glance::default();
+        for r in &self.base.roots {
+            let p = &r.path;
+            if p.is_file() {
+                db(&mut g, p);
+                continue;
+            }
+            dir(&mut g, p.clone());
+            dir(&mut g, p.join("chats"));
+            for hash in kit::subdirs(&p.join("chats")) {
+                for agent in kit::subdirs(&hash) {
+                    db(&mut g, &agent.join("store.db"));
+                    g.dirs.push(agent);
+                }
+                g.dirs.push(hash);
+            }
+            dir(&mut g, p.join("projects"));
+            for project in kit::subdirs(&p.join("projects")) {
+                let transcripts = project.join("agent-transcripts");
+                for session in kit::subdirs(&transcripts) {
+                    dir(&mut g, session.join("subagents"));
+                    g.dirs.push(session);
+                }
+                dir(&mut g, transcripts);
+                g.dirs.push(project);
+            }
+            dir(&mut g, p.join("globalStorage"));
+            dir(&mut g, p.join("workspaceStorage"));
+            for ws in kit::subdirs(&p.join("workspaceStorage")) {
+                g.dirs.push(ws);
+            }
+        }
+        for (_, ide) in self.ide_dbs() {
+            db(&mut g, &ide);
+        }
+        g.files
+            .extend(listed.iter().flat_map(|l| l.sources.iter().cloned()));
+        Some(g)
     }
 
     fn load(&self, listed: &Listed) -> Session {
