@@ -867,3 +867,62 @@ fn cursor_changes_are_found_by_the_next_search() {
         BTreeSet::from([format!("cursor/{}", cursor::TXT_ID)])
     );
 }
+
+fn qwen_id(n: u32) -> String {
+    format!("0c3f0000-0000-4000-8000-{n:012}")
+}
+
+/// A Qwen Code record line of chat `n`, a user prompt saying `text`.
+fn qwen_line(n: u32, i: u32, text: &str) -> String {
+    let line = serde_json::json!({"uuid": format!("{n}-{i}"), "parentUuid": null, "sessionId": qwen_id(n),
+        "timestamp": format!("2026-04-07T02:00:{i:02}.000Z"), "type": "user", "cwd": "/tmp/glance",
+        "version": "0.14.0", "message": {"role": "user", "parts": [{"text": text}]}});
+    format!("{line}\n")
+}
+
+/// Qwen Code chat `n` of project `project` (`~/.qwen/projects/<project>/chats/`).
+fn qwen_chat(home: &Home, project: &str, n: u32, text: &str) -> PathBuf {
+    let dir = home
+        .path()
+        .join(".qwen/projects")
+        .join(project)
+        .join("chats");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join(format!("{}.jsonl", qwen_id(n)));
+    std::fs::write(&file, qwen_line(n, 0, text)).unwrap();
+    file
+}
+
+fn qwen_set(ns: &[u32]) -> BTreeSet<String> {
+    ns.iter().map(|n| format!("qwen/{}", qwen_id(*n))).collect()
+}
+
+/// The Qwen Code store's glance (Gemini CLI's tree): with nothing changed a search lists
+/// no store; an appended prompt and a chat of a new project are each found by the next
+/// search.
+#[test]
+fn qwen_changes_are_found_by_the_next_search() {
+    let home = Home::empty();
+    let one = qwen_chat(&home, "-tmp-glance", 1, "the qwenone question");
+    qwen_chat(&home, "-tmp-glance", 2, "the qwentwo question");
+    let projects = home.path().join(".qwen/projects");
+    for d in ["-tmp-glance/chats", "-tmp-glance", ""] {
+        age(&projects.join(d), 3600);
+    }
+    age(&home.path().join(".qwen"), 3600);
+    assert_eq!(logged_search(&home, "qwenone"), (qwen_set(&[1]), false));
+    assert!(no_store_listed(&home, "qwentwo"));
+    let mut f = std::fs::OpenOptions::new().append(true).open(&one).unwrap();
+    use std::io::Write;
+    f.write_all(qwen_line(1, 1, "an appendedqwen prompt").as_bytes())
+        .unwrap();
+    drop(f);
+    assert_eq!(logged_search(&home, "appendedqwen").0, qwen_set(&[1]));
+    assert!(no_store_listed(&home, "appendedqwen"));
+    qwen_chat(&home, "-tmp-other", 3, "the qwenthree question");
+    age(&projects.join("-tmp-other/chats"), 3000);
+    age(&projects.join("-tmp-other"), 3000);
+    age(&projects, 3000);
+    assert_eq!(logged_search(&home, "qwenthree").0, qwen_set(&[3]));
+    assert!(no_store_listed(&home, "qwenthree"));
+}

@@ -133,15 +133,7 @@ impl Store for GeminiStore {
     fn glance(&self, listed: &[Listed]) -> Option<Glance> {
         let mut g = Glance::default();
         for root in &self.base.roots {
-            if !root.path.is_dir() {
-                continue;
-            }
-            g.dirs.push(root.path.clone());
-            g.dirs.extend(kit::subdirs(&root.path));
-            for chats in chats_dirs(&root.path) {
-                g.dirs.extend(kit::subdirs(&chats));
-                g.dirs.push(chats);
-            }
+            glance_dirs(&root.path, &mut g.dirs);
         }
         g.files
             .extend(listed.iter().flat_map(|l| l.sources.iter().cloned()));
@@ -181,6 +173,21 @@ pub(super) fn chats_dirs(root: &Path) -> Vec<PathBuf> {
         out.push(root.to_path_buf());
     }
     out
+}
+
+/// The directories a listing of `root` reads (shared with Qwen Code, whose tree is
+/// Gemini's): the root and its project directories (where a `chats/` may appear), every
+/// `chats/` directory and the folders in it.
+pub(super) fn glance_dirs(root: &Path, out: &mut Vec<PathBuf>) {
+    if !root.is_dir() {
+        return;
+    }
+    out.push(root.to_path_buf());
+    out.extend(kit::subdirs(root));
+    for chats in chats_dirs(root) {
+        out.extend(kit::subdirs(&chats));
+        out.push(chats);
+    }
 }
 
 /// A chat file: in a `chats/` directory every `.jsonl` and `.json` is one (main chats are

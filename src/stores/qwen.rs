@@ -62,7 +62,7 @@
 //!   line that is no JSON goes to `unparsed.txt` through the shared line reader.
 
 use super::gemini;
-use super::{jsonl, kit, Base, Env, Listed, Root, Store};
+use super::{jsonl, kit, Base, Env, Glance, Listed, Root, Store};
 use crate::model::{Agent, Branch, Message, MessageKind, Role, Session, TokenUsage, ToolCall};
 use serde::de::IgnoredAny;
 use serde::Deserialize;
@@ -121,6 +121,18 @@ impl Store for QwenStore {
     /// The id is the file name, which a write never changes.
     fn keeps_listing(&self, _listed: &Listed) -> bool {
         true
+    }
+
+    /// The listing reads what Gemini CLI's does ([`gemini::glance_dirs`]); each session is
+    /// versioned by its chat file.
+    fn glance(&self, listed: &[Listed]) -> Option<Glance> {
+        let mut g = Glance::default();
+        for root in &self.base.roots {
+            gemini::glance_dirs(&root.path, &mut g.dirs);
+        }
+        g.files
+            .extend(listed.iter().flat_map(|l| l.sources.iter().cloned()));
+        Some(g)
     }
 
     fn load(&self, listed: &Listed) -> Session {
