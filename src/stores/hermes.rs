@@ -210,9 +210,7 @@ impl Store for HermesStore {
             }
         }
         for (_, db) in &dbs {
-            g.files.push(db.clone());
-            g.files.push(sqlite::companion(db, "-wal"));
-            g.files.push(sqlite::companion(db, "-journal"));
+            g.files.extend(sqlite::with_journals(db));
         }
         for (_, dir) in &dirs {
             g.files.extend(

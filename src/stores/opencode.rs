@@ -187,9 +187,7 @@ impl Store for OpencodeStore {
             }
         }
         for (_, db) in &dbs {
-            g.files.push(db.clone());
-            g.files.push(sqlite::companion(db, "-wal"));
-            g.files.push(sqlite::companion(db, "-journal"));
+            g.files.extend(sqlite::with_journals(db));
         }
         for (_, storage) in &trees {
             let sessions = storage.join("session");

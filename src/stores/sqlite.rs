@@ -500,6 +500,16 @@ pub fn companion(db: &Path, suffix: &str) -> PathBuf {
     PathBuf::from(s)
 }
 
+/// `db` and the journals a write to it changes (`-wal`, or `-journal` in rollback mode):
+/// what a store's glance stamps for a database (see [`super::Glance`]).
+pub fn with_journals(db: &Path) -> [PathBuf; 3] {
+    [
+        db.to_path_buf(),
+        companion(db, "-wal"),
+        companion(db, "-journal"),
+    ]
+}
+
 /// Whether `p` is the `-wal` or `-journal` of the database `db` ([`companion`]), compared
 /// as bytes: listing a directory asks this of every session's sources.
 pub fn is_journal_of(p: &Path, db: &Path) -> bool {

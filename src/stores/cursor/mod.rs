@@ -247,9 +247,7 @@ impl Store for CursorStore {
             }
         }
         fn db(g: &mut Glance, p: &Path) {
-            g.files.push(p.to_path_buf());
-            g.files.push(sqlite::companion(p, "-wal"));
-            g.files.push(sqlite::companion(p, "-journal"));
+            g.files.extend(sqlite::with_journals(p));
         }
         let mut g = Glance::default();
         for r in &self.base.roots {
