@@ -81,7 +81,8 @@ impl Shape {
             })
     }
 
-    fn files(&self) -> impl Iterator<Item = &str> {
+    /// The paths that are files, in path order.
+    pub fn files(&self) -> impl Iterator<Item = &str> {
         self.entries
             .iter()
             .filter(|(_, (k, _))| *k == EntryKind::File)

@@ -28,11 +28,13 @@
 //! store leaves all of it on disk, not just what the queue held.
 
 use crate::cache::SessionKey;
+use crate::names::Fnv1a;
 use crate::render::{Bundle, Node};
 use crate::spill::{Body, Sink, SpillTo};
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::fs::File;
+use std::hash::Hasher;
 use std::io::{self, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -362,11 +364,11 @@ impl DiskCache {
 
     /// Where `key`'s entry lives.
     fn entry_path(&self, key: &SessionKey) -> PathBuf {
-        let mut h = Fnv::default();
+        let mut h = Fnv1a::default();
         h.write(key.agent.name().as_bytes());
         h.write(&[0]);
         h.write(key.name.as_bytes());
-        let hash = h.0;
+        let hash = h.finish();
         self.dir
             .join(format!("{:02x}", hash >> 56))
             .join(format!("{hash:016x}.zst"))
@@ -758,7 +760,7 @@ fn zstd_error(code: usize) -> io::Error {
 
 /// What identifies the build that renders: a different one may render differently.
 fn build_id() -> u64 {
-    let mut h = Fnv::default();
+    let mut h = Fnv1a::default();
     h.write(env!("CARGO_PKG_VERSION").as_bytes());
     if let Some(md) = std::env::current_exe()
         .ok()
@@ -772,31 +774,14 @@ fn build_id() -> u64 {
             .unwrap_or_default();
         h.write(&mtime.as_nanos().to_le_bytes());
     }
-    h.0
+    h.finish()
 }
 
 fn checksum(build: u64, header: &[u8]) -> u64 {
-    let mut h = Fnv::default();
+    let mut h = Fnv1a::default();
     h.write(&build.to_le_bytes());
     h.write(header);
-    h.0
-}
-
-/// FNV-1a: entry names and the header's checksum need no defence against chosen input.
-struct Fnv(u64);
-
-impl Default for Fnv {
-    fn default() -> Fnv {
-        Fnv(0xcbf2_9ce4_8422_2325)
-    }
-}
-
-impl Fnv {
-    fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.0 = (self.0 ^ u64::from(*b)).wrapping_mul(0x100_0000_01b3);
-        }
-    }
+    h.finish()
 }
 
 fn create_private_dir(dir: &Path) -> io::Result<()> {

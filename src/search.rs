@@ -1146,27 +1146,7 @@ fn prepare(
 
 /// FNV-1a, for the word sets of [`prepare`]: they hash every word of every session, and
 /// need no defence against chosen collisions.
-type Fnv = std::hash::BuildHasherDefault<FnvHasher>;
-
-struct FnvHasher(u64);
-
-impl Default for FnvHasher {
-    fn default() -> FnvHasher {
-        FnvHasher(0xcbf2_9ce4_8422_2325)
-    }
-}
-
-impl std::hash::Hasher for FnvHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.0 = (self.0 ^ u64::from(*b)).wrapping_mul(0x100_0000_01b3);
-        }
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
+type Fnv = std::hash::BuildHasherDefault<crate::names::Fnv1a>;
 
 /// The mount's [`crate::tree::Searcher`]: one index handle, brought up to date before each
 /// query (results are kept for a second per query by the tree), and a first indexing pass

@@ -231,8 +231,11 @@ pub(super) fn take_glance(
     listed: &[crate::stores::Listed],
     since: SystemTime,
 ) -> Option<GlanceRow> {
-    let g =
+    let mut g =
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| store.glance(listed))).ok()??;
+    // Every session is versioned by its sources, whatever else the listing read.
+    g.files
+        .extend(listed.iter().flat_map(|l| l.sources.iter().cloned()));
     let paths = group_paths(&g)?;
     let stamps = stamp_all(&paths.parents, &paths.entries);
     let settled = since.checked_sub(RACY)?;

@@ -118,7 +118,7 @@ impl Store for ClaudeStore {
     /// The listing reads the roots, their project directories, each `<uuid>/` beside a
     /// session and the tree of its `subagents/`; the heads of flat `agent-*.jsonl` files;
     /// and versions every session by its sources.
-    fn glance(&self, listed: &[Listed]) -> Option<Glance> {
+    fn glance(&self, _listed: &[Listed]) -> Option<Glance> {
         let mut g = Glance::default();
         for root in &self.base.roots {
             g.dirs.push(root.path.clone());
@@ -138,8 +138,6 @@ impl Store for ClaudeStore {
                 g.dirs.push(project);
             }
         }
-        g.files
-            .extend(listed.iter().flat_map(|l| l.sources.iter().cloned()));
         Some(g)
     }
 }

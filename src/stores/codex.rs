@@ -134,7 +134,7 @@ impl Store for CodexStore {
     /// the first line of every rollout; each session is versioned by its rollouts and the
     /// title index (its [`Listed::sources`]). A new rollout or day directory moves a
     /// directory's mtime, a new title index the Codex home's.
-    fn glance(&self, listed: &[Listed]) -> Option<Glance> {
+    fn glance(&self, _listed: &[Listed]) -> Option<Glance> {
         let mut g = Glance::default();
         for root in &self.base.roots {
             let (sessions, archived) = (
@@ -149,8 +149,6 @@ impl Store for CodexStore {
                 walked_dirs(&root.path, 3, &mut g.dirs);
             }
         }
-        g.files
-            .extend(listed.iter().flat_map(|l| l.sources.iter().cloned()));
         Some(g)
     }
 }

@@ -130,13 +130,11 @@ impl Store for GeminiStore {
     /// appear), every `chats/` directory and the directories in it (subagent folders), and
     /// the top of every chat; each session is versioned by its chat files and its subagent
     /// folder (its [`Listed::sources`]).
-    fn glance(&self, listed: &[Listed]) -> Option<Glance> {
+    fn glance(&self, _listed: &[Listed]) -> Option<Glance> {
         let mut g = Glance::default();
         for root in &self.base.roots {
             glance_dirs(&root.path, &mut g.dirs);
         }
-        g.files
-            .extend(listed.iter().flat_map(|l| l.sources.iter().cloned()));
         Some(g)
     }
 

@@ -195,7 +195,7 @@ impl Store for HermesStore {
     /// `sessions/` directories (it counts their messages against the database's). A write
     /// to a database lands in its `-wal` (or, in rollback mode, in the database itself), so
     /// any write to one lists the store again at the next search.
-    fn glance(&self, listed: &[Listed]) -> Option<Glance> {
+    fn glance(&self, _listed: &[Listed]) -> Option<Glance> {
         let (dbs, dirs) = self.places();
         let mut g = Glance::default();
         for root in &self.base.roots {
@@ -220,8 +220,6 @@ impl Store for HermesStore {
             );
             g.dirs.push(dir.clone());
         }
-        g.files
-            .extend(listed.iter().flat_map(|l| l.sources.iter().cloned()));
         Some(g)
     }
 

@@ -217,8 +217,9 @@ pub trait Store: Send + Sync {
     }
 
     /// What `sessfs search` looks at instead of listing the store, to know that [`list`]
-    /// would give `listed` again with every session's version unchanged (see [`Glance`]).
-    /// Called after a listing, so it may read directories again; it must not parse
+    /// would give `listed` again with every session's version unchanged (see [`Glance`]):
+    /// what the listing reads. Every listed session's [`Listed::sources`] are added by the
+    /// caller. Called after a listing, so it may read directories again; it must not parse
     /// sessions. `None` (the default): the store cannot say, and is listed at every search.
     ///
     /// [`list`]: Store::list
@@ -236,7 +237,8 @@ pub struct Glance {
     /// Directories whose entries the listing reads: their mtime moves when an entry is
     /// added, removed or renamed in them (not when a file in them grows).
     pub dirs: Vec<PathBuf>,
-    /// Files whose size and mtime version a session, or that the listing read.
+    /// Files the listing read whose size and mtime move with what it read (the sessions'
+    /// sources are added to these by the search).
     pub files: Vec<PathBuf>,
 }
 

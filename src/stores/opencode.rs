@@ -178,7 +178,7 @@ impl Store for OpencodeStore {
     /// and session files. A write to a database lands in its `-wal` (or, in rollback mode,
     /// in the database itself), so a database with its journals stands for all its
     /// sessions: any write to it lists the store again at the next search.
-    fn glance(&self, listed: &[Listed]) -> Option<Glance> {
+    fn glance(&self, _listed: &[Listed]) -> Option<Glance> {
         let (dbs, trees) = self.places();
         let mut g = Glance::default();
         for root in &self.base.roots {
@@ -202,8 +202,6 @@ impl Store for OpencodeStore {
                 g.dirs.push(project);
             }
         }
-        g.files
-            .extend(listed.iter().flat_map(|l| l.sources.iter().cloned()));
         Some(g)
     }
 

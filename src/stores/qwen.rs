@@ -125,13 +125,11 @@ impl Store for QwenStore {
 
     /// The listing reads what Gemini CLI's does ([`gemini::glance_dirs`]); each session is
     /// versioned by its chat file.
-    fn glance(&self, listed: &[Listed]) -> Option<Glance> {
+    fn glance(&self, _listed: &[Listed]) -> Option<Glance> {
         let mut g = Glance::default();
         for root in &self.base.roots {
             gemini::glance_dirs(&root.path, &mut g.dirs);
         }
-        g.files
-            .extend(listed.iter().flat_map(|l| l.sources.iter().cloned()));
         Some(g)
     }
 

@@ -86,16 +86,7 @@ impl Fs {
     /// files.
     fn cached_entries(&self, key: &SessionKey, version: u64) -> Option<BTreeMap<String, Node>> {
         let shape = self.cache.shape(key, version)?;
-        let files: Vec<&str> = shape
-            .entries
-            .iter()
-            .filter(|(_, (k, _))| *k == EntryKind::File)
-            .map(|(p, _)| p.as_str())
-            .collect();
-        let mut bodies = self
-            .cache
-            .files(key, version, files.iter().copied())
-            .into_iter();
+        let mut bodies = self.cache.files(key, version, shape.files()).into_iter();
         let mut entries = BTreeMap::new();
         for (path, (kind, _)) in &shape.entries {
             let node = match kind {

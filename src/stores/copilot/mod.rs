@@ -122,7 +122,7 @@ impl Store for CopilotStore {
     /// The listing reads each root, its `session-state/` and `history-session-state/`
     /// directories and every session directory in `session-state/` (a session shows once
     /// its `events.jsonl` is there); each session is versioned by its own files.
-    fn glance(&self, listed: &[Listed]) -> Option<Glance> {
+    fn glance(&self, _listed: &[Listed]) -> Option<Glance> {
         let mut g = Glance::default();
         for root in &self.base.roots {
             let state = root.path.join("session-state");
@@ -137,8 +137,6 @@ impl Store for CopilotStore {
                 g.dirs.push(d);
             }
         }
-        g.files
-            .extend(listed.iter().flat_map(|l| l.sources.iter().cloned()));
         Some(g)
     }
 

@@ -240,7 +240,7 @@ impl Store for CursorStore {
     /// session's folder and its `subagents/`, and every IDE database (`globalStorage/`,
     /// each `workspaceStorage/<ws>/`). A write to a database lands in its `-wal` or in
     /// itself, so any write to one lists the store again at the next search.
-    fn glance(&self, listed: &[Listed]) -> Option<Glance> {
+    fn glance(&self, _listed: &[Listed]) -> Option<Glance> {
         fn dir(g: &mut Glance, p: PathBuf) {
             if p.is_dir() {
                 g.dirs.push(p);
@@ -284,8 +284,6 @@ impl Store for CursorStore {
         for (_, ide) in self.ide_dbs() {
             db(&mut g, &ide);
         }
-        g.files
-            .extend(listed.iter().flat_map(|l| l.sources.iter().cloned()));
         Some(g)
     }
 

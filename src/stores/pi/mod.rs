@@ -190,7 +190,7 @@ impl Store for PiStore {
     /// The listing reads each root, its directories and theirs (artifact directories), the
     /// header of each session file, and versions a session by it and its artifact sessions.
     /// A root that is a file, and OpenClaw's layout, are listed every time.
-    fn glance(&self, listed: &[Listed]) -> Option<Glance> {
+    fn glance(&self, _listed: &[Listed]) -> Option<Glance> {
         if self.dialect == Dialect::Openclaw {
             return None;
         }
@@ -205,8 +205,6 @@ impl Store for PiStore {
                 g.dirs.push(dir);
             }
         }
-        g.files
-            .extend(listed.iter().flat_map(|l| l.sources.iter().cloned()));
         Some(g)
     }
 
