@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{expected, stderr, stdout, Home, Mount};
+use common::{age, expected, logged_search, stderr, stdout, Home, Mount};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
@@ -286,16 +286,6 @@ fn glance_file(home: &Home, n: u32) -> PathBuf {
     glance_project(home).join(format!("{}.jsonl", glance_id(n)))
 }
 
-/// Set `path`'s mtime `secs` seconds back: a store at rest, whose directories moved long
-/// before the search that stamps them (one that moved within two seconds is not trusted).
-fn age(path: &Path, secs: u64) {
-    let t = std::time::SystemTime::now() - std::time::Duration::from_secs(secs);
-    std::fs::File::open(path)
-        .unwrap()
-        .set_times(std::fs::FileTimes::new().set_modified(t))
-        .unwrap();
-}
-
 /// Sessions 1-3, each with a word of its own (`glanceone`, `glancetwo`, `glancethree`);
 /// with a pi session beside them when `pi` (a store listed at every search).
 fn glance_home(pi: bool) -> Home {
@@ -322,24 +312,6 @@ fn glance_home(pi: bool) -> Home {
         age(d, 3600);
     }
     home
-}
-
-/// `sessfs search` with its log: the sessions found and whether it listed no store.
-fn logged_search(home: &Home, query: &str) -> (BTreeSet<String>, bool) {
-    let out = home
-        .command(&["search", "--json", query])
-        .env("RUST_LOG", "sessfs=info")
-        .output()
-        .unwrap();
-    let found = stdout(&out)
-        .lines()
-        .map(|l| {
-            let v: serde_json::Value = serde_json::from_str(l).unwrap();
-            let path = v["path"].as_str().unwrap().to_string();
-            path.split('/').take(2).collect::<Vec<_>>().join("/")
-        })
-        .collect();
-    (found, stderr(&out).contains("unchanged by their glances"))
 }
 
 fn claude_set(ns: &[u32]) -> BTreeSet<String> {

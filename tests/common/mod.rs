@@ -486,3 +486,31 @@ pub fn wait_until(what: &str, mut f: impl FnMut() -> bool) -> Duration {
     eprintln!("{what}: seen after {took:?}");
     took
 }
+
+/// Set `path`'s mtime `secs` seconds back: a store at rest, whose directories moved long
+/// before the search that stamps them (one that moved within two seconds is not trusted).
+pub fn age(path: &Path, secs: u64) {
+    let t = std::time::SystemTime::now() - std::time::Duration::from_secs(secs);
+    std::fs::File::open(path)
+        .unwrap()
+        .set_times(std::fs::FileTimes::new().set_modified(t))
+        .unwrap();
+}
+
+/// `sessfs search` with its log: the sessions found and whether it listed no store.
+pub fn logged_search(home: &Home, query: &str) -> (BTreeSet<String>, bool) {
+    let out = home
+        .command(&["search", "--json", query])
+        .env("RUST_LOG", "sessfs=info")
+        .output()
+        .unwrap();
+    let found = stdout(&out)
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            let path = v["path"].as_str().unwrap().to_string();
+            path.split('/').take(2).collect::<Vec<_>>().join("/")
+        })
+        .collect();
+    (found, stderr(&out).contains("unchanged by their glances"))
+}
