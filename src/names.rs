@@ -59,7 +59,10 @@ pub fn with_suffix(name: &str, n: usize) -> String {
 /// `base`, or `base~2`, `base~3`, … when taken: the one rule for names a store or the renderer
 /// makes up (branches, subagents). `~` never occurs in an escaped native id, so a suffixed name
 /// cannot be another entry's plain name.
-pub fn unique_name(taken: &mut std::collections::HashSet<String>, base: &str) -> String {
+pub fn unique_name<S: std::hash::BuildHasher>(
+    taken: &mut std::collections::HashSet<String, S>,
+    base: &str,
+) -> String {
     let mut name = base.to_string();
     let mut n = 2;
     while taken.contains(&name) {

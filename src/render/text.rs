@@ -165,11 +165,11 @@ pub fn usd_into(out: &mut String, v: f64) {
 
 fn longest_backtick_run(s: &str) -> usize {
     // Bytes, not chars: a backtick is one byte and never part of another character. Most
-    // text has none or few, so jump between them with `find` (a memchr) and count each run.
+    // text has none or few, so jump between them with `memchr` and count each run.
     let bytes = s.as_bytes();
     let mut best = 0;
     let mut at = 0;
-    while let Some(i) = s[at..].find('`') {
+    while let Some(i) = memchr::memchr(b'`', &bytes[at..]) {
         let start = at + i;
         let run = bytes[start..].iter().take_while(|&&b| b == b'`').count();
         best = best.max(run);
@@ -318,7 +318,7 @@ pub fn markdown_text_into(out: &mut String, text: &str) {
     out.reserve(text.len() + 16);
     let mut open: Option<(char, usize)> = None;
     let mut para: Vec<&str> = Vec::new();
-    for line in text.lines() {
+    for line in super::scan::lines(text) {
         match open {
             Some((ch, len)) => {
                 out.push_str(line);
@@ -433,7 +433,7 @@ fn flush_paragraph(para: &mut Vec<&str>, out: &mut String, whole: &str) {
     };
     para.clear();
     // Most paragraphs hold no code span: one `memchr` decides.
-    if !text.contains('`') {
+    if memchr::memchr(b'`', text.as_bytes()).is_none() {
         escape_html_into(out, &text);
         out.push('\n');
         return;

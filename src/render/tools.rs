@@ -16,8 +16,8 @@
 
 use super::text::{code_span_into, fence_into, human_time_into};
 use crate::model::{Message, Session, ToolCall, ToolResult};
+use foldhash::{HashMap, HashMapExt};
 use serde_json::{Map, Value};
-use std::collections::HashMap;
 use std::fmt::Write as _;
 
 /// `0007-Bash.md`: 1-based call number, four digits, sanitised tool name.

@@ -322,11 +322,15 @@ fn preview(out: &mut String, output: &str, file: Option<&str>) {
         return;
     };
     let mut end = 0;
-    for (n, line) in output.split_inclusive('\n').enumerate() {
-        if n == PREVIEW_LINES {
+    // Each line with its newline (`str::split_inclusive`), found with `memchr`.
+    let ends = memchr::memchr_iter(b'\n', output.as_bytes())
+        .map(|i| i + 1)
+        .chain(std::iter::once(output.len()));
+    for (n, stop) in ends.enumerate() {
+        if n == PREVIEW_LINES || end == output.len() {
             break;
         }
-        if end + line.len() > PREVIEW_CHARS {
+        if stop > PREVIEW_CHARS {
             // A huge line: show its start, cut at a character boundary, rather than stop
             // before it (a pretty-printed JSON output would preview as a lone `{`).
             end = PREVIEW_CHARS;
@@ -335,7 +339,7 @@ fn preview(out: &mut String, output: &str, file: Option<&str>) {
             }
             break;
         }
-        end += line.len();
+        end = stop;
     }
     fence_into(out, &output[..end], "");
     let rest = &output[end..];

@@ -626,8 +626,7 @@ impl Parser {
     }
 
     fn record(&mut self, text: &[u8]) -> Result<(), String> {
-        let raw: RawLine =
-            serde_json::from_slice(text).map_err(|e| format!("invalid JSON: {e}"))?;
+        let raw: RawLine = jsonl::from_line(text).map_err(|e| format!("invalid JSON: {e}"))?;
         let ts = raw.timestamp.as_deref().and_then(kit::parse_rfc3339);
         let de = |e: serde_json::Error| format!("unreadable record: {e}");
         match (raw.kind.as_deref(), raw.payload) {

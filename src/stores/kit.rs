@@ -17,11 +17,11 @@
 use super::{Env, Root};
 use crate::model::{self, Agent, Message, MessageKind, Role, Session, ToolResult};
 use chrono::{DateTime, Utc};
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use serde::de::value::MapAccessDeserializer;
 use serde::de::{IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 use std::borrow::Cow;
-use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::marker::PhantomData;
 use std::path::{Path, PathBuf};

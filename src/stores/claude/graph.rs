@@ -17,7 +17,7 @@
 //! it, so such files read in file order instead of collapsing to their last record.
 
 use super::records::{Kind, Rec};
-use std::collections::{HashMap, HashSet};
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 
 /// At most this many branches are materialised; real files can hold thousands of rewinds.
 pub(super) const MAX_BRANCHES: usize = 100;

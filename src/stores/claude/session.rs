@@ -15,7 +15,7 @@ use crate::model::{
     self, Agent, Branch, Message, MessageKind, Role, Session, Subagent, ToolResult,
 };
 use crate::stores::jsonl;
-use std::collections::{HashMap, HashSet};
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 

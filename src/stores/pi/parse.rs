@@ -18,11 +18,12 @@ use crate::stores::jsonl::{self, Pos, Unparsed};
 use crate::stores::kit::{self, str_field, Loose, Obj};
 use crate::stores::{parse_time, Listed};
 use chrono::{DateTime, Utc};
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use serde::de::IgnoredAny;
 use serde::Deserialize;
 use serde_json::Value;
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// The newest format version sessfs knows (pi, omp, indusagi and OpenClaw all write 3).
@@ -970,7 +971,7 @@ impl Loader {
 /// where it closes and reported through `cycle`.
 fn path_to(leaf: usize, parent: &[Option<usize>], cycle: &mut bool) -> Vec<usize> {
     let mut out = vec![leaf];
-    let mut seen: HashSet<usize> = HashSet::from([leaf]);
+    let mut seen: HashSet<usize> = [leaf].into_iter().collect();
     let mut cur = leaf;
     while let Some(p) = parent.get(cur).copied().flatten() {
         if !seen.insert(p) {
