@@ -432,3 +432,79 @@ fn an_appended_message_and_a_new_session_show_within_a_second() {
         )
     });
 }
+
+/// Droid session `id` in cwd directory `dir` under `~/.factory/sessions/`, its prompt
+/// saying `text`, with its settings beside it: the session file.
+fn glance_session(home: &Home, dir: &str, id: &str, text: &str) -> std::path::PathBuf {
+    let base = format!(".factory/sessions/{dir}");
+    put(
+        home.path(),
+        &format!("{base}/{id}.settings.json"),
+        settings("claude-sonnet-4-5-20250929", (10, 5, 0, 0, 0)),
+    );
+    put(
+        home.path(),
+        &format!("{base}/{id}.jsonl"),
+        jsonl(&[
+            header(id, "Glance", "/home/dev/glance"),
+            msg(
+                &format!("{id}-u1"),
+                None,
+                "2026-05-01T10:00:01.000Z",
+                "user",
+                json!([{"type": "text", "text": text}]),
+            ),
+        ]),
+    );
+    home.path().join(format!("{base}/{id}.jsonl"))
+}
+
+/// The Droid store's glance: with nothing changed a search lists no store; a message
+/// appended to a session, a session in a new cwd directory and a deleted session are each
+/// found by the next search.
+#[test]
+fn droid_changes_are_found_by_the_next_search() {
+    use common::{age, logged_search};
+    use std::collections::BTreeSet;
+    let home = Home::empty();
+    let set =
+        |ids: &[&str]| -> BTreeSet<String> { ids.iter().map(|id| format!("droid/{id}")).collect() };
+    let a = glance_session(&home, "-home-dev-alpha", A, "the droidone question");
+    let b = glance_session(&home, "-home-dev-alpha", B, "the droidtwo question");
+    let sessions = home.path().join(".factory/sessions");
+    for d in [sessions.join("-home-dev-alpha"), sessions.clone()] {
+        age(&d, 3600);
+    }
+    age(&home.path().join(".factory"), 3600);
+    assert_eq!(logged_search(&home, "droidone"), (set(&[A]), false));
+    assert_eq!(logged_search(&home, "droidtwo"), (set(&[B]), true));
+    // An appended message: no directory moves, the session file grows.
+    let line = msg(
+        &format!("{A}-u2"),
+        Some(&format!("{A}-u1")),
+        "2026-05-01T10:00:02.000Z",
+        "user",
+        json!([{"type": "text", "text": "an appendeddroid answer"}]),
+    );
+    let mut f = std::fs::OpenOptions::new().append(true).open(&a).unwrap();
+    std::io::Write::write_all(&mut f, format!("{line}\n").as_bytes()).unwrap();
+    drop(f);
+    assert_eq!(logged_search(&home, "appendeddroid").0, set(&[A]));
+    assert_eq!(logged_search(&home, "appendeddroid"), (set(&[A]), true));
+    // A session in a new cwd directory: only `sessions/` moves.
+    glance_session(
+        &home,
+        "-home-dev-charlie-proj",
+        C,
+        "the droidthree question",
+    );
+    age(&sessions.join("-home-dev-charlie-proj"), 3000);
+    age(&sessions, 3000);
+    assert_eq!(logged_search(&home, "droidthree").0, set(&[C]));
+    assert_eq!(logged_search(&home, "droidthree"), (set(&[C]), true));
+    // A deleted session.
+    std::fs::remove_file(&b).unwrap();
+    age(&sessions.join("-home-dev-alpha"), 2400);
+    assert_eq!(logged_search(&home, "droidtwo").0, BTreeSet::new());
+    assert_eq!(logged_search(&home, "question"), (set(&[A, C]), true));
+}

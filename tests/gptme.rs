@@ -319,3 +319,62 @@ fn a_message_appended_while_mounted_shows_within_a_second() {
         stores::file_contains(&t, "Charlie written after the mount")
     });
 }
+
+/// The gptme store's glance: with nothing changed a search lists no store; a message
+/// appended to a conversation, a branch added to one, a new conversation and a deleted
+/// conversation are each found by the next search.
+#[test]
+fn gptme_changes_are_found_by_the_next_search() {
+    use common::{age, logged_search};
+    use std::collections::BTreeSet;
+    let home = Home::empty();
+    let h = home.path();
+    let set =
+        |ids: &[&str]| -> BTreeSet<String> { ids.iter().map(|id| format!("gptme/{id}")).collect() };
+    let conv = |id: &str, text: &str| {
+        put(
+            h,
+            &format!("{LOGS}/{id}/conversation.jsonl"),
+            jsonl(&[m("system", "You are gptme.", 0), m("user", text, 1)]),
+        )
+    };
+    let a = conv(ALPHA, "the gptmeone question");
+    let b = conv(CHARLIE, "the gptmetwo question");
+    let logs = h.join(LOGS);
+    for d in [logs.join(ALPHA), logs.join(CHARLIE), logs.clone()] {
+        age(&d, 3600);
+    }
+    assert_eq!(logged_search(&home, "gptmeone"), (set(&[ALPHA]), false));
+    assert_eq!(logged_search(&home, "gptmetwo"), (set(&[CHARLIE]), true));
+    // An appended message: no directory moves, the conversation grows.
+    let mut f = std::fs::OpenOptions::new().append(true).open(&a).unwrap();
+    f.write_all(jsonl(&[m("user", "an appendedgptme answer", 2)]).as_bytes())
+        .unwrap();
+    drop(f);
+    assert_eq!(logged_search(&home, "appendedgptme").0, set(&[ALPHA]));
+    assert_eq!(logged_search(&home, "appendedgptme"), (set(&[ALPHA]), true));
+    // A branch: the conversation's directory moves (its `branches/` appears).
+    put(
+        h,
+        &format!("{LOGS}/{ALPHA}/branches/retry.jsonl"),
+        jsonl(&[m("user", "the branchedgptme question", 1)]),
+    );
+    age(&logs.join(ALPHA).join("branches"), 3000);
+    age(&logs.join(ALPHA), 3000);
+    assert_eq!(logged_search(&home, "branchedgptme").0, set(&[ALPHA]));
+    assert_eq!(logged_search(&home, "branchedgptme"), (set(&[ALPHA]), true));
+    // A new conversation.
+    conv(BRAVO, "the gptmethree question");
+    age(&logs.join(BRAVO), 3000);
+    age(&logs, 3000);
+    assert_eq!(logged_search(&home, "gptmethree").0, set(&[BRAVO]));
+    assert_eq!(logged_search(&home, "gptmethree"), (set(&[BRAVO]), true));
+    // A deleted conversation.
+    std::fs::remove_dir_all(b.parent().unwrap()).unwrap();
+    age(&logs, 2400);
+    assert_eq!(logged_search(&home, "gptmetwo").0, BTreeSet::new());
+    assert_eq!(
+        logged_search(&home, "question"),
+        (set(&[ALPHA, BRAVO]), true)
+    );
+}

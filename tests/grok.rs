@@ -269,3 +269,60 @@ fn a_new_row_shows_within_a_second() {
         stores::file_contains(&t, "Alpha fresh prompt after the mount")
     });
 }
+
+/// The Grok CLI store's glance: with nothing changed a search lists no store; a message row,
+/// a new session's rows and a deleted session are each found by the next search.
+#[test]
+fn grok_changes_are_found_by_the_next_search() {
+    use common::{age, logged_search};
+    use std::collections::BTreeSet;
+    let home = Home::empty();
+    let grok = home.path().join(".grok");
+    std::fs::create_dir_all(&grok).expect("dir");
+    let open = || Connection::open(grok.join("grok.db")).expect("db");
+    let c = open();
+    c.execute_batch(DDL).expect("ddl");
+    c.execute_batch("PRAGMA journal_mode = WAL").expect("wal");
+    let user = |text: &str| json!({"role": "user", "content": text});
+    session(&c, A, "Alpha", "/home/dev/alpha");
+    messages(&c, A, &[user("the grokone question")]);
+    session(&c, B, "Bravo", "/home/dev/bravo");
+    messages(&c, B, &[user("the groktwo question")]);
+    // Closing the last connection removes the WAL: `~/.grok` moves, here to long ago.
+    drop(c);
+    age(&grok, 3600);
+    let set =
+        |ids: &[&str]| -> BTreeSet<String> { ids.iter().map(|id| format!("grok/{id}")).collect() };
+    assert_eq!(logged_search(&home, "grokone"), (set(&[A]), false));
+    assert_eq!(logged_search(&home, "groktwo"), (set(&[B]), true));
+    // A message row.
+    let c = open();
+    c.execute(
+        "INSERT INTO messages (session_id, seq, role, message_json, created_at) VALUES (?1, 2, 'user', ?2, '2026-03-01T11:00:00.000Z')",
+        params![A, user("an appendedgrok answer").to_string()],
+    )
+    .expect("insert");
+    drop(c);
+    age(&grok, 3000);
+    assert_eq!(logged_search(&home, "appendedgrok").0, set(&[A]));
+    assert_eq!(logged_search(&home, "appendedgrok"), (set(&[A]), true));
+    // A new session.
+    let new = "c3d4e5f6a1b2";
+    let c = open();
+    session(&c, new, "Charlie", "/home/dev/charlie");
+    messages(&c, new, &[user("the grokthree question")]);
+    drop(c);
+    age(&grok, 2400);
+    assert_eq!(logged_search(&home, "grokthree").0, set(&[new]));
+    assert_eq!(logged_search(&home, "grokthree"), (set(&[new]), true));
+    // A deleted session.
+    let c = open();
+    c.execute("DELETE FROM messages WHERE session_id = ?1", [B])
+        .expect("delete messages");
+    c.execute("DELETE FROM sessions WHERE id = ?1", [B])
+        .expect("delete session");
+    drop(c);
+    age(&grok, 1800);
+    assert_eq!(logged_search(&home, "groktwo").0, BTreeSet::new());
+    assert_eq!(logged_search(&home, "question"), (set(&[A, new]), true));
+}

@@ -33,7 +33,7 @@
 //! - **Corrupt files cost a warning**, as agentuse's own scans skip them: a bad part is
 //!   skipped, a missing `message.json` loses the prompt but keeps the parts.
 
-use super::{kit, parse_time, Base, Env, Listed, Root, Store};
+use super::{kit, parse_time, Base, Env, Glance, Listed, Root, Store};
 use crate::model::{
     placeholder, unified_id, Agent, Message, MessageKind, Role, Session, Subagent, TokenUsage,
     ToolCall,
@@ -98,6 +98,48 @@ impl Store for AgentuseStore {
     fn load(&self, listed: &Listed) -> Session {
         load_session(&listed.path, &listed.id, None, 0).session
     }
+
+    /// What [`session_dirs`] reads: each root (a `session.json`, a `session/` container or
+    /// session and project directories appearing in it), every project directory it looks
+    /// into and its `session/` container, and each directory a container or root holds
+    /// that was looked into for a `session.json` and is not a session (its entries, and
+    /// that file, which may be a link). A listed session's directory, `session.json`,
+    /// exchanges and nested runs are its sources. A root that is not a directory is
+    /// stamped as a file; one gone since it was opened leaves the store without a glance.
+    fn glance(&self, _listed: &[Listed]) -> Option<Glance> {
+        let mut g = Glance::default();
+        for root in &self.base.roots {
+            let root = &root.path;
+            if !root.is_dir() {
+                if !root.exists() {
+                    return None;
+                }
+                g.files.push(root.clone());
+                continue;
+            }
+            g.dirs.push(root.clone());
+            if root.join("session.json").is_file() {
+                continue;
+            }
+            let container = root.join("session");
+            if container.is_dir() {
+                not_sessions(&container, &mut g);
+                g.dirs.push(container);
+                continue;
+            }
+            if not_sessions(root, &mut g) {
+                continue;
+            }
+            for project in subdirs(root) {
+                let container = project.join("session");
+                if container.is_dir() {
+                    not_sessions(&container, &mut g);
+                    g.dirs.push(container);
+                }
+            }
+        }
+        Some(g)
+    }
 }
 
 /// Every top-level session directory under a root. A root may be the `project/` directory
@@ -128,8 +170,30 @@ pub fn session_dirs(root: &Path) -> Vec<PathBuf> {
 fn sessions_in(container: &Path) -> Vec<PathBuf> {
     subdirs(container)
         .into_iter()
-        .filter(|d| looks_like_session_name(&file_name(d)) || d.join("session.json").is_file())
+        .filter(|d| is_session_dir(d))
         .collect()
+}
+
+/// Whether a directory of a container is a session: named by a ULID, or holding a
+/// `session.json`.
+fn is_session_dir(d: &Path) -> bool {
+    looks_like_session_name(&file_name(d)) || d.join("session.json").is_file()
+}
+
+/// For a glance: the directories of `container` that [`sessions_in`] looked into and
+/// found no session in, with the `session.json` it looked for (a session directory is
+/// stamped as its own source). Whether `container` held a session.
+fn not_sessions(container: &Path, g: &mut Glance) -> bool {
+    let mut any = false;
+    for d in subdirs(container) {
+        if is_session_dir(&d) {
+            any = true;
+        } else {
+            g.files.push(d.join("session.json"));
+            g.dirs.push(d);
+        }
+    }
+    any
 }
 
 use super::kit::subdirs;

@@ -28,7 +28,7 @@
 //! - **Assets are never read**, only `stat`ed: images and audio become placeholders naming
 //!   the asset file and its size.
 
-use super::{jsonl, kit, parse_time, Base, Env, Listed, Root, Store};
+use super::{jsonl, kit, parse_time, Base, Env, Glance, Listed, Root, Store};
 use crate::model::{placeholder, unified_id, Agent, Message, Role, Session, TokenUsage, ToolCall};
 use serde_json::Value;
 use std::collections::VecDeque;
@@ -299,6 +299,40 @@ impl Store for AtsfStore {
 
     fn load(&self, listed: &Listed) -> Session {
         load_thread(&listed.path, &listed.id)
+    }
+
+    /// The listing reads each root's threads directory ([`threads_dir`]: a project's
+    /// `.agent/threads`, an `.agent`'s `threads`, else the root itself) and every directory
+    /// in it. A thread's directory, `thread.json` and `messages.jsonl` are its sources; a
+    /// directory that is no thread yet is stamped with the two files it was looked into for
+    /// (either appearing makes it one). Where the root is its own threads directory, the
+    /// root and its `.agent` are in too: a nested `.agent/threads` appearing would move the
+    /// listing there. Roots themselves (the `$HOME` scan, `--threads-root`) are found when
+    /// the store is opened, before every search, and kept beside the glance: a project
+    /// found or gone lists the store again. A root gone since leaves it without a glance.
+    fn glance(&self, _listed: &[Listed]) -> Option<Glance> {
+        let mut g = Glance::default();
+        for root in &self.base.roots {
+            let td = threads_dir(&root.path);
+            if !td.is_dir() {
+                return None;
+            }
+            if td == root.path {
+                let agent = root.path.join(".agent");
+                if agent.is_dir() {
+                    g.dirs.push(agent);
+                }
+            }
+            for dir in subdirs(&td) {
+                let (manifest, messages) = (dir.join("thread.json"), dir.join("messages.jsonl"));
+                if !manifest.is_file() && !messages.is_file() {
+                    g.files.extend([manifest, messages]);
+                    g.dirs.push(dir);
+                }
+            }
+            g.dirs.push(td);
+        }
+        Some(g)
     }
 }
 

@@ -43,7 +43,7 @@
 
 use super::jsonl;
 use super::kit::{self, EntryType, Places, SessionBuilder};
-use super::{Base, Env, Listed, Root, Store};
+use super::{Base, Env, Glance, Listed, Root, Store};
 use crate::model::{
     self, Agent, Message, MessageKind, Role, Session, Subagent, TokenUsage, ToolCall,
     SEALED_THINKING,
@@ -126,6 +126,26 @@ impl Store for DroidStore {
 
     fn load(&self, listed: &Listed) -> Session {
         load_session(&listed.path, &listed.id)
+    }
+
+    /// The listing reads only names: each root and its per-cwd directories, where session
+    /// files appear; each session is versioned by its file and its settings (its sources).
+    /// A root that is not a directory is stamped as a file; one gone since it was opened
+    /// leaves the store without a glance.
+    fn glance(&self, _listed: &[Listed]) -> Option<Glance> {
+        let mut g = Glance::default();
+        for root in &self.base.roots {
+            if !root.path.is_dir() {
+                if !root.path.exists() {
+                    return None;
+                }
+                g.files.push(root.path.clone());
+                continue;
+            }
+            g.dirs.extend(kit::subdirs(&root.path));
+            g.dirs.push(root.path.clone());
+        }
+        Some(g)
     }
 }
 

@@ -40,7 +40,7 @@
 
 use super::jsonl;
 use super::kit::{self, SessionBuilder};
-use super::{Base, Env, Listed, Root, Store};
+use super::{Base, Env, Glance, Listed, Root, Store};
 use crate::model::{
     Agent, Branch, Message, MessageKind, Role, Session, Source, TokenUsage, ToolCall,
 };
@@ -160,6 +160,40 @@ impl Store for GptmeStore {
     fn load(&self, listed: &Listed) -> Session {
         let dir = listed.path.parent().unwrap_or(Path::new("."));
         load(dir, &listed.id)
+    }
+
+    /// The listing reads each root (where conversations, or a root's own
+    /// `conversation.jsonl`, appear), every conversation directory (its
+    /// `conversation.jsonl`, `branches/` and `views/` appearing) and its `branches/` and
+    /// `views/` (their `*.jsonl`); the files it found are the sessions' sources. A root
+    /// that is not a directory is stamped as a file; one gone since it was opened leaves
+    /// the store without a glance.
+    fn glance(&self, _listed: &[Listed]) -> Option<Glance> {
+        let mut g = Glance::default();
+        for root in &self.base.roots {
+            if !root.path.is_dir() {
+                if !root.path.exists() {
+                    return None;
+                }
+                g.files.push(root.path.clone());
+                continue;
+            }
+            let dirs = if root.path.join(MAIN).is_file() {
+                vec![root.path.clone()]
+            } else {
+                g.dirs.push(root.path.clone());
+                kit::subdirs(&root.path)
+            };
+            for dir in dirs {
+                g.dirs.extend(
+                    [dir.join("branches"), dir.join("views")]
+                        .into_iter()
+                        .filter(|d| d.is_dir()),
+                );
+                g.dirs.push(dir);
+            }
+        }
+        Some(g)
     }
 }
 

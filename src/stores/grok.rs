@@ -31,7 +31,7 @@
 
 use super::kit::{self, SessionBuilder};
 use super::sqlite::{self, Cell, Reader, Rows, Table};
-use super::{Base, Env, Listed, Root, Store};
+use super::{Base, Env, Glance, Listed, Root, Store};
 use crate::model::{Agent, Message, MessageKind, Role, Session, Source, TokenUsage, ToolCall};
 use rusqlite::Connection;
 use serde_json::Value;
@@ -115,6 +115,25 @@ impl Store for GrokStore {
                 s
             },
         )
+    }
+
+    /// The listing reads every database's `sessions` rows, and in a root that is a
+    /// directory (a `--store` `.grok`) looks up `grok.db`: those directories and every
+    /// database with its journals (a write lands in one of them). A root gone since it was
+    /// opened leaves the store without a glance.
+    fn glance(&self, _listed: &[Listed]) -> Option<Glance> {
+        let mut g = Glance::default();
+        for root in &self.base.roots {
+            if root.path.is_dir() {
+                g.dirs.push(root.path.clone());
+            } else if !root.path.exists() {
+                return None;
+            }
+        }
+        for (_, db) in self.places() {
+            g.files.extend(sqlite::with_journals(&db));
+        }
+        Some(g)
     }
 
     fn versions(&self, listed: &[&Listed]) -> Vec<Option<u64>> {

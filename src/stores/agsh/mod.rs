@@ -45,7 +45,7 @@ mod tests;
 
 pub use super::sqlite::Access;
 use super::sqlite::{self, Cell, PrivateCopy, Reader, Rows, Table};
-use super::{kit, Base, Env, Listed, Root, Store};
+use super::{kit, Base, Env, Glance, Listed, Root, Store};
 use crate::model::{self, Agent, Session, Source, Subagent};
 use crate::names;
 use parse::Builder;
@@ -204,6 +204,32 @@ impl Store for AgshStore {
 
     fn load(&self, listed: &Listed) -> Session {
         self.load_with(listed, Access::InPlace)
+    }
+
+    /// The listing reads each database's `sessions` rows, and in a root that is a
+    /// directory (a `--store` data dir or its parent) looks up the two database names in
+    /// it and in its `agsh/` and `meka/`: those directories (their entries move when a
+    /// database appears or goes) and every database with its journals (a write lands in
+    /// one of them). A root gone since it was opened leaves the store without a glance.
+    fn glance(&self, _listed: &[Listed]) -> Option<Glance> {
+        let mut g = Glance::default();
+        for root in &self.base.roots {
+            if root.path.is_dir() {
+                g.dirs.extend(
+                    ["agsh", "meka"]
+                        .map(|d| root.path.join(d))
+                        .into_iter()
+                        .filter(|d| d.is_dir()),
+                );
+                g.dirs.push(root.path.clone());
+            } else if !root.path.exists() {
+                return None;
+            }
+        }
+        for (_, db) in self.databases().0 {
+            g.files.extend(sqlite::with_journals(&db));
+        }
+        Some(g)
     }
 
     /// One read of each database for all its sessions.

@@ -189,7 +189,8 @@ impl Store for PiStore {
 
     /// The listing reads each root, its directories and theirs (artifact directories), the
     /// header of each session file, and versions a session by it and its artifact sessions.
-    /// A root that is a file, and OpenClaw's layout, are listed every time.
+    /// A root that is a file is listed every time. OpenClaw's files are listed only inside
+    /// [`openclaw::OpenclawStore`], beside its databases: its glance covers both.
     fn glance(&self, _listed: &[Listed]) -> Option<Glance> {
         if self.dialect == Dialect::Openclaw {
             return None;

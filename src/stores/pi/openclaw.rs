@@ -36,7 +36,7 @@ use super::{parse, peek_id, Archive, Dialect, PiStore};
 use crate::model::{self, Agent, Session};
 use crate::stores::kit;
 use crate::stores::sqlite::{self, Reader, Rows, Table};
-use crate::stores::{Base, Listed, Root, Store};
+use crate::stores::{Base, Glance, Listed, Root, Store};
 use rusqlite::Connection;
 use serde_json::Value;
 use std::collections::HashSet;
@@ -177,6 +177,46 @@ impl Store for OpenclawStore {
             |_| Ok(()),
             |c, (), id| session_version(c, id),
         )
+    }
+
+    /// The listing reads each root (a root that is a file is one transcript or one
+    /// database), its `agents/`, every agent directory, each agent's `sessions/` (where
+    /// transcripts, archived copies and `sessions.json` appear) and `agent/` (where the
+    /// database appears), and every database, whose rows list sessions and hide the files
+    /// of the ids they hold. A transcript's header (its id) is its own file, an archived
+    /// copy's live file and `sessions.json` are among its sources: the search stamps them.
+    /// A write to a database lands in it or its journals. A root gone since it was opened
+    /// leaves the store without a glance.
+    fn glance(&self, _listed: &[Listed]) -> Option<Glance> {
+        let mut g = Glance::default();
+        for root in &self.files.base().roots {
+            let root = &root.path;
+            if root.is_file() {
+                g.files.push(root.clone());
+                continue;
+            }
+            if !root.is_dir() {
+                return None;
+            }
+            g.dirs.push(root.clone());
+            let agents = root.join("agents");
+            if !agents.is_dir() {
+                continue;
+            }
+            for agent in kit::subdirs(&agents) {
+                g.dirs.extend(
+                    [agent.join("sessions"), agent.join("agent")]
+                        .into_iter()
+                        .filter(|d| d.is_dir()),
+                );
+                g.dirs.push(agent);
+            }
+            g.dirs.push(agents);
+        }
+        for (_, db) in self.dbs() {
+            g.files.extend(sqlite::with_journals(&db));
+        }
+        Some(g)
     }
 
     fn problems(&self) -> Vec<String> {
