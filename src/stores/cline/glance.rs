@@ -5,8 +5,9 @@
 //! `tasks/` directory itself), the container of the task directories, and each task
 //! directory (a directory is a task when it holds a conversation file). The task lists a
 //! task is versioned by (`tasks/_index.json`, `state/taskHistory.json`, Kilo's
-//! `task_history.json`) are its sources while they exist; where one does not exist yet, the
-//! nearest directory above it that does is stamped, as it moves when the list appears.
+//! `task_history.json`) are its sources while they exist; the directory each lives in (or,
+//! before that exists, the nearest one above it) is stamped too, as it moves when the list
+//! appears.
 //! Cline's SDK sessions add the directories [`cline_sdk::glance_dirs`] names.
 //!
 //! The editors' `state.vscdb` is not stamped: the listing never opens it, and no task is
@@ -46,6 +47,7 @@ pub(super) fn glance(dialect: Dialect, roots: &[Root]) -> Option<Glance> {
                     })
                     .map(|(p, _)| p),
             );
+            // The lists beside any task of the container.
             let lists = task_lists(&container.join("task"));
             g.dirs.push(container);
             lists
