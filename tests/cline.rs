@@ -962,3 +962,233 @@ fn a_rewritten_task_and_a_new_task_show_within_a_second() {
         m.path().join("cline/1767000000099/transcript.md").exists()
     });
 }
+
+/// A task's API history holding `words` as its prompt, then one reply per entry of
+/// `replies`, as the extensions write it.
+fn glance_api(words: &str, replies: &[&str]) -> Value {
+    let mut api = vec![json!({"role": "user", "ts": 1_767_400_000_000_i64,
+        "content": [{"type": "text", "text": format!("<task>\n{words}\n</task>")}]})];
+    for (i, r) in replies.iter().enumerate() {
+        api.push(
+            json!({"role": "assistant", "ts": 1_767_400_001_000_i64 + i as i64,
+            "content": [{"type": "text", "text": r}]}),
+        );
+    }
+    Value::Array(api)
+}
+
+/// A Cline SDK session `id` under `~/.cline/data/sessions/`, its prompt saying `words`.
+fn glance_sdk(h: &Path, id: &str, words: &str) {
+    let dir = format!(".cline/data/sessions/{id}");
+    put(
+        h,
+        &format!("{dir}/{id}.messages.json"),
+        &json!({"version": 1, "messages": [
+            {"role": "user", "content": words, "ts": 1_767_400_000_000_i64}]}),
+    );
+    put(
+        h,
+        &format!("{dir}/{id}.json"),
+        &json!({"started_at": "2026-01-03T00:00:00Z", "metadata": {"title": words}}),
+    );
+}
+
+/// `sessfs search` with its log: the sessions found, and whether no store at all was
+/// listed (the family is three stores: each must be vouched for by its glance).
+fn glance_search(home: &Home, query: &str) -> (BTreeSet<String>, bool) {
+    let out = home
+        .command(&["search", "--json", query])
+        .env("RUST_LOG", "sessfs=info")
+        .output()
+        .expect("search");
+    let found = stdout(&out)
+        .lines()
+        .map(|l| {
+            let v: Value = serde_json::from_str(l).expect("json line");
+            let path = v["path"].as_str().expect("path").to_string();
+            path.split('/').take(2).collect::<Vec<_>>().join("/")
+        })
+        .collect();
+    (found, stderr(&out).contains("no store listed"))
+}
+
+fn set(ids: &[&str]) -> BTreeSet<String> {
+    ids.iter().map(|s| s.to_string()).collect()
+}
+
+/// The glances of Cline, Roo Code and Kilo Code (task directories, their task lists, Cline's
+/// SDK sessions): with nothing changed a search lists no store; a rewritten task file, a new
+/// task directory, a directory that becomes a task, a new SDK session and deleted tasks are
+/// each found by the next search.
+#[test]
+fn cline_family_changes_are_found_by_the_next_search() {
+    let home = Home::empty();
+    let h = home.path().to_path_buf();
+    let cline = format!("{CODE}/saoudrizwan.claude-dev");
+    let roo = format!("{CODE}/rooveterinaryinc.roo-cline");
+    let kilo = format!("{CODE}/kilocode.kilo-code");
+    let (c1, c2) = ("1767400000001", "1767400000002");
+    let (r1, r2) = (
+        "7a1c0000-0000-4000-8000-000000000001",
+        "7a1c0000-0000-4000-8000-000000000002",
+    );
+    let k1 = "7b1c0000-0000-4000-8000-000000000001";
+    let s1 = "sdk-glance-0001";
+    put(
+        &h,
+        &format!("{cline}/tasks/{c1}/api_conversation_history.json"),
+        &glance_api("the glanceclineone task", &["a glanceclineone reply"]),
+    );
+    put(
+        &h,
+        &format!("{cline}/tasks/{c2}/api_conversation_history.json"),
+        &glance_api("the glanceclinetwo task", &[]),
+    );
+    put(
+        &h,
+        &format!("{cline}/state/taskHistory.json"),
+        &json!([{"id": c1, "ts": 1_767_400_000_001_i64, "task": "the glanceclineone task"}]),
+    );
+    put(
+        &h,
+        &format!("{roo}/tasks/{r1}/api_conversation_history.json"),
+        &glance_api("the glancerooone task", &[]),
+    );
+    put(
+        &h,
+        &format!("{roo}/tasks/{r1}/history_item.json"),
+        &json!({"id": r1, "task": "the glancerooone task", "workspace": "/home/dev/roo"}),
+    );
+    // Not a task yet: a directory with no conversation file.
+    put(
+        &h,
+        &format!("{roo}/tasks/{r2}/task_metadata.json"),
+        &json!({"files_in_context": []}),
+    );
+    put(
+        &h,
+        &format!("{roo}/tasks/_index.json"),
+        &json!({"version": 1, "entries": [{"id": r1, "task": "the glancerooone task"}]}),
+    );
+    put(
+        &h,
+        &format!("{kilo}/tasks/{k1}/api_conversation_history.json"),
+        &glance_api("the glancekiloone task", &[]),
+    );
+    put(
+        &h,
+        &format!("{kilo}/task_history.json"),
+        &json!([{"id": k1, "task": "the glancekiloone task"}]),
+    );
+    glance_sdk(&h, s1, "the glancesdkone task");
+    let mut dirs = vec![h.clone()];
+    let mut i = 0;
+    while i < dirs.len() {
+        for e in std::fs::read_dir(&dirs[i]).expect("read_dir").flatten() {
+            if e.file_type().expect("type").is_dir() {
+                dirs.push(e.path());
+            }
+        }
+        i += 1;
+    }
+    for d in &dirs {
+        common::age(d, 3600);
+    }
+    let all = set(&[
+        &format!("cline/{c1}"),
+        &format!("cline/{c2}"),
+        &format!("cline/{s1}"),
+        &format!("roo/{r1}"),
+        &format!("kilo/{k1}"),
+    ]);
+    assert_eq!(glance_search(&home, "task"), (all.clone(), false));
+    assert_eq!(glance_search(&home, "task"), (all, true));
+    // The extensions rewrite a task file whole: no directory moves, the file does.
+    let c1_api = h.join(format!("{cline}/tasks/{c1}/api_conversation_history.json"));
+    put(
+        &h,
+        &format!("{cline}/tasks/{c1}/api_conversation_history.json"),
+        &glance_api(
+            "the glanceclineone task",
+            &["a glanceclineone reply", "an appendedcline reply"],
+        ),
+    );
+    assert!(c1_api.is_file());
+    assert_eq!(
+        glance_search(&home, "appendedcline").0,
+        set(&[&format!("cline/{c1}")])
+    );
+    assert_eq!(
+        glance_search(&home, "appendedcline"),
+        (set(&[&format!("cline/{c1}")]), true)
+    );
+    put(
+        &h,
+        &format!("{kilo}/tasks/{k1}/api_conversation_history.json"),
+        &glance_api("the glancekiloone task", &["an appendedkilo reply"]),
+    );
+    assert_eq!(
+        glance_search(&home, "appendedkilo").0,
+        set(&[&format!("kilo/{k1}")])
+    );
+    assert_eq!(
+        glance_search(&home, "appendedkilo"),
+        (set(&[&format!("kilo/{k1}")]), true)
+    );
+    // A new task directory: only `tasks/` moves.
+    let c3 = "1767400000003";
+    put(
+        &h,
+        &format!("{cline}/tasks/{c3}/api_conversation_history.json"),
+        &glance_api("the glanceclinethree task", &[]),
+    );
+    common::age(&h.join(format!("{cline}/tasks/{c3}")), 3000);
+    common::age(&h.join(format!("{cline}/tasks")), 3000);
+    assert_eq!(
+        glance_search(&home, "glanceclinethree"),
+        (set(&[&format!("cline/{c3}")]), false)
+    );
+    assert!(glance_search(&home, "glanceclinethree").1);
+    // A directory that becomes a task: only its own mtime moves.
+    put(
+        &h,
+        &format!("{roo}/tasks/{r2}/api_conversation_history.json"),
+        &glance_api("the glanceklootwo task", &[]),
+    );
+    common::age(&h.join(format!("{roo}/tasks/{r2}")), 3000);
+    assert_eq!(
+        glance_search(&home, "glanceklootwo").0,
+        set(&[&format!("roo/{r2}")])
+    );
+    // A new SDK session: only `sessions/` moves.
+    let s2 = "sdk-glance-0002";
+    glance_sdk(&h, s2, "the glancesdktwo task");
+    common::age(&h.join(format!(".cline/data/sessions/{s2}")), 3000);
+    common::age(&h.join(".cline/data/sessions"), 3000);
+    assert_eq!(
+        glance_search(&home, "glancesdktwo").0,
+        set(&[&format!("cline/{s2}")])
+    );
+    assert!(glance_search(&home, "glancesdktwo").1);
+    // Deleted: a task directory, and an SDK session.
+    std::fs::remove_dir_all(h.join(format!("{cline}/tasks/{c2}"))).expect("rm");
+    common::age(&h.join(format!("{cline}/tasks")), 2400);
+    assert_eq!(glance_search(&home, "glanceclinetwo").0, BTreeSet::new());
+    std::fs::remove_dir_all(h.join(format!(".cline/data/sessions/{s1}"))).expect("rm");
+    common::age(&h.join(".cline/data/sessions"), 2400);
+    assert_eq!(glance_search(&home, "glancesdkone").0, BTreeSet::new());
+    assert_eq!(
+        glance_search(&home, "task"),
+        (
+            set(&[
+                &format!("cline/{c1}"),
+                &format!("cline/{c3}"),
+                &format!("cline/{s2}"),
+                &format!("roo/{r1}"),
+                &format!("roo/{r2}"),
+                &format!("kilo/{k1}"),
+            ]),
+            true
+        )
+    );
+}

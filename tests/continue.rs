@@ -519,3 +519,83 @@ fn a_rewritten_session_and_a_new_session_show_within_a_second() {
             .exists()
     });
 }
+
+/// The Continue store's glance (the sessions directory and the directory above it): with
+/// nothing changed a search lists no store; a rewritten session, a new session file and a
+/// deleted one are each found by the next search.
+#[test]
+fn continue_changes_are_found_by_the_next_search() {
+    use common::{age, logged_search};
+    use std::collections::BTreeSet;
+    let home = Home::empty();
+    let h = home.path();
+    let ids = [
+        "5c0e0000-0000-4000-8000-000000000001",
+        "5c0e0000-0000-4000-8000-000000000002",
+        "5c0e0000-0000-4000-8000-000000000003",
+    ];
+    let doc = |id: &str, prompts: &[&str]| {
+        let history = prompts
+            .iter()
+            .enumerate()
+            .map(|(i, p)| user(&format!("u{i}"), p))
+            .collect();
+        session(id, "Glance", "/home/dev/glance", history).to_string()
+    };
+    let found = |ns: &[usize]| -> BTreeSet<String> {
+        ns.iter().map(|&n| format!("continue/{}", ids[n])).collect()
+    };
+    put(
+        h,
+        &format!("{SESSIONS}/{}.json", ids[0]),
+        doc(ids[0], &["the glancecontinueone prompt"]),
+    );
+    put(
+        h,
+        &format!("{SESSIONS}/{}.json", ids[1]),
+        doc(ids[1], &["the glancecontinuetwo prompt"]),
+    );
+    put(
+        h,
+        &format!("{SESSIONS}/sessions.json"),
+        json!([{"sessionId": ids[0], "title": "Glance one", "dateCreated": "1767400000000",
+                "workspaceDirectory": "/home/dev/glance", "messageCount": 1}])
+        .to_string(),
+    );
+    let sessions = h.join(SESSIONS);
+    age(&sessions, 3600);
+    age(&h.join(".continue"), 3600);
+    assert_eq!(logged_search(&home, "prompt"), (found(&[0, 1]), false));
+    assert_eq!(logged_search(&home, "prompt"), (found(&[0, 1]), true));
+    // Continue rewrites a session's file whole: no directory moves, the file does.
+    put(
+        h,
+        &format!("{SESSIONS}/{}.json", ids[0]),
+        doc(
+            ids[0],
+            &["the glancecontinueone prompt", "an appendedcontinue prompt"],
+        ),
+    );
+    assert_eq!(logged_search(&home, "appendedcontinue").0, found(&[0]));
+    assert_eq!(
+        logged_search(&home, "appendedcontinue"),
+        (found(&[0]), true)
+    );
+    // A new session file: only `sessions/` moves.
+    put(
+        h,
+        &format!("{SESSIONS}/{}.json", ids[2]),
+        doc(ids[2], &["the glancecontinuethree prompt"]),
+    );
+    age(&sessions, 3000);
+    assert_eq!(logged_search(&home, "glancecontinuethree").0, found(&[2]));
+    assert_eq!(
+        logged_search(&home, "glancecontinuethree"),
+        (found(&[2]), true)
+    );
+    // A deleted session.
+    std::fs::remove_file(sessions.join(format!("{}.json", ids[1]))).expect("rm");
+    age(&sessions, 2400);
+    assert_eq!(logged_search(&home, "glancecontinuetwo").0, BTreeSet::new());
+    assert_eq!(logged_search(&home, "prompt"), (found(&[0, 2]), true));
+}

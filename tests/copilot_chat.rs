@@ -646,3 +646,119 @@ fn broken_logs_and_stores_given_by_hand() {
         &format!("copilot-chat/{l}"),
     );
 }
+
+/// A session log as VS Code 1.109 starts it: the whole state, one request saying `prompt`.
+fn glance_log(id: &str, prompt: &str) -> String {
+    json!({"kind": 0, "v": {"version": 3, "sessionId": id, "creationDate": 1_767_600_000_000_i64,
+        "requests": [{"requestId": "r1", "timestamp": 1_767_600_000_000_i64, "message": message(prompt),
+                      "variableData": {"variables": []}, "response": [md("a glance reply")]}]}})
+    .to_string()
+        + "\n"
+}
+
+/// The Copilot Chat store's glance (`workspaceStorage`, each workspace's `chatSessions/` or
+/// the workspace itself while it has none, the empty window's directory): with nothing
+/// changed a search lists no store; an appended log, a workspace's first session, a new
+/// empty-window session and a deleted one are each found by the next search.
+#[test]
+fn copilot_chat_changes_are_found_by_the_next_search() {
+    use common::{age, logged_search};
+    use std::collections::BTreeSet;
+    let home = Home::empty();
+    let h = home.path();
+    let ids = [
+        "c0c0c0c0-0000-4000-8000-000000000001",
+        "c0c0c0c0-0000-4000-8000-000000000002",
+        "c0c0c0c0-0000-4000-8000-000000000003",
+        "c0c0c0c0-0000-4000-8000-000000000004",
+    ];
+    let found = |ns: &[usize]| -> BTreeSet<String> {
+        ns.iter()
+            .map(|&n| format!("copilot-chat/{}", ids[n]))
+            .collect()
+    };
+    let storage = h.join(CODE).join("workspaceStorage");
+    let (ws_a, ws_b) = (storage.join("aaaa0001"), storage.join("bbbb0002"));
+    let empty = h.join(CODE).join("globalStorage/emptyWindowChatSessions");
+    for ws in [&ws_a, &ws_b] {
+        put(
+            h,
+            &format!(
+                "{}/workspace.json",
+                ws.strip_prefix(h).expect("in home").display()
+            ),
+            &json!({"folder": "file:///home/dev/glance"}),
+        );
+        stores::put(
+            h,
+            &format!(
+                "{}/state.vscdb",
+                ws.strip_prefix(h).expect("in home").display()
+            ),
+            b"",
+        );
+    }
+    let log_a = ws_a.join(format!("chatSessions/{}.jsonl", ids[0]));
+    std::fs::create_dir_all(log_a.parent().expect("parent")).expect("mkdir");
+    std::fs::write(&log_a, glance_log(ids[0], "the glancechatone prompt")).expect("write");
+    std::fs::create_dir_all(&empty).expect("mkdir");
+    let flat = |id: &str, prompt: &str| {
+        json!({"version": 3, "sessionId": id, "creationDate": 1_767_600_000_000_i64, "requests": [
+            {"requestId": "r1", "message": message(prompt), "variableData": {"variables": []},
+             "response": [md("a glance reply")]}]})
+        .to_string()
+    };
+    std::fs::write(
+        empty.join(format!("{}.json", ids[1])),
+        flat(ids[1], "the glancechattwo prompt"),
+    )
+    .expect("write");
+    for d in [
+        log_a.parent().expect("parent"),
+        &ws_a,
+        &ws_b,
+        &storage,
+        &empty,
+        &h.join(CODE).join("globalStorage"),
+    ] {
+        age(d, 3600);
+    }
+    assert_eq!(logged_search(&home, "prompt"), (found(&[0, 1]), false));
+    assert_eq!(logged_search(&home, "prompt"), (found(&[0, 1]), true));
+    // An appended log entry: no directory moves, the log grows.
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&log_a)
+        .expect("open");
+    use std::io::Write;
+    f.write_all(
+        (json!({"kind": 2, "k": ["requests", 0, "response"], "v": [md("an appendedchat reply")]})
+            .to_string()
+            + "\n")
+            .as_bytes(),
+    )
+    .expect("append");
+    drop(f);
+    assert_eq!(logged_search(&home, "appendedchat").0, found(&[0]));
+    assert_eq!(logged_search(&home, "appendedchat"), (found(&[0]), true));
+    // A workspace's first session: only the workspace's own directory moves.
+    let log_b = ws_b.join(format!("chatSessions/{}.jsonl", ids[2]));
+    std::fs::create_dir_all(log_b.parent().expect("parent")).expect("mkdir");
+    std::fs::write(&log_b, glance_log(ids[2], "the glancechatthree prompt")).expect("write");
+    age(log_b.parent().expect("parent"), 3000);
+    age(&ws_b, 3000);
+    assert_eq!(logged_search(&home, "glancechatthree").0, found(&[2]));
+    assert_eq!(logged_search(&home, "glancechatthree"), (found(&[2]), true));
+    // A new empty-window session, then a deleted one.
+    std::fs::write(
+        empty.join(format!("{}.json", ids[3])),
+        flat(ids[3], "the glancechatfour prompt"),
+    )
+    .expect("write");
+    age(&empty, 3000);
+    assert_eq!(logged_search(&home, "glancechatfour").0, found(&[3]));
+    std::fs::remove_file(empty.join(format!("{}.json", ids[1]))).expect("rm");
+    age(&empty, 2400);
+    assert_eq!(logged_search(&home, "glancechattwo").0, BTreeSet::new());
+    assert_eq!(logged_search(&home, "prompt"), (found(&[0, 2, 3]), true));
+}

@@ -277,3 +277,74 @@ fn a_rewritten_row_shows_within_a_second() {
         stores::file_contains(&t, "Charlie fresh prompt after the mount")
     });
 }
+
+/// The Kiro store's glance (each database with its journals): with nothing changed a search
+/// lists no store; a conversation grown by a prompt and a new working directory's
+/// conversation (a new row) are each found by the next search, and a deleted row is gone.
+#[test]
+fn kiro_changes_are_found_by_the_next_search() {
+    use common::{age, logged_search};
+    use std::collections::BTreeSet;
+    let home = Home::empty();
+    let h = home.path();
+    let ids = [
+        "d0d0d0d0-0000-4000-8000-000000000001",
+        "d0d0d0d0-0000-4000-8000-000000000002",
+        "d0d0d0d0-0000-4000-8000-000000000003",
+    ];
+    let found = |ns: &[usize]| -> BTreeSet<String> {
+        ns.iter().map(|&n| format!("kiro/{}", ids[n])).collect()
+    };
+    let entry = |prompt: &str| {
+        json!({"user": user(json!({"Prompt": {"prompt": prompt}}), "2026-03-01T10:00:00Z", ""),
+               "assistant": {"Response": {"message_id": "m1", "content": "a glance reply"}},
+               "request_metadata": meta_of("claude-sonnet-4", 1_772_359_210_000_i64)})
+    };
+    let k = db(h, KIRO_DB);
+    conv(
+        &k,
+        "/home/dev/one",
+        &state(ids[0], vec![entry("the glancekiroone prompt")], None),
+    );
+    conv(
+        &k,
+        "/home/dev/two",
+        &state(ids[1], vec![entry("the glancekirotwo prompt")], None),
+    );
+    drop(k);
+    let dir = h.join(KIRO_DB);
+    let dir = dir.parent().expect("parent");
+    age(dir, 3600);
+    assert_eq!(logged_search(&home, "prompt"), (found(&[0, 1]), false));
+    assert_eq!(logged_search(&home, "prompt"), (found(&[0, 1]), true));
+    // Kiro rewrites a conversation's row as it grows.
+    let k = Connection::open(h.join(KIRO_DB)).expect("db");
+    let grown = state(
+        ids[0],
+        vec![
+            entry("the glancekiroone prompt"),
+            entry("an appendedkiro prompt"),
+        ],
+        None,
+    );
+    k.execute(
+        "UPDATE conversations SET value = ?1 WHERE key = '/home/dev/one'",
+        params![grown.to_string()],
+    )
+    .expect("update");
+    assert_eq!(logged_search(&home, "appendedkiro").0, found(&[0]));
+    assert_eq!(logged_search(&home, "appendedkiro"), (found(&[0]), true));
+    // A conversation in a new working directory: a new row.
+    conv(
+        &k,
+        "/home/dev/three",
+        &state(ids[2], vec![entry("the glancekirothree prompt")], None),
+    );
+    assert_eq!(logged_search(&home, "glancekirothree").0, found(&[2]));
+    assert_eq!(logged_search(&home, "glancekirothree"), (found(&[2]), true));
+    // A deleted row.
+    k.execute("DELETE FROM conversations WHERE key = '/home/dev/two'", [])
+        .expect("delete");
+    assert_eq!(logged_search(&home, "glancekirotwo").0, BTreeSet::new());
+    assert_eq!(logged_search(&home, "prompt"), (found(&[0, 2]), true));
+}

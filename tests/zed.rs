@@ -486,3 +486,86 @@ fn a_rewritten_thread_and_a_new_thread_show_within_a_second() {
         m.path().join(format!("zed/{g}/transcript.md")).exists()
     });
 }
+
+/// The Zed store's glance (`threads.db` with its journals): with nothing changed a search
+/// lists no store; a thread grown by a prompt and a new thread (new rows, in the WAL while
+/// Zed holds the database open) are each found by the next search, and a deleted thread is
+/// gone.
+#[test]
+fn zed_changes_are_found_by_the_next_search() {
+    use common::{age, logged_search};
+    use std::collections::BTreeSet;
+    let home = Home::empty();
+    let ids = [
+        "e0e0e0e0-0000-4000-8000-000000000001",
+        "e0e0e0e0-0000-4000-8000-000000000002",
+        "e0e0e0e0-0000-4000-8000-000000000003",
+    ];
+    let found = |ns: &[usize]| -> BTreeSet<String> {
+        ns.iter().map(|&n| format!("zed/{}", ids[n])).collect()
+    };
+    let thread = |prompts: &[&str]| {
+        let messages = prompts
+            .iter()
+            .enumerate()
+            .map(|(i, p)| user(&format!("u{i}"), vec![json!({"Text": p})]))
+            .collect();
+        zstd(&db_thread("Glance", messages))
+    };
+    let db: PathBuf = home.path().join(DB);
+    let c = open_db(&db);
+    insert(
+        &c,
+        ids[0],
+        None,
+        None,
+        "One",
+        "zstd",
+        thread(&["the glancezedone prompt"]),
+    );
+    insert(
+        &c,
+        ids[1],
+        None,
+        None,
+        "Two",
+        "zstd",
+        thread(&["the glancezedtwo prompt"]),
+    );
+    // Zed holds the database open: its `-wal` and `-shm` stay beside it.
+    for d in [
+        ".local/share/zed/threads",
+        ".local/share/zed",
+        ".local/share",
+    ] {
+        age(&home.path().join(d), 3600);
+    }
+    assert_eq!(logged_search(&home, "prompt"), (found(&[0, 1]), false));
+    assert_eq!(logged_search(&home, "prompt"), (found(&[0, 1]), true));
+    c.execute(
+        "UPDATE threads SET data = ?1, updated_at = ?2 WHERE id = ?3",
+        params![
+            thread(&["the glancezedone prompt", "an appendedzed prompt"]),
+            "2026-03-01T11:00:00+00:00",
+            ids[0]
+        ],
+    )
+    .expect("update");
+    assert_eq!(logged_search(&home, "appendedzed").0, found(&[0]));
+    assert_eq!(logged_search(&home, "appendedzed"), (found(&[0]), true));
+    insert(
+        &c,
+        ids[2],
+        None,
+        None,
+        "Three",
+        "zstd",
+        thread(&["the glancezedthree prompt"]),
+    );
+    assert_eq!(logged_search(&home, "glancezedthree").0, found(&[2]));
+    assert_eq!(logged_search(&home, "glancezedthree"), (found(&[2]), true));
+    c.execute("DELETE FROM threads WHERE id = ?1", [ids[1]])
+        .expect("delete");
+    assert_eq!(logged_search(&home, "glancezedtwo").0, BTreeSet::new());
+    assert_eq!(logged_search(&home, "prompt"), (found(&[0, 2]), true));
+}

@@ -60,7 +60,7 @@
 use super::cline_sdk;
 use super::kit::{self, title_from_text, EntryType, SessionBuilder};
 use super::sqlite;
-use super::{Base, Env, Listed, Root, Store};
+use super::{Base, Env, Glance, Listed, Root, Store};
 use crate::model::{
     unified_id, Agent, Message, MessageKind, Role, Session, Subagent, TokenUsage, ToolCall,
     SEALED_THINKING,
@@ -81,6 +81,8 @@ const UI_FILE: &str = "ui_messages.json";
 const METADATA_FILE: &str = "task_metadata.json";
 /// Roo Code and Kilo Code: the task's own history item.
 const HISTORY_ITEM_FILE: &str = "history_item.json";
+
+mod glance;
 
 /// The three extensions of the family.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -231,6 +233,12 @@ impl Store for ClineStore {
     fn keeps_listing(&self, _listed: &Listed) -> bool {
         // The listing reads directory names only; writing a task's files never adds one.
         true
+    }
+
+    /// The roots, task containers and task directories the listing reads, and where a
+    /// task list may appear (see the `glance` module).
+    fn glance(&self, _listed: &[Listed]) -> Option<Glance> {
+        glance::glance(self.dialect, &self.base.roots)
     }
 
     fn load(&self, listed: &Listed) -> Session {

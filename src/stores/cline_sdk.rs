@@ -58,6 +58,18 @@ pub fn list(root: &Path, root_index: usize, out: &mut Vec<Listed>) {
     }
 }
 
+/// The directories [`list`] reads under `root`: `root`, its `sessions/`, and every session
+/// directory under either (a session shows when its messages file appears in it). The
+/// messages and manifest files are the sessions' sources.
+pub fn glance_dirs(root: &Path, out: &mut Vec<PathBuf>) {
+    for container in [root.join("sessions"), root.to_path_buf()] {
+        if container.is_dir() {
+            out.extend(kit::subdirs(&container));
+            out.push(container);
+        }
+    }
+}
+
 fn manifest_path(messages: &Path) -> PathBuf {
     let name = kit::file_name(messages);
     messages.with_file_name(format!(

@@ -54,7 +54,7 @@
 
 use super::amp::{parse_doc_of, percent_decode};
 use super::kit::{self, title_from_text, EntryType, SessionBuilder};
-use super::{Base, Env, Listed, Root, Store};
+use super::{Base, Env, Glance, Listed, Root, Store};
 use crate::model::{
     Agent, Message, MessageKind, Role, Session, TokenUsage, ToolCall, SEALED_THINKING,
 };
@@ -127,6 +127,28 @@ impl Store for ContinueStore {
     fn keeps_listing(&self, _listed: &Listed) -> bool {
         // The listing reads file names only; rewriting a session never adds one.
         true
+    }
+
+    /// The listing reads the names in each root directory and in its `sessions/`; the
+    /// session files are the sessions' sources, and a root that is one session file is its
+    /// own. The index `sessions.json` is not stamped: the listing never reads it, and no
+    /// session is versioned by it (Continue rewrites a session's file with its entry).
+    fn glance(&self, _listed: &[Listed]) -> Option<Glance> {
+        let mut g = Glance::default();
+        for root in &self.base.roots {
+            if root.path.is_file() {
+                continue;
+            }
+            if !root.path.is_dir() {
+                return None;
+            }
+            g.dirs.push(root.path.clone());
+            let sessions = root.path.join("sessions");
+            if sessions.is_dir() {
+                g.dirs.push(sessions);
+            }
+        }
+        Some(g)
     }
 
     fn load(&self, listed: &Listed) -> Session {

@@ -49,7 +49,7 @@
 
 use super::cline::{self, ClineStore, Dialect};
 use super::opencode::{self, Flavor, OpencodeStore};
-use super::{Base, Env, Listed, Root, Store};
+use super::{Base, Env, Glance, Listed, Root, Store};
 use crate::model::{Agent, Session};
 
 /// The Kilo CLI's storage, as the OpenCode reader sees it.
@@ -142,6 +142,17 @@ impl Store for KiloStore {
 
     fn keeps_listing(&self, listed: &Listed) -> bool {
         self.reader(listed).keeps_listing(listed)
+    }
+
+    /// Both readers' glances: the extension's task directories and where its task lists
+    /// may appear, the CLI's data directories, databases with their journals and legacy
+    /// JSON tree. Neither reads what it was given of the listing.
+    fn glance(&self, _listed: &[Listed]) -> Option<Glance> {
+        let mut g = self.extension.glance(&[])?;
+        let cli = self.cli.glance(&[])?;
+        g.dirs.extend(cli.dirs);
+        g.files.extend(cli.files);
+        Some(g)
     }
 }
 

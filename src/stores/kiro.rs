@@ -34,7 +34,7 @@
 
 use super::kit::{self, SessionBuilder};
 use super::sqlite::{self, Reader, Rows, Table};
-use super::{Base, Env, Listed, Root, Store};
+use super::{Base, Env, Glance, Listed, Root, Store};
 use crate::model::{Agent, Message, MessageKind, Role, Session, Source, ToolCall};
 use chrono::{DateTime, Utc};
 use rusqlite::Connection;
@@ -117,6 +117,22 @@ impl Store for KiroStore {
             }
         }
         out
+    }
+
+    /// The listing reads every row of each database: a database with its journals (a
+    /// write lands in the `-wal` or the file itself) stands for all its conversations, and
+    /// a root directory is stamped for its `data.sqlite3` appearing.
+    fn glance(&self, _listed: &[Listed]) -> Option<Glance> {
+        let mut g = Glance::default();
+        for root in &self.base.roots {
+            if root.path.is_dir() {
+                g.dirs.push(root.path.clone());
+            }
+        }
+        for (_, db) in self.places() {
+            g.files.extend(sqlite::with_journals(&db));
+        }
+        Some(g)
     }
 
     fn load(&self, listed: &Listed) -> Session {

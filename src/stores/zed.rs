@@ -46,7 +46,7 @@
 
 use super::kit::{self, SessionBuilder};
 use super::sqlite::{self, Cell, Rows, Table};
-use super::{Base, Env, Listed, Root, Store};
+use super::{Base, Env, Glance, Listed, Root, Store};
 use crate::model::{
     unified_id, Agent, Message, Role, Session, Source, Subagent, TokenUsage, ToolCall,
     SEALED_THINKING,
@@ -150,6 +150,27 @@ impl Store for ZedStore {
             }
         }
         out
+    }
+
+    /// The listing reads every thread id of each database: a database with its journals
+    /// (a write lands in the `-wal`, or the file itself in rollback mode) stands for all
+    /// its threads. A root directory, and its `threads/` while it holds no `threads.db`
+    /// itself, are stamped for a database appearing in them.
+    fn glance(&self, _listed: &[Listed]) -> Option<Glance> {
+        let mut g = Glance::default();
+        for root in &self.base.roots {
+            if root.path.is_dir() {
+                g.dirs.push(root.path.clone());
+                let threads = root.path.join("threads");
+                if !root.path.join(DB_NAME).is_file() && threads.is_dir() {
+                    g.dirs.push(threads);
+                }
+            }
+        }
+        for (_, db) in self.dbs() {
+            g.files.extend(sqlite::with_journals(&db));
+        }
+        Some(g)
     }
 
     fn load(&self, listed: &Listed) -> Session {

@@ -67,7 +67,7 @@
 //!   `result.metadata.promptTokens`/`outputTokens`; never two of them.
 
 use super::kit::{self, EntryType, SessionBuilder};
-use super::{Base, Env, Listed, Root, Store};
+use super::{Base, Env, Glance, Listed, Root, Store};
 use crate::model::{Agent, Message, MessageKind, Role, Session, TokenUsage, ToolCall};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
@@ -166,6 +166,21 @@ impl Store for CopilotChatStore {
         is_log(&listed.path) || listed.sources.iter().all(|p| !is_log(p))
     }
 
+    /// The listing reads names only: each root, the workspace directories under a
+    /// `workspaceStorage`, their `chatSessions/` and the empty window's directory (see
+    /// [`glance_dirs`]). Session files and each workspace's `workspace.json` are the
+    /// sessions' sources; `state.vscdb` is never read.
+    fn glance(&self, _listed: &[Listed]) -> Option<Glance> {
+        let mut g = Glance::default();
+        for root in &self.base.roots {
+            if !root.path.is_dir() {
+                return None;
+            }
+            glance_dirs(&root.path, &mut g.dirs);
+        }
+        Some(g)
+    }
+
     fn load(&self, listed: &Listed) -> Session {
         let flat = listed
             .sources
@@ -212,6 +227,50 @@ pub fn session_dirs(root: &Path) -> Vec<(PathBuf, Option<PathBuf>)> {
         return vec![(root.join(SESSIONS), Some(root.join("workspace.json")))];
     }
     workspaces(root)
+}
+
+/// The directories [`session_dirs`] reads under `root`: every session directory it finds,
+/// and, where one does not exist yet, the directory it would appear in (a workspace's own
+/// directory, `globalStorage`), whose mtime moves when it does.
+fn glance_dirs(root: &Path, out: &mut Vec<PathBuf>) {
+    out.push(root.to_path_buf());
+    let name = kit::file_name(root);
+    if name == SESSIONS || name == EMPTY_WINDOW {
+        return;
+    }
+    let storage = root.join("workspaceStorage");
+    let global = root.join("globalStorage");
+    if storage.is_dir() || global.is_dir() {
+        if storage.is_dir() {
+            workspace_glance(&storage, out);
+        }
+        let empty = global.join(EMPTY_WINDOW);
+        if empty.is_dir() {
+            out.push(empty);
+        } else if global.is_dir() {
+            out.push(global);
+        }
+        return;
+    }
+    let sessions = root.join(SESSIONS);
+    if sessions.is_dir() {
+        out.push(sessions);
+        return;
+    }
+    workspace_glance(root, out);
+}
+
+/// A `workspaceStorage` directory and, for each workspace in it, its `chatSessions/`, or
+/// the workspace's own directory while it has none.
+fn workspace_glance(storage: &Path, out: &mut Vec<PathBuf>) {
+    out.push(storage.to_path_buf());
+    for (p, t) in kit::typed_entries(storage) {
+        if t != EntryType::Dir {
+            continue;
+        }
+        let sessions = p.join(SESSIONS);
+        out.push(if sessions.is_dir() { sessions } else { p });
+    }
 }
 
 /// `<id>/chatSessions` under a `workspaceStorage` directory.
