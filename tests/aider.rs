@@ -285,3 +285,63 @@ fn mounted_aider_greps_sizes_erofs_live_and_store_untouched() {
     let list = home.sessfs(&["list", "--json"]);
     assert!(!stdout(&list).contains(SECRET));
 }
+
+/// The Aider store's glance (each project's history file; projects are its roots): with
+/// nothing changed a search lists no store; a prompt appended, a session started in the
+/// file, a new project and a history file deleted are each found by the next search.
+#[test]
+fn aider_changes_are_found_by_the_next_search() {
+    use common::logged_search;
+    use std::collections::BTreeSet;
+    use std::io::Write;
+    let set =
+        |ids: &[&str]| -> BTreeSet<String> { ids.iter().map(|id| format!("aider/{id}")).collect() };
+    let home = Home::empty();
+    let h = home.path();
+    let file = h.join("work/glance/.aider.chat.history.md");
+    let mut w = Writer::default();
+    w.start("glance", "2026-03-01 10:00:00");
+    w.prompt("2026-03-01 10:00:05.000001", "the aiderone question");
+    w.reply("Glance reply one.", &[]);
+    w.start("glance", "2026-03-02 10:00:00");
+    w.prompt("2026-03-02 10:00:05.000001", "the aidertwo question");
+    stores::put(h, "work/glance/.aider.chat.history.md", &w.text);
+    let (one, two) = ("glance-2026-03-01T10-00-00", "glance-2026-03-02T10-00-00");
+    assert_eq!(logged_search(&home, "aiderone"), (set(&[one]), false));
+    assert_eq!(logged_search(&home, "aidertwo"), (set(&[two]), true));
+    // A prompt appended to the last session.
+    let append = |file: &Path, text: &str| {
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(file)
+            .expect("open");
+        f.write_all(text.as_bytes()).expect("append");
+    };
+    append(&file, "\n#### an appendedaider prompt  \n");
+    assert_eq!(logged_search(&home, "appendedaider").0, set(&[two]));
+    assert_eq!(logged_search(&home, "appendedaider"), (set(&[two]), true));
+    // A session started in the same file.
+    append(
+        &file,
+        "\n# aider chat started at 2026-03-03 10:00:00\n\n\n#### the aiderthree question  \n",
+    );
+    let three = "glance-2026-03-03T10-00-00";
+    assert_eq!(logged_search(&home, "aiderthree").0, set(&[three]));
+    assert_eq!(logged_search(&home, "aiderthree"), (set(&[three]), true));
+    // A new project.
+    let other = stores::put(
+        h,
+        "work/other/.aider.chat.history.md",
+        "\n# aider chat started at 2026-03-04 10:00:00\n\n\n#### the aiderfour question  \n",
+    );
+    let four = "other-2026-03-04T10-00-00";
+    assert_eq!(logged_search(&home, "aiderfour").0, set(&[four]));
+    assert_eq!(logged_search(&home, "aiderfour"), (set(&[four]), true));
+    // A history file deleted.
+    std::fs::remove_file(&other).expect("remove");
+    assert_eq!(logged_search(&home, "aiderfour").0, BTreeSet::new());
+    assert_eq!(
+        logged_search(&home, "question"),
+        (set(&[one, two, three]), true)
+    );
+}

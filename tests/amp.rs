@@ -435,3 +435,64 @@ fn a_rewritten_thread_and_a_new_thread_show_within_a_second() {
         m.path().join(format!("amp/{e}/transcript.md")).exists()
     });
 }
+
+/// The Amp store's glance (each threads directory): with nothing changed a search lists
+/// no store; a rewritten thread, a new thread and a deleted thread are each found by the
+/// next search.
+#[test]
+fn amp_changes_are_found_by_the_next_search() {
+    use common::{age, logged_search};
+    use std::collections::BTreeSet;
+    const ONE: &str = "T-e1e1e1e1-0000-4eee-8eee-000000000001";
+    const TWO: &str = "T-e1e1e1e1-0000-4eee-8eee-000000000002";
+    const THREE: &str = "T-e1e1e1e1-0000-4eee-8eee-000000000003";
+    let set =
+        |ids: &[&str]| -> BTreeSet<String> { ids.iter().map(|id| format!("amp/{id}")).collect() };
+    let home = Home::empty();
+    let h = home.path();
+    let doc = |id: &str, texts: &[&str]| {
+        let messages = texts
+            .iter()
+            .enumerate()
+            .map(|(n, t)| user(n as u64, t, 1_772_359_200_000 + n as i64))
+            .collect();
+        thread(id, 1, "Glance", "/home/dev/glance", messages, vec![])
+            .to_string()
+            .into_bytes()
+    };
+    let one = put(
+        h,
+        &format!("{THREADS}/{ONE}.json"),
+        doc(ONE, &["the ampone question"]),
+    );
+    let two = put(
+        h,
+        &format!("{THREADS}/{TWO}.json"),
+        doc(TWO, &["the amptwo question"]),
+    );
+    let dir = h.join(THREADS);
+    for d in dir.ancestors().take(4) {
+        age(d, 3600);
+    }
+    assert_eq!(logged_search(&home, "ampone"), (set(&[ONE]), false));
+    assert_eq!(logged_search(&home, "amptwo"), (set(&[TWO]), true));
+    // A thread rewritten whole, a message longer.
+    let texts = ["the ampone question", "an appendedamp prompt"];
+    std::fs::write(&one, doc(ONE, &texts)).expect("write");
+    assert_eq!(logged_search(&home, "appendedamp").0, set(&[ONE]));
+    assert_eq!(logged_search(&home, "appendedamp"), (set(&[ONE]), true));
+    // A new thread.
+    put(
+        h,
+        &format!("{THREADS}/{THREE}.json"),
+        doc(THREE, &["the ampthree question"]),
+    );
+    age(&dir, 3000);
+    assert_eq!(logged_search(&home, "ampthree").0, set(&[THREE]));
+    assert_eq!(logged_search(&home, "ampthree"), (set(&[THREE]), true));
+    // A thread deleted.
+    std::fs::remove_file(&two).expect("remove");
+    age(&dir, 2400);
+    assert_eq!(logged_search(&home, "amptwo").0, BTreeSet::new());
+    assert_eq!(logged_search(&home, "question"), (set(&[ONE, THREE]), true));
+}

@@ -572,3 +572,74 @@ fn a_message_written_while_mounted_shows_within_a_second() {
     });
     drop(c);
 }
+
+/// The Crush store's glance (the registry, every database with its journals and the
+/// directories they are in): with nothing changed a search lists no store; a message
+/// written, a session made and a session deleted are each found by the next search.
+#[test]
+fn crush_changes_are_found_by_the_next_search() {
+    use common::{age, logged_search};
+    use std::collections::BTreeSet;
+    const ONE: &str = "e5000000-0000-4000-8000-000000000001";
+    const TWO: &str = "e5000000-0000-4000-8000-000000000002";
+    const THREE: &str = "e5000000-0000-4000-8000-000000000003";
+    let set =
+        |ids: &[&str]| -> BTreeSet<String> { ids.iter().map(|id| format!("crush/{id}")).collect() };
+    let home = Home::empty();
+    let h = home.path();
+    let echo = h.join("work/echo");
+    let reg = json!({ "projects": [
+        { "path": echo.to_string_lossy(), "data_dir": ".crush",
+          "last_accessed": "2026-01-01T10:00:00Z" },
+    ]});
+    put(h, ".local/share/crush/projects.json", reg.to_string());
+    let db = echo.join(".crush/crush.db");
+    let t = 1_767_000_000;
+    let c = new_db(&db);
+    for (id, word) in [(ONE, "crushone"), (TWO, "crushtwo")] {
+        session(&c, id, None, "Echo", 10, 5, 0.0, t);
+        let prompt = format!("the {word} question");
+        msg(&c, id, &format!("m-{word}"), "user", vec![text(&prompt)], t);
+    }
+    drop(c);
+    // Closing the last connection removes the journals: every directory is aged after it.
+    let aged = || {
+        for d in [
+            h.join(".local/share/crush"),
+            echo.join(".crush"),
+            echo.clone(),
+        ] {
+            age(&d, 3600);
+        }
+    };
+    aged();
+    assert_eq!(logged_search(&home, "crushone"), (set(&[ONE]), false));
+    assert_eq!(logged_search(&home, "crushtwo"), (set(&[TWO]), true));
+    // A message written to a session.
+    let c = Connection::open(&db).expect("open");
+    let answer = vec![text("an appendedcrush answer")];
+    msg(&c, ONE, "m-append", "assistant", answer, t + 1);
+    drop(c);
+    aged();
+    assert_eq!(logged_search(&home, "appendedcrush").0, set(&[ONE]));
+    assert_eq!(logged_search(&home, "appendedcrush"), (set(&[ONE]), true));
+    // A session made: a new row.
+    let c = Connection::open(&db).expect("open");
+    session(&c, THREE, None, "Echo", 10, 5, 0.0, t + 2);
+    let prompt = vec![text("the crushthree question")];
+    msg(&c, THREE, "m-crushthree", "user", prompt, t + 2);
+    drop(c);
+    aged();
+    assert_eq!(logged_search(&home, "crushthree").0, set(&[THREE]));
+    assert_eq!(logged_search(&home, "crushthree"), (set(&[THREE]), true));
+    // A session deleted.
+    let c = Connection::open(&db).expect("open");
+    c.execute("DELETE FROM messages WHERE session_id = ?1", [TWO])
+        .expect("delete");
+    c.execute("DELETE FROM sessions WHERE id = ?1", [TWO])
+        .expect("delete");
+    drop(c);
+    aged();
+    assert_eq!(logged_search(&home, "crushtwo").0, BTreeSet::new());
+    assert_eq!(logged_search(&home, "question"), (set(&[ONE, THREE]), true));
+}

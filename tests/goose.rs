@@ -588,3 +588,96 @@ fn a_message_written_while_mounted_shows_within_a_second() {
     });
     drop(c);
 }
+
+/// The Goose store's glance (the sessions directory, `sessions.db` and its journals): with
+/// nothing changed a search lists no store; a message written, a session made, a line
+/// appended to a JSONL session and a session deleted are each found by the next search.
+#[test]
+fn goose_changes_are_found_by_the_next_search() {
+    use common::{age, logged_search};
+    use std::collections::BTreeSet;
+    const ONE: &str = "20260201_1";
+    const TWO: &str = "20260201_2";
+    const THREE: &str = "20260201_3";
+    const OLD: &str = "20250101_120000";
+    let set =
+        |ids: &[&str]| -> BTreeSet<String> { ids.iter().map(|id| format!("goose/{id}")).collect() };
+    let home = Home::empty();
+    let h = home.path();
+    let dir = h.join(SESSIONS);
+    let db = dir.join("sessions.db");
+    let t = 1_769_936_400;
+    let row = |id| Row {
+        id,
+        name: "glance",
+        kind: "user",
+        cwd: "/work/glance",
+        last: (10, 5),
+        acc: None,
+    };
+    let c = new_db(&db);
+    for (id, word) in [(ONE, "gooseone"), (TWO, "goosetwo")] {
+        session(&c, row(id));
+        let prompt = vec![text(&format!("the {word} question"))];
+        msg(&c, id, 0, "user", prompt, vis(true, true), t);
+    }
+    drop(c);
+    let old = put(
+        h,
+        &format!("{SESSIONS}/{OLD}.jsonl"),
+        jsonl(&[
+            json!({ "working_dir": "/work/old", "description": "Old", "message_count": 1 }),
+            json!({ "role": "user", "created": t, "content": [text("the gooseold question")] }),
+        ]),
+    );
+    // Closing the last connection removes the journals: the directory is aged after it.
+    let aged = || {
+        for d in dir.ancestors().take(3) {
+            age(d, 3600);
+        }
+    };
+    aged();
+    assert_eq!(logged_search(&home, "gooseone"), (set(&[ONE]), false));
+    assert_eq!(logged_search(&home, "goosetwo"), (set(&[TWO]), true));
+    // A message written to a session.
+    let c = Connection::open(&db).expect("open");
+    let answer = vec![text("an appendedgoose answer")];
+    msg(&c, ONE, 1, "assistant", answer, vis(true, true), t + 1);
+    drop(c);
+    aged();
+    assert_eq!(logged_search(&home, "appendedgoose").0, set(&[ONE]));
+    assert_eq!(logged_search(&home, "appendedgoose"), (set(&[ONE]), true));
+    // A session made: a new row.
+    let c = Connection::open(&db).expect("open");
+    session(&c, row(THREE));
+    let prompt = vec![text("the goosethree question")];
+    msg(&c, THREE, 0, "user", prompt, vis(true, true), t + 2);
+    drop(c);
+    aged();
+    assert_eq!(logged_search(&home, "goosethree").0, set(&[THREE]));
+    assert_eq!(logged_search(&home, "goosethree"), (set(&[THREE]), true));
+    // A line appended to the JSONL session.
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&old)
+        .expect("open");
+    let line = json!({ "role": "assistant", "created": t + 3,
+                       "content": [text("an appendedold answer")] });
+    std::io::Write::write_all(&mut f, format!("{line}\n").as_bytes()).expect("append");
+    drop(f);
+    assert_eq!(logged_search(&home, "appendedold").0, set(&[OLD]));
+    assert_eq!(logged_search(&home, "appendedold"), (set(&[OLD]), true));
+    // A session deleted.
+    let c = Connection::open(&db).expect("open");
+    c.execute("DELETE FROM messages WHERE session_id = ?1", [TWO])
+        .expect("delete");
+    c.execute("DELETE FROM sessions WHERE id = ?1", [TWO])
+        .expect("delete");
+    drop(c);
+    aged();
+    assert_eq!(logged_search(&home, "goosetwo").0, BTreeSet::new());
+    assert_eq!(
+        logged_search(&home, "question"),
+        (set(&[ONE, THREE, OLD]), true)
+    );
+}

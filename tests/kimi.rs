@@ -443,3 +443,81 @@ fn lines_that_cannot_be_read_are_shown_raw_and_named_in_meta() {
     assert!(w.contains("unparsed.txt"), "{w}");
     assert!(w.contains("unparsed-wire.txt"), "{w}");
 }
+
+/// The Kimi store's glance (the sessions directory, each work directory and each session
+/// directory in it): with nothing changed a search lists no store; an appended message,
+/// a session in a new work directory, a context written into a session directory made
+/// empty before, and a deleted session are each found by the next search.
+#[test]
+fn kimi_changes_are_found_by_the_next_search() {
+    use common::{age, logged_search};
+    use std::collections::BTreeSet;
+    const ONE: &str = "6f0c8e52-eeee-4aaa-8bbb-000000000001";
+    const TWO: &str = "6f0c8e52-eeee-4aaa-8bbb-000000000002";
+    const THREE: &str = "6f0c8e52-eeee-4aaa-8bbb-000000000003";
+    const FOUR: &str = "6f0c8e52-eeee-4aaa-8bbb-000000000004";
+    // Work directories by the MD5 of their paths (any name serves the listing).
+    const X: &str = "0a1b2c3d4e5f60718293a4b5c6d7e8f9";
+    const Y: &str = "f9e8d7c6b5a4938271605f4e3d2c1b0a";
+    let set =
+        |ids: &[&str]| -> BTreeSet<String> { ids.iter().map(|id| format!("kimi/{id}")).collect() };
+    let home = Home::empty();
+    let h = home.path();
+    let sessions = h.join(".kimi/sessions");
+    let context = |work: &str, id: &str, word: &str| {
+        let line = json!({"role": "user", "content": format!("the {word} question")});
+        put(
+            h,
+            &format!(".kimi/sessions/{work}/{id}/context.jsonl"),
+            jsonl(&[line]),
+        )
+    };
+    let one = context(X, ONE, "kimione");
+    context(X, TWO, "kimitwo");
+    let aged = |dirs: &[std::path::PathBuf], secs| {
+        for d in dirs {
+            age(d, secs);
+        }
+    };
+    let x = sessions.join(X);
+    aged(
+        &[x.join(ONE), x.join(TWO), x.clone(), sessions.clone()],
+        3600,
+    );
+    aged(&[h.join(".kimi")], 3600);
+    assert_eq!(logged_search(&home, "kimione"), (set(&[ONE]), false));
+    assert_eq!(logged_search(&home, "kimitwo"), (set(&[TWO]), true));
+    // A message appended to a context.
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&one)
+        .expect("open");
+    let line = json!({"role": "assistant", "content": "an appendedkimi answer"});
+    std::io::Write::write_all(&mut f, format!("{line}\n").as_bytes()).expect("append");
+    drop(f);
+    assert_eq!(logged_search(&home, "appendedkimi").0, set(&[ONE]));
+    assert_eq!(logged_search(&home, "appendedkimi"), (set(&[ONE]), true));
+    // A session in a new work directory.
+    context(Y, THREE, "kimithree");
+    let y = sessions.join(Y);
+    aged(&[y.join(THREE), y.clone(), sessions.clone()], 3000);
+    assert_eq!(logged_search(&home, "kimithree").0, set(&[THREE]));
+    assert_eq!(logged_search(&home, "kimithree"), (set(&[THREE]), true));
+    // A session directory made before its logs: not a session yet, then one.
+    std::fs::create_dir(x.join(FOUR)).expect("mkdir");
+    aged(&[x.join(FOUR), x.clone()], 3000);
+    assert_eq!(logged_search(&home, "kimifour").0, BTreeSet::new());
+    assert_eq!(logged_search(&home, "kimifour"), (BTreeSet::new(), true));
+    context(X, FOUR, "kimifour");
+    aged(&[x.join(FOUR)], 2800);
+    assert_eq!(logged_search(&home, "kimifour").0, set(&[FOUR]));
+    assert_eq!(logged_search(&home, "kimifour"), (set(&[FOUR]), true));
+    // A session deleted.
+    std::fs::remove_dir_all(x.join(TWO)).expect("remove");
+    age(&x, 2400);
+    assert_eq!(logged_search(&home, "kimitwo").0, BTreeSet::new());
+    assert_eq!(
+        logged_search(&home, "question"),
+        (set(&[ONE, THREE, FOUR]), true)
+    );
+}

@@ -524,3 +524,61 @@ fn a_new_event_and_a_new_conversation_show_within_a_second() {
         )
     });
 }
+
+/// The OpenHands store's glance (the conversations directory and each directory in it):
+/// with nothing changed a search lists no store; a new event, a conversation whose
+/// `events/` appears in a directory made before it, and a deleted conversation are each
+/// found by the next search.
+#[test]
+fn openhands_changes_are_found_by_the_next_search() {
+    use common::{age, logged_search};
+    use std::collections::BTreeSet;
+    const ONE: &str = "e1e1e1e1e1e14eee8eee000000000001";
+    const TWO: &str = "e1e1e1e1e1e14eee8eee000000000002";
+    const THREE: &str = "e1e1e1e1e1e14eee8eee000000000003";
+    let set = |ids: &[&str]| -> BTreeSet<String> {
+        ids.iter().map(|id| format!("openhands/{id}")).collect()
+    };
+    let home = Home::empty();
+    let h = home.path();
+    let conv = h.join(CONV);
+    for (id, word) in [(ONE, "ohone"), (TWO, "ohtwo")] {
+        let prompt = format!("the {word} question");
+        events(h, id, &[user("u-0", "2026-05-05T08:00:00", &prompt)]);
+    }
+    for d in [
+        conv.join(ONE),
+        conv.join(TWO),
+        conv.clone(),
+        h.join(".openhands"),
+    ] {
+        age(&d, 3600);
+    }
+    assert_eq!(logged_search(&home, "ohone"), (set(&[ONE]), false));
+    assert_eq!(logged_search(&home, "ohtwo"), (set(&[TWO]), true));
+    // A new event.
+    let next = user("u-1", "2026-05-05T08:00:01", "an appendedoh prompt");
+    put(
+        h,
+        &format!("{CONV}/{ONE}/events/event-00001-u-1.json"),
+        next.to_string(),
+    );
+    assert_eq!(logged_search(&home, "appendedoh").0, set(&[ONE]));
+    assert_eq!(logged_search(&home, "appendedoh"), (set(&[ONE]), true));
+    // A directory made before its events: not a conversation yet, then one.
+    std::fs::create_dir(conv.join(THREE)).expect("mkdir");
+    age(&conv.join(THREE), 3000);
+    age(&conv, 3000);
+    assert_eq!(logged_search(&home, "ohthree").0, BTreeSet::new());
+    assert_eq!(logged_search(&home, "ohthree"), (BTreeSet::new(), true));
+    let prompt = user("u-0", "2026-05-05T09:00:00", "the ohthree question");
+    events(h, THREE, &[prompt]);
+    age(&conv.join(THREE), 2800);
+    assert_eq!(logged_search(&home, "ohthree").0, set(&[THREE]));
+    assert_eq!(logged_search(&home, "ohthree"), (set(&[THREE]), true));
+    // A conversation deleted.
+    std::fs::remove_dir_all(conv.join(TWO)).expect("remove");
+    age(&conv, 2400);
+    assert_eq!(logged_search(&home, "ohtwo").0, BTreeSet::new());
+    assert_eq!(logged_search(&home, "question"), (set(&[ONE, THREE]), true));
+}

@@ -286,3 +286,79 @@ fn an_appended_message_shows_within_a_second() {
         stores::file_contains(&t, "Alpha fresh prompt after the mount")
     });
 }
+
+/// The Vibe store's glance (the log directory, each session folder and its `meta.json`):
+/// with nothing changed a search lists no store; an appended message, a session whose
+/// logs appear in a folder made before them, and a deleted session are each found by the
+/// next search.
+#[test]
+fn vibe_changes_are_found_by_the_next_search() {
+    use common::{age, logged_search};
+    use std::collections::BTreeSet;
+    const ONE: &str = "eeee1111-0000-4000-8000-000000000001";
+    const TWO: &str = "eeee2222-0000-4000-8000-000000000002";
+    const THREE: &str = "eeee3333-0000-4000-8000-000000000003";
+    let set =
+        |ids: &[&str]| -> BTreeSet<String> { ids.iter().map(|id| format!("vibe/{id}")).collect() };
+    let home = Home::empty();
+    let h = home.path();
+    let logs = h.join(LOGS);
+    let folder = |id: &str| logs.join(format!("session_20260305_100000_{}", &id[..8]));
+    let session = |id: &str, word: &str| {
+        let dir = folder(id);
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        let meta = meta_json(id, None, "Glance", "/home/dev/glance", (10, 5), 0.0);
+        std::fs::write(dir.join("meta.json"), meta.to_string()).expect("meta");
+        let prompt = json!({"role": "user", "content": format!("the {word} question"),
+                            "injected": false, "message_id": "m1"});
+        let messages = dir.join("messages.jsonl");
+        std::fs::write(&messages, lines(&[prompt])).expect("messages");
+        messages
+    };
+    let one = session(ONE, "vibeone");
+    session(TWO, "vibetwo");
+    for d in [folder(ONE), folder(TWO), logs.clone()] {
+        age(&d, 3600);
+    }
+    for d in logs.ancestors().skip(1).take(2) {
+        age(d, 3600);
+    }
+    assert_eq!(logged_search(&home, "vibeone"), (set(&[ONE]), false));
+    assert_eq!(logged_search(&home, "vibetwo"), (set(&[TWO]), true));
+    // A message appended.
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&one)
+        .expect("open");
+    let line = json!({"role": "assistant", "content": "an appendedvibe answer",
+                      "injected": false, "message_id": "m2"});
+    std::io::Write::write_all(&mut f, format!("{line}\n").as_bytes()).expect("append");
+    drop(f);
+    assert_eq!(logged_search(&home, "appendedvibe").0, set(&[ONE]));
+    assert_eq!(logged_search(&home, "appendedvibe"), (set(&[ONE]), true));
+    // A session folder made before its logs: no session yet, then one.
+    std::fs::create_dir(folder(THREE)).expect("mkdir");
+    age(&folder(THREE), 3000);
+    age(&logs, 3000);
+    assert_eq!(logged_search(&home, "vibethree").0, BTreeSet::new());
+    assert_eq!(logged_search(&home, "vibethree"), (BTreeSet::new(), true));
+    // Vibe logs the first message before it writes `meta.json`: the folder names it.
+    session(THREE, "vibethree");
+    let meta = std::fs::read(folder(THREE).join("meta.json")).expect("meta");
+    std::fs::remove_file(folder(THREE).join("meta.json")).expect("remove");
+    age(&folder(THREE), 2800);
+    let named = format!(
+        "vibe/{}",
+        folder(THREE).file_name().expect("name").to_string_lossy()
+    );
+    assert_eq!(logged_search(&home, "vibethree").0, BTreeSet::from([named]));
+    std::fs::write(folder(THREE).join("meta.json"), meta).expect("meta");
+    age(&folder(THREE), 2600);
+    assert_eq!(logged_search(&home, "vibethree").0, set(&[THREE]));
+    assert_eq!(logged_search(&home, "vibethree"), (set(&[THREE]), true));
+    // A session deleted.
+    std::fs::remove_dir_all(folder(TWO)).expect("remove");
+    age(&logs, 2400);
+    assert_eq!(logged_search(&home, "vibetwo").0, BTreeSet::new());
+    assert_eq!(logged_search(&home, "question"), (set(&[ONE, THREE]), true));
+}

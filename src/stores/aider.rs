@@ -44,7 +44,7 @@
 use super::atsf::ScanBudget;
 use super::jsonl;
 use super::kit::{self, SessionBuilder};
-use super::{Base, Env, Listed, Root, Store};
+use super::{Base, Env, Glance, Listed, Root, Store};
 use crate::model::{Agent, Message, Role, Session, TokenUsage, ToolCall};
 use chrono::{DateTime, Local, NaiveDateTime, TimeZone, Utc};
 use serde_json::{json, Value};
@@ -299,6 +299,18 @@ impl Store for AiderStore {
             }
         }
         out
+    }
+
+    /// Each root's history file: the listing reads its headings, and a file with none
+    /// (or none yet: missing) lists no session, so it is no session's source. No
+    /// directory is read: the projects are found when the store is opened (the scan of
+    /// `$HOME`), and a project found or lost changes the roots, which lists the store.
+    fn glance(&self, _listed: &[Listed]) -> Option<Glance> {
+        let mut g = Glance::default();
+        for root in &self.base.roots {
+            g.files.push(history_file(&root.path));
+        }
+        Some(g)
     }
 
     fn versions(&self, listed: &[&Listed]) -> Vec<Option<u64>> {

@@ -54,7 +54,7 @@
 
 use super::cline::parse_array;
 use super::kit::{self, EntryType, SessionBuilder};
-use super::{Base, Env, Listed, Root, Store};
+use super::{Base, Env, Glance, Listed, Root, Store};
 use crate::model::{
     unified_id, Agent, Message, MessageKind, Role, Session, Subagent, TokenUsage, ToolCall,
     SEALED_THINKING,
@@ -131,6 +131,25 @@ impl Store for AmpStore {
             }
         }
         out
+    }
+
+    /// Each root directory and its `threads/` when there is one: the listing reads their
+    /// names only (a thread's content is its source), and `threads/` appearing moves the
+    /// root. A root that is one thread file is its source alone.
+    fn glance(&self, _listed: &[Listed]) -> Option<Glance> {
+        let mut g = Glance::default();
+        for root in &self.base.roots {
+            if root.path.is_dir() {
+                g.dirs.push(root.path.clone());
+                let threads = root.path.join("threads");
+                if threads.is_dir() {
+                    g.dirs.push(threads);
+                }
+            } else {
+                g.files.push(root.path.clone());
+            }
+        }
+        Some(g)
     }
 
     fn keeps_listing(&self, _listed: &Listed) -> bool {

@@ -44,7 +44,7 @@
 
 use super::kit::{self, SessionBuilder};
 use super::sqlite::{self, Cell, Reader, Rows, Table};
-use super::{Base, Env, Listed, Root, Store};
+use super::{Base, Env, Glance, Listed, Root, Store};
 use crate::model::{
     self, Agent, Message, MessageKind, Role, Session, Source, Subagent, TokenUsage, ToolCall,
 };
@@ -110,7 +110,7 @@ fn expand(root: Root) -> Vec<Root> {
     if data.join("crush.db").is_file() {
         out.push(mk(data));
     }
-    for w in worktrees(&p) {
+    for w in worktrees(&p, &mut Glance::default()) {
         out.push(mk(w.join(".crush")));
     }
     let reg = registry(&p.join("projects.json"));
@@ -120,7 +120,8 @@ fn expand(root: Root) -> Vec<Root> {
     let listed = |path: PathBuf| Root::new(Agent::Crush, path, "projects.json");
     for (project, data) in reg {
         out.push(listed(data));
-        out.extend(worktrees(&project).map(|w| listed(w.join(".crush"))));
+        let linked = worktrees(&project, &mut Glance::default());
+        out.extend(linked.map(|w| listed(w.join(".crush"))));
     }
     out.retain(|r| r.path.is_file() || r.path.join("crush.db").is_file() || r.path == p);
     out
@@ -141,6 +142,14 @@ impl CrushStore {
 
     /// `(root index, database)` of every database the roots lead to, each once.
     fn places(&self) -> Vec<(usize, PathBuf)> {
+        self.places_reading(&mut Glance::default())
+    }
+
+    /// [`Self::places`], noting in `read` what finding the databases read: the registry
+    /// files, the worktree lists with their `gitdir` files, and for every database looked
+    /// for, the directory it would be in (or the nearest one that is there), and the
+    /// database with its journals.
+    fn places_reading(&self, read: &mut Glance) -> Vec<(usize, PathBuf)> {
         let mut out = Vec::new();
         let mut seen = HashSet::new();
         for (i, root) in self.base.roots.iter().enumerate() {
@@ -149,16 +158,20 @@ impl CrushStore {
                 dbs.push(root.path.clone());
             } else {
                 dbs.extend(
-                    data_dirs(&root.path)
+                    data_dirs(&root.path, read)
                         .into_iter()
                         .map(|d| d.join("crush.db")),
                 );
-                for (project, data) in registry(&root.path.join("projects.json")) {
+                let file = root.path.join("projects.json");
+                read.files.push(file.clone());
+                for (project, data) in registry(&file) {
                     dbs.push(data.join("crush.db"));
-                    dbs.extend(worktrees(&project).map(|w| w.join(".crush/crush.db")));
+                    dbs.extend(worktrees(&project, read).map(|w| w.join(".crush/crush.db")));
                 }
             }
             for db in dbs {
+                read.dirs.extend(db.parent().and_then(nearest_dir));
+                read.files.extend(sqlite::with_journals(&db));
                 if db.is_file() && seen.insert(db.canonicalize().unwrap_or_else(|_| db.clone())) {
                     out.push((i, db));
                 }
@@ -168,30 +181,39 @@ impl CrushStore {
     }
 }
 
+/// `dir` when it is a directory, else its nearest ancestor that is one: the directory
+/// whose mtime moves when `dir` (or the first missing directory on the way) appears.
+fn nearest_dir(dir: &Path) -> Option<PathBuf> {
+    dir.ancestors().find(|a| a.is_dir()).map(Path::to_path_buf)
+}
+
 /// The data directories a directory root stands for: itself (a data directory), its
 /// `.crush`, and the `.crush` of its git worktrees.
-fn data_dirs(dir: &Path) -> Vec<PathBuf> {
+fn data_dirs(dir: &Path, read: &mut Glance) -> Vec<PathBuf> {
     let mut out = vec![dir.to_path_buf(), dir.join(".crush")];
     let project = if kit::file_name(dir) == ".crush" {
         dir.parent().unwrap_or(dir)
     } else {
         dir
     };
-    out.extend(worktrees(project).map(|w| w.join(".crush")));
+    out.extend(worktrees(project, read).map(|w| w.join(".crush")));
     out
 }
 
 /// Linked git worktrees of `project`: `<project>/.git/worktrees/<name>/gitdir` holds
-/// `<worktree>/.git`.
-fn worktrees(project: &Path) -> impl Iterator<Item = PathBuf> {
-    kit::subdirs(&project.join(".git").join("worktrees"))
-        .into_iter()
-        .filter_map(|e| {
-            let mut f = kit::open_file(&e.join("gitdir")).ok()?;
-            let mut s = String::new();
-            std::io::Read::read_to_string(&mut std::io::Read::take(&mut f, 4096), &mut s).ok()?;
-            Path::new(s.trim()).parent().map(Path::to_path_buf)
-        })
+/// `<worktree>/.git`. What is read is noted in `read`: the worktree list (or the nearest
+/// directory there, where it would appear) and each `gitdir`.
+fn worktrees(project: &Path, read: &mut Glance) -> impl Iterator<Item = PathBuf> {
+    let list = project.join(".git").join("worktrees");
+    read.dirs.extend(nearest_dir(&list));
+    let entries = kit::subdirs(&list);
+    read.files.extend(entries.iter().map(|e| e.join("gitdir")));
+    entries.into_iter().filter_map(|e| {
+        let mut f = kit::open_file(&e.join("gitdir")).ok()?;
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut std::io::Read::take(&mut f, 4096), &mut s).ok()?;
+        Path::new(s.trim()).parent().map(Path::to_path_buf)
+    })
 }
 
 /// `(project path, data dir)` of every project `projects.json` records; a relative
@@ -252,6 +274,17 @@ impl Store for CrushStore {
             }
         }
         out
+    }
+
+    /// What finding the databases read ([`CrushStore::places_reading`]): each registry
+    /// `projects.json`, each worktree list and `gitdir`, and every database looked for with
+    /// its journals and the directory it is (or would be) in. A write to a database lands
+    /// in it or its journal, and a database appearing moves its directory, so this stands
+    /// for every session of every database.
+    fn glance(&self, _listed: &[Listed]) -> Option<Glance> {
+        let mut g = Glance::default();
+        self.places_reading(&mut g);
+        Some(g)
     }
 
     fn load(&self, listed: &Listed) -> Session {

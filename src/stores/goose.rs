@@ -52,7 +52,7 @@
 use super::jsonl;
 use super::kit::{self, SessionBuilder};
 use super::sqlite::{self, Cell, Reader, Rows, Table};
-use super::{Base, Env, Listed, Root, Store};
+use super::{Base, Env, Glance, Listed, Root, Store};
 use crate::model::{
     self, Agent, Message, MessageKind, Role, Session, Source, Subagent, TokenUsage, ToolCall,
 };
@@ -172,6 +172,27 @@ impl Store for GooseStore {
             }
         }
         out
+    }
+
+    /// Each sessions directory (its entries are the JSONL files and the database) with
+    /// its `sessions.db` and journals; a root that is a database, that database and its
+    /// journals. A write to the database lands in it or its journal; a JSONL root, or a
+    /// JSONL file the database hides, is only a name (its content is read when listed,
+    /// and then a source).
+    fn glance(&self, _listed: &[Listed]) -> Option<Glance> {
+        let mut g = Glance::default();
+        for root in &self.base.roots {
+            let p = &root.path;
+            if p.is_dir() {
+                g.dirs.push(p.clone());
+                g.files.extend(sqlite::with_journals(&p.join(DB_NAME)));
+            } else if kit::file_name(p).ends_with(".jsonl") {
+                g.files.push(p.clone());
+            } else {
+                g.files.extend(sqlite::with_journals(p));
+            }
+        }
+        Some(g)
     }
 
     fn load(&self, listed: &Listed) -> Session {

@@ -37,7 +37,7 @@
 
 use super::jsonl::{self, Pos};
 use super::kit::{self, EntryType, Places, SessionBuilder};
-use super::{Base, Env, Listed, Root, Store};
+use super::{Base, Env, Glance, Listed, Root, Store};
 use crate::model::{
     self, Agent, Branch, Message, MessageKind, Role, Session, Subagent, TokenUsage, ToolCall,
 };
@@ -111,6 +111,39 @@ impl Store for KimiStore {
             }
         }
         out
+    }
+
+    /// What [`session_paths`] reads: each root, its `sessions/` and `imported_sessions/`
+    /// when there, every work-dir directory in `sessions/`, and every directory in those
+    /// (a session directory counts once it holds a context or wire log, so its entries are
+    /// read). A missing `sessions/` or `imported_sessions/` appearing moves the root. A
+    /// session's own logs, state and subagents are its sources.
+    fn glance(&self, _listed: &[Listed]) -> Option<Glance> {
+        let mut g = Glance::default();
+        for root in &self.base.roots {
+            if !root.path.is_dir() {
+                return None;
+            }
+            g.dirs.push(root.path.clone());
+            let sessions = root.path.join("sessions");
+            let mut dirs = kit::subdirs(&sessions);
+            if sessions.is_dir() {
+                g.dirs.push(sessions);
+            }
+            let imported = root.path.join("imported_sessions");
+            if imported.is_dir() {
+                dirs.push(imported);
+            }
+            for d in dirs {
+                for (p, t) in kit::typed_entries(&d) {
+                    if t == EntryType::Dir && !kit::file_name(&p).starts_with('.') {
+                        g.dirs.push(p);
+                    }
+                }
+                g.dirs.push(d);
+            }
+        }
+        Some(g)
     }
 
     fn keeps_listing(&self, _listed: &Listed) -> bool {

@@ -44,7 +44,7 @@
 //!   `hooks.json` and everything else under `~/.openhands` are never opened.
 
 use super::kit::{self, EntryType, Places, SessionBuilder};
-use super::{Base, Env, Listed, Root, Store};
+use super::{Base, Env, Glance, Listed, Root, Store};
 use crate::model::{
     Agent, Branch, Message, MessageKind, Role, Session, TokenUsage, ToolCall, SEALED_THINKING,
 };
@@ -121,6 +121,24 @@ impl Store for OpenhandsStore {
             }
         }
         out
+    }
+
+    /// Each root and every directory in it: the listing reads the root's names, and in
+    /// each directory whether `events/` or `base_state.json` is there (a directory
+    /// becomes a conversation when one appears). A root that is one conversation is read
+    /// for those two names only. A conversation's state file and `events/` are its sources.
+    fn glance(&self, _listed: &[Listed]) -> Option<Glance> {
+        let mut g = Glance::default();
+        for root in &self.base.roots {
+            if !root.path.is_dir() {
+                return None;
+            }
+            if !is_conversation(&root.path) {
+                g.dirs.extend(kit::subdirs(&root.path));
+            }
+            g.dirs.push(root.path.clone());
+        }
+        Some(g)
     }
 
     /// The id is the directory's name, which a write never changes.

@@ -37,7 +37,7 @@
 
 use super::jsonl;
 use super::kit::{self, EntryType, SessionBuilder};
-use super::{Base, Env, Listed, Root, Store};
+use super::{Base, Env, Glance, Listed, Root, Store};
 use crate::model::{
     unified_id, Agent, Message, MessageKind, Role, Session, Source, TokenUsage, ToolCall,
 };
@@ -124,6 +124,42 @@ impl Store for VibeStore {
             }
         }
         out
+    }
+
+    /// What the listing reads: the root (with its `logs/` and `logs/session/` when there,
+    /// whose appearing moves the directory above), the log directory's names, in each
+    /// session folder whether `messages.jsonl` or `meta.json` is there, and the head of
+    /// every `meta.json` and pre-2.0 file for its id (also of a folder whose id repeats
+    /// another's, so no session's source).
+    fn glance(&self, _listed: &[Listed]) -> Option<Glance> {
+        let mut g = Glance::default();
+        for root in &self.base.roots {
+            if !root.path.is_dir() {
+                return None;
+            }
+            g.dirs.push(root.path.clone());
+            let logs = root.path.join("logs");
+            if logs.is_dir() {
+                g.dirs.push(logs);
+            }
+            let dir = log_dir(&root.path);
+            for (p, t) in kit::typed_entries(&dir) {
+                let name = kit::file_name(&p);
+                if name.starts_with('.') {
+                    continue;
+                }
+                match t {
+                    EntryType::Dir => {
+                        g.files.push(p.join(META));
+                        g.dirs.push(p);
+                    }
+                    EntryType::File if name.ends_with(".json") => g.files.push(p),
+                    _ => {}
+                }
+            }
+            g.dirs.push(dir);
+        }
+        Some(g)
     }
 
     fn load(&self, listed: &Listed) -> Session {
