@@ -208,6 +208,7 @@ fn check_set(set: &Path, table: &mut BTreeMap<String, Row>, failures: &mut Vec<S
         .expect("cp");
     assert!(status.success(), "copy of the scratch home failed");
     let before = snapshot(&home);
+    check_glances(&set_name, &home, &scratch.path().join("cache"), failures);
 
     let cx = read::Ctx {
         home: home.clone(),
@@ -606,6 +607,72 @@ fn rendered_lines(dir: &Path) -> HashSet<String> {
 
 /// Content of every file under `home`, `-shm` files left out: every reader of a WAL
 /// database maps and may update its shared-memory index by design.
+/// Every store's search glance on real data: with the set laid out and left alone (its
+/// directories aged an hour, as a store at rest), a first `sessfs search` lists and
+/// indexes, and a later one, nothing changed, must list no store at all. A store whose
+/// glance does not hold on its real files is named by the searches' debug log.
+fn check_glances(set_name: &str, home: &Path, cache: &Path, failures: &mut Vec<String>) {
+    let hour_ago = std::time::SystemTime::now() - Duration::from_secs(3600);
+    for d in walkdirs(home) {
+        if let Ok(f) = std::fs::File::open(&d) {
+            let _ = f.set_times(std::fs::FileTimes::new().set_modified(hour_ago));
+        }
+    }
+    let search = || {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_sessfs"));
+        cmd.args(["search", "zzqxglancecheck"])
+            .env("HOME", home)
+            .env("XDG_CACHE_HOME", cache)
+            .env("RUST_LOG", "sessfs=debug");
+        for v in AGENT_VARS {
+            cmd.env_remove(v);
+        }
+        let out = cmd.output().expect("run sessfs search");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    // The first search may create a WAL database's `-shm` (SQLite does, even read-only),
+    // which moves that database's directory: the search after it records the glance.
+    let _ = search();
+    let first = search();
+    let log = search();
+    if log.contains("no store listed") {
+        say(&format!(
+            "{set_name}: a search with nothing changed listed no store"
+        ));
+    } else {
+        let why: Vec<&str> = first
+            .lines()
+            .filter(|l| l.contains("no glance,"))
+            .chain(
+                log.lines()
+                    .filter(|l| l.contains("glance") || l.contains("listed")),
+            )
+            .take(12)
+            .collect();
+        failures.push(format!(
+            "{set_name}: a search with nothing changed listed stores again:\n  {}",
+            why.join("\n  ")
+        ));
+    }
+}
+
+/// `dir` and every directory below it, symlinks not followed.
+fn walkdirs(dir: &Path) -> Vec<PathBuf> {
+    let mut out = vec![dir.to_path_buf()];
+    let mut i = 0;
+    while i < out.len() {
+        if let Ok(rd) = std::fs::read_dir(&out[i]) {
+            for e in rd.flatten() {
+                if e.file_type().is_ok_and(|t| t.is_dir()) {
+                    out.push(e.path());
+                }
+            }
+        }
+        i += 1;
+    }
+    out
+}
+
 fn snapshot(home: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     layout::files_under(home)
         .into_iter()
