@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{age, logged_search, stderr, stdout, Home};
+use common::{age, logged_search, logged_search_with, Home};
 use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -403,22 +403,7 @@ fn atsf_thread(project: &Path, n: usize, text: &str) -> PathBuf {
 /// `sessfs search --threads-root <root>` with its log: the sessions found and whether it
 /// listed no store (as [`logged_search`]).
 fn threads_search(home: &Home, root: &Path, query: &str) -> (BTreeSet<String>, bool) {
-    let out = home
-        .command(&["search", "--json", "--threads-root"])
-        .arg(root)
-        .arg(query)
-        .env("RUST_LOG", "sessfs=info")
-        .output()
-        .unwrap();
-    let found = stdout(&out)
-        .lines()
-        .map(|l| {
-            let v: serde_json::Value = serde_json::from_str(l).unwrap();
-            let path = v["path"].as_str().unwrap().to_string();
-            path.split('/').take(2).collect::<Vec<_>>().join("/")
-        })
-        .collect();
-    (found, stderr(&out).contains("unchanged by their glances"))
+    logged_search_with(home, &["--threads-root".as_ref(), root.as_os_str()], query)
 }
 
 /// The ATSF store's glance over a project the `$HOME` scan finds and one given with

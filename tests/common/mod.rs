@@ -499,8 +499,19 @@ pub fn age(path: &Path, secs: u64) {
 
 /// `sessfs search` with its log: the sessions found and whether it listed no store.
 pub fn logged_search(home: &Home, query: &str) -> (BTreeSet<String>, bool) {
+    logged_search_with(home, &[], query)
+}
+
+/// [`logged_search`] with more options before the query (`--threads-root DIR`, say).
+pub fn logged_search_with(
+    home: &Home,
+    options: &[&std::ffi::OsStr],
+    query: &str,
+) -> (BTreeSet<String>, bool) {
     let out = home
-        .command(&["search", "--json", query])
+        .command(&["search", "--json"])
+        .args(options)
+        .arg(query)
         .env("RUST_LOG", "sessfs=info")
         .output()
         .unwrap();
