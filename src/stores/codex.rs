@@ -626,40 +626,19 @@ impl Parser {
     }
 
     fn record(&mut self, text: &[u8]) -> Result<(), String> {
+        // Most lines are the compact envelope Codex writes: its payload is read once, in
+        // place, instead of being scanned first as a raw value and then read again.
+        if let Some((ts, kind, payload)) = records::envelope(text) {
+            if self.payload(kind, payload, kit::parse_rfc3339(ts)).is_ok() {
+                return Ok(());
+            }
+            // Not one JSON value after all (a key after the payload, say): read in full.
+        }
         let raw: RawLine = jsonl::from_line(text).map_err(|e| format!("invalid JSON: {e}"))?;
         let ts = raw.timestamp.as_deref().and_then(kit::parse_rfc3339);
         let de = |e: serde_json::Error| format!("unreadable record: {e}");
         match (raw.kind.as_deref(), raw.payload) {
-            (Some(kind), Some(payload)) => {
-                let payload = payload.get();
-                match kind {
-                    "session_meta" => self.meta(serde_json::from_str(payload).map_err(de)?, ts),
-                    "turn_context" => {
-                        let t: TurnContext = serde_json::from_str(payload).map_err(de)?;
-                        if let Some(m) = t.model.filter(|m| !m.is_empty()) {
-                            self.model = Some(m.into_owned());
-                        }
-                        if self.b.s.cwd.is_none() {
-                            self.b.s.cwd = t.cwd.map(Cow::into_owned);
-                        }
-                    }
-                    "response_item" => self.item(response_item(payload).map_err(de)?, ts),
-                    "event_msg" => self.event(event_msg(payload).map_err(de)?, ts),
-                    "compacted" => {
-                        let c: Compacted = serde_json::from_str(payload).map_err(de)?;
-                        self.flush_thinking(ts);
-                        self.push(Message {
-                            role: Role::System,
-                            kind: MessageKind::CompactionSummary,
-                            content: c.message.into_owned(),
-                            timestamp: ts,
-                            ..Message::default()
-                        });
-                    }
-                    // world_state, inter_agent_communication, newer kinds: not conversation.
-                    _ => {}
-                }
-            }
+            (Some(kind), Some(payload)) => self.payload(kind, payload.get(), ts).map_err(de)?,
             (None, Some(_)) => return Err("a payload without a type".into()),
             // Mid-2025: `{"record_type":"state"}` markers between bare items.
             (_, None) if raw.record_type.is_some() => {}
@@ -677,6 +656,47 @@ impl Parser {
                 }
                 self.legacy = true;
                 self.meta(m, ts);
+            }
+        }
+        Ok(())
+    }
+
+    /// A record's `payload` of type `kind`. Nothing is changed when it cannot be read (each
+    /// arm reads before it changes anything), so [`Parser::record`] can read the line again
+    /// in full. An unknown kind's payload is still read through, so it must be JSON.
+    fn payload(
+        &mut self,
+        kind: &str,
+        payload: &str,
+        ts: Option<DateTime<Utc>>,
+    ) -> serde_json::Result<()> {
+        match kind {
+            "session_meta" => self.meta(serde_json::from_str(payload)?, ts),
+            "turn_context" => {
+                let t: TurnContext = serde_json::from_str(payload)?;
+                if let Some(m) = t.model.filter(|m| !m.is_empty()) {
+                    self.model = Some(m.into_owned());
+                }
+                if self.b.s.cwd.is_none() {
+                    self.b.s.cwd = t.cwd.map(Cow::into_owned);
+                }
+            }
+            "response_item" => self.item(response_item(payload)?, ts),
+            "event_msg" => self.event(event_msg(payload)?, ts),
+            "compacted" => {
+                let c: Compacted = serde_json::from_str(payload)?;
+                self.flush_thinking(ts);
+                self.push(Message {
+                    role: Role::System,
+                    kind: MessageKind::CompactionSummary,
+                    content: c.message.into_owned(),
+                    timestamp: ts,
+                    ..Message::default()
+                });
+            }
+            // world_state, inter_agent_communication, newer kinds: not conversation.
+            _ => {
+                serde_json::from_str::<serde::de::IgnoredAny>(payload)?;
             }
         }
         Ok(())

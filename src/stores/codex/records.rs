@@ -17,6 +17,23 @@ pub(super) struct RawLine<'a> {
     pub(super) record_type: Option<Cow<'a, str>>,
 }
 
+/// The compact envelope Codex writes, `{"timestamp":"…","type":"…","payload":…}` with no
+/// space and nothing after the payload, as `(timestamp, type, payload text)`; `None` for
+/// any other line (read as a [`RawLine`] then). The two strings must hold no escape and no
+/// control character, so they are the strings a JSON reader would give. The payload is
+/// whatever lies between `"payload":` and the line's last `}`: it is a record's payload
+/// only if it reads as one JSON value, which the caller's read of it checks.
+pub(super) fn envelope(line: &[u8]) -> Option<(&str, &str, &str)> {
+    let line = simdutf8::basic::from_utf8(line).ok()?;
+    let plain = |s: &str| !s.bytes().any(|b| b == b'\\' || b < 0x20);
+    let rest = line.strip_prefix(r#"{"timestamp":""#)?;
+    let (ts, rest) = rest.split_once('"')?;
+    let rest = rest.strip_prefix(r#","type":""#)?;
+    let (kind, rest) = rest.split_once('"')?;
+    let payload = rest.strip_prefix(r#","payload":"#)?.strip_suffix('}')?;
+    (plain(ts) && plain(kind)).then_some((ts, kind, payload))
+}
+
 /// `session_meta` payload, or the envelope-less first line of mid-2025 files.
 #[derive(Deserialize)]
 pub(super) struct Meta<'a> {

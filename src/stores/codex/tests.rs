@@ -922,3 +922,61 @@ fn reasoning_kept_only_as_an_event_is_shown_once() {
         .count();
     assert_eq!(shown, 1);
 }
+
+/// Every way a record's envelope can be written reads the same: the compact line Codex
+/// writes (read in place), and lines the in-place read passes to the full one (spaces, an
+/// escape in the timestamp, a key after the payload, keys in another order), while a line
+/// that is no JSON, compact envelope or not, is still refused.
+#[test]
+fn every_envelope_spelling_reads_the_same() {
+    let payload = |t: &str| {
+        format!(
+            r#"{{"type":"message","role":"user","content":[{{"type":"input_text","text":"{t}"}}]}}"#
+        )
+    };
+    let text = [
+        r#"{"timestamp":"2026-03-01T10:00:00.000Z","type":"session_meta","payload":{"id":"019bf700-0000-7000-8000-000000000001","timestamp":"2026-03-01T10:00:00.000Z","cwd":"/w","cli_version":"0.99.0"}}"#.to_string(),
+        format!(r#"{{"timestamp":"2026-03-01T10:00:01.000Z","type":"response_item","payload":{}}}"#, payload("compact")),
+        format!(r#"{{"timestamp": "2026-03-01T10:00:02.000Z", "type": "response_item", "payload": {}}}"#, payload("spaced")),
+        format!(r#"{{"timestamp":"2026-03-01T10:00:03.000\u005a","type":"response_item","payload":{}}}"#, payload("escaped")),
+        format!(r#"{{"timestamp":"2026-03-01T10:00:04.000Z","type":"response_item","payload":{},"extra":{{"x":"}}"}}}}"#, payload("key after")),
+        format!(r#"{{"type":"response_item","timestamp":"2026-03-01T10:00:05.000Z","payload":{}}}"#, payload("reordered")),
+        r#"{"timestamp":"2026-03-01T10:00:06.000Z","type":"world_state","payload":{"broken"}"#.to_string(),
+        r#"{"timestamp":"2026-03-01T10:00:07.000Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"cut"}]"#.to_string(),
+    ]
+    .join("\n")
+        + "\n";
+    let dir = tempfile::tempdir().expect("tmp");
+    let p = write(
+        &dir.path()
+            .join("rollout-2026-03-01T10-00-00-019bf700-0000-7000-8000-000000000001.jsonl"),
+        &text,
+    );
+    let parsed = parse_file(&p, &id_from_file_name(&p));
+    let s = &parsed.session;
+    assert_eq!(
+        texts(s, Role::User, MessageKind::Normal),
+        ["compact", "spaced", "escaped", "key after", "reordered"]
+    );
+    let times: Vec<String> = s
+        .messages
+        .iter()
+        .filter_map(|m| m.timestamp.map(|t| t.to_rfc3339()))
+        .collect();
+    assert_eq!(
+        times,
+        [
+            "2026-03-01T10:00:01+00:00",
+            "2026-03-01T10:00:02+00:00",
+            "2026-03-01T10:00:03+00:00",
+            "2026-03-01T10:00:04+00:00",
+            "2026-03-01T10:00:05+00:00",
+        ]
+    );
+    // The broken world_state line warns, and the last line, cut mid-write, is partial.
+    assert!(
+        s.warnings.iter().any(|w| w.contains("line 7")),
+        "{:?}",
+        s.warnings
+    );
+}
