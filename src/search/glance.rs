@@ -162,7 +162,7 @@ pub(super) fn stamp_at(
     (
         st.st_dev as u64,
         st.st_ino as u64,
-        st.st_mode as u32 & libc::S_IFMT,
+        (st.st_mode & libc::S_IFMT) as u32,
         st.st_size,
         st.st_mtime,
         st.st_mtime_nsec,
