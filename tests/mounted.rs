@@ -1386,3 +1386,51 @@ fn a_forks_parent_diff_is_read_whole_while_the_parent_keeps_changing() {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
 }
+
+/// A fork's `parent.diff` comes and goes with its parent's listing, not only with its
+/// parent's files: a pi fork whose parent file appears after the fork was first read gets
+/// its `parent.diff`, and loses it when the parent goes again. Before, a fork read while
+/// its parent was missing kept no tie to it, so the diff never came.
+#[test]
+fn a_forks_parent_diff_follows_its_parent_coming_and_going() {
+    let home = Home::empty();
+    let dir = home.path().join(".pi/agent/sessions/--tmp-late--");
+    std::fs::create_dir_all(&dir).unwrap();
+    let (pid, fid) = (
+        "66666666-0000-4000-8000-000000000021",
+        "66666666-0000-4000-8000-000000000022",
+    );
+    let parent = dir.join(format!("2026-02-01T00-00-00-000Z_{pid}.jsonl"));
+    let fork = dir.join(format!("2026-02-01T00-10-00-000Z_{fid}.jsonl"));
+    let entry = |id: &str, parent: &str, text: &str| {
+        format!("{{\"type\":\"message\",\"id\":\"{id}\",\"parentId\":{parent},\"timestamp\":\"2026-02-01T00:00:01.000Z\",\"message\":{{\"role\":\"user\",\"content\":\"{text}\",\"timestamp\":1769904001000}}}}\n")
+    };
+    let header = |id: &str, extra: &str| {
+        format!("{{\"type\":\"session\",\"version\":3,\"id\":\"{id}\",\"timestamp\":\"2026-02-01T00:00:00.000Z\",\"cwd\":\"/tmp/late\"{extra}}}\n")
+    };
+    std::fs::write(
+        &fork,
+        header(fid, &format!(",\"parentSession\":\"{}\"", parent.display()))
+            + &entry("c0000001", "null", "shared opening question")
+            + &entry("c0000002", "\"c0000001\"", "only in the fork"),
+    )
+    .unwrap();
+    let m = Mount::new(&home, &[]);
+    let fork_dir = m.path().join("pi").join(fid);
+    let pd = fork_dir.join("parent.diff");
+    assert!(fork_dir.join("meta.json").is_file(), "the fork is mounted");
+    assert!(!pd.exists(), "no parent.diff while the parent is missing");
+    std::fs::write(
+        &parent,
+        header(pid, "") + &entry("c0000001", "null", "shared opening question"),
+    )
+    .unwrap();
+    common::wait_until("the parent mounted", || {
+        m.path().join("pi").join(pid).join("meta.json").is_file()
+    });
+    common::wait_until("the fork's parent.diff", || {
+        std::fs::read_to_string(&pd).is_ok_and(|t| t.ends_with("+only in the fork\n"))
+    });
+    std::fs::remove_file(&parent).unwrap();
+    common::wait_until("the fork's parent.diff gone", || !pd.exists());
+}

@@ -354,6 +354,8 @@ impl Fs {
                         mtime: SystemTime::UNIX_EPOCH,
                         checked: now.checked_sub(TTL * 2).unwrap_or(now),
                         extra: Vec::new(),
+                        forks: false,
+                        fork_gen: 0,
                         render_lock: Arc::new(Mutex::new(())),
                         announced: 0,
                         unchecked: true,
@@ -380,6 +382,14 @@ impl Fs {
         }
         if !old.is_empty() || a.sessions.len() != before {
             a.changed = SystemTime::now();
+            // A fork's `parent.diff` comes or goes with its parent's listing: its version
+            // moves, and the next check (the change watcher's, a reader's) says so.
+            let now = Instant::now();
+            for s in a.sessions.values_mut().filter(|s| s.forks) {
+                s.fork_gen += 1;
+                s.checked = now.checked_sub(TTL * 2).unwrap_or(s.checked);
+                s.stale_at = Some(now);
+            }
         }
         a.gone.extend(old.keys().cloned());
         drop(st);

@@ -137,7 +137,7 @@ impl Fs {
             .get(&key.agent)
             .and_then(|a| a.sessions.get(&*key.name))
             .ok_or(FsError::NotFound)?;
-        Ok((s.listed.sources.clone(), !s.extra.is_empty()))
+        Ok((s.listed.sources.clone(), !s.extra.is_empty() || s.forks))
     }
 
     /// Parse and render a session. A reader's caller holds the session's render lock, so
@@ -147,11 +147,12 @@ impl Fs {
     pub(super) fn render(&self, key: &SessionKey) -> Result<(Bundle, u64)> {
         let mut version = self.check_session(key)?.0;
         let mut session = self.load(key)?;
+        let forks = session.forked_from.is_some();
         let parent = self.fork_parent(key, &mut session);
         let mut depends: Vec<PathBuf> = parent.iter().flat_map(|(_, s)| s.clone()).collect();
         depends.extend(self.linked_children(key, &mut session));
-        if !depends.is_empty() {
-            version = self.depend_on(key, &depends).unwrap_or(version);
+        if forks || !depends.is_empty() {
+            version = self.depend_on(key, &depends, forks).unwrap_or(version);
         }
         let parent = parent.map(|(p, _)| p);
         let render = || {

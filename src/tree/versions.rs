@@ -35,6 +35,13 @@ pub(super) struct SessionSlot {
     /// Sources of other sessions this one's files depend on (a fork's parent, for
     /// `parent.diff`), learned at the first render.
     pub(super) extra: Vec<PathBuf>,
+    /// The session names a parent (found or not), learned at the first render: whether
+    /// `parent.diff` is there depends on whether the parent is listed, which no `stat` of
+    /// `extra` tells (a parent listed after the fork's render, or gone while its files were
+    /// already gone). Its version then also carries `fork_gen`.
+    pub(super) forks: bool,
+    /// Moved by every listing that adds or removes a session of the agent.
+    pub(super) fork_gen: u64,
     /// Serialises renders of one session so concurrent readers wait for one render.
     pub(super) render_lock: Arc<Mutex<()>>,
     /// The version the kernel was last told about (see [`Fs::poll_changes`]).
@@ -59,6 +66,7 @@ impl SessionSlot {
         if self.checked >= started {
             return false;
         }
+        let version = self.mixed(version);
         if self.stale_at.is_some_and(|t| started >= t) {
             self.stale_at = None;
         }
@@ -77,6 +85,15 @@ impl SessionSlot {
     /// forget only a file's attributes, and the kernel drops the file's cached pages when
     /// the attributes it then gets differ in size or mtime (see `changes`), so a new
     /// version with the old sizes and mtime would leave the old bytes in place.
+    /// `version` with the listing generation mixed in for a fork ([`SessionSlot::forks`]).
+    pub(super) fn mixed(&self, version: u64) -> u64 {
+        if self.forks {
+            version ^ crate::names::fnv1a(&self.fork_gen.to_le_bytes()).rotate_left(29)
+        } else {
+            version
+        }
+    }
+
     fn store(&mut self, version: u64, mtime: SystemTime) -> bool {
         let mut mtime = mtime.max(self.mtime);
         if version != self.version && mtime == self.mtime {
@@ -95,12 +112,17 @@ pub(super) type ToVersion = (String, usize, Listed, Vec<PathBuf>);
 
 impl Fs {
     /// Make `key`'s version depend on `sources` too; returns the new version if it changed.
-    pub(super) fn depend_on(&self, key: &SessionKey, sources: &[PathBuf]) -> Option<u64> {
+    pub(super) fn depend_on(
+        &self,
+        key: &SessionKey,
+        sources: &[PathBuf],
+        forks: bool,
+    ) -> Option<u64> {
         let (store, listed) = {
             let st = self.state();
             let a = st.agents.get(&key.agent)?;
             let s = a.sessions.get(&*key.name)?;
-            if s.extra == sources {
+            if s.extra == sources && s.forks == forks {
                 return None;
             }
             (a.store, s.listed.clone())
@@ -113,10 +135,13 @@ impl Fs {
         // On the first render nothing of the old version was shown: every size and byte the
         // kernel gets comes from this render, so there is nothing to tell it to forget (it
         // would re-read the whole fork after the next change check).
-        if s.extra.is_empty() && s.announced == s.version {
+        let first = s.extra.is_empty() && !s.forks && s.announced == s.version;
+        s.extra = sources.to_vec();
+        s.forks = forks;
+        let version = s.mixed(version);
+        if first {
             s.announced = version;
         }
-        s.extra = sources.to_vec();
         let moved = s.store(version, mtime);
         s.checked = Instant::now();
         if moved {
