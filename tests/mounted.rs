@@ -528,6 +528,16 @@ fn new_and_removed_sessions_show_in_listings_within_a_second() {
     }
 }
 
+/// A pi message entry for the fork tests: `parent` is `null` or a quoted entry id.
+fn fork_entry(id: &str, parent: &str, text: &str) -> String {
+    format!("{{\"type\":\"message\",\"id\":\"{id}\",\"parentId\":{parent},\"timestamp\":\"2026-02-01T00:00:01.000Z\",\"message\":{{\"role\":\"user\",\"content\":\"{text}\",\"timestamp\":1769904001000}}}}\n")
+}
+
+/// A pi v3 session header for the fork tests; `extra` is more fields (`,"parentSession":…`).
+fn fork_header(id: &str, extra: &str) -> String {
+    format!("{{\"type\":\"session\",\"version\":3,\"id\":\"{id}\",\"timestamp\":\"2026-02-01T00:00:00.000Z\",\"cwd\":\"/tmp/fork\"{extra}}}\n")
+}
+
 #[test]
 fn a_forks_parent_diff_follows_changes_to_the_parent() {
     let home = Home::empty();
@@ -539,12 +549,7 @@ fn a_forks_parent_diff_follows_changes_to_the_parent() {
     );
     let parent = dir.join(format!("2026-02-01T00-00-00-000Z_{pid}.jsonl"));
     let fork = dir.join(format!("2026-02-01T00-10-00-000Z_{fid}.jsonl"));
-    let entry = |id: &str, parent: &str, text: &str| {
-        format!("{{\"type\":\"message\",\"id\":\"{id}\",\"parentId\":{parent},\"timestamp\":\"2026-02-01T00:00:01.000Z\",\"message\":{{\"role\":\"user\",\"content\":\"{text}\",\"timestamp\":1769904001000}}}}\n")
-    };
-    let header = |id: &str, extra: &str| {
-        format!("{{\"type\":\"session\",\"version\":3,\"id\":\"{id}\",\"timestamp\":\"2026-02-01T00:00:00.000Z\",\"cwd\":\"/tmp/fork\"{extra}}}\n")
-    };
+    let (entry, header) = (fork_entry, fork_header);
     std::fs::write(
         &parent,
         header(pid, "") + &entry("c0000001", "null", "shared opening question"),
@@ -1290,12 +1295,7 @@ fn a_forks_parent_diff_is_read_whole_while_the_parent_keeps_changing() {
     );
     let parent = dir.join(format!("2026-02-01T00-00-00-000Z_{pid}.jsonl"));
     let fork = dir.join(format!("2026-02-01T00-10-00-000Z_{fid}.jsonl"));
-    let entry = |id: &str, parent: &str, text: &str| {
-        format!("{{\"type\":\"message\",\"id\":\"{id}\",\"parentId\":{parent},\"timestamp\":\"2026-02-01T00:00:01.000Z\",\"message\":{{\"role\":\"user\",\"content\":\"{text}\",\"timestamp\":1769904001000}}}}\n")
-    };
-    let header = |id: &str, extra: &str| {
-        format!("{{\"type\":\"session\",\"version\":3,\"id\":\"{id}\",\"timestamp\":\"2026-02-01T00:00:00.000Z\",\"cwd\":\"/tmp/fork\"{extra}}}\n")
-    };
+    let (entry, header) = (fork_entry, fork_header);
     std::fs::write(
         &parent,
         header(pid, "") + &entry("c0000001", "null", "shared opening question"),
@@ -1402,12 +1402,7 @@ fn a_forks_parent_diff_follows_its_parent_coming_and_going() {
     );
     let parent = dir.join(format!("2026-02-01T00-00-00-000Z_{pid}.jsonl"));
     let fork = dir.join(format!("2026-02-01T00-10-00-000Z_{fid}.jsonl"));
-    let entry = |id: &str, parent: &str, text: &str| {
-        format!("{{\"type\":\"message\",\"id\":\"{id}\",\"parentId\":{parent},\"timestamp\":\"2026-02-01T00:00:01.000Z\",\"message\":{{\"role\":\"user\",\"content\":\"{text}\",\"timestamp\":1769904001000}}}}\n")
-    };
-    let header = |id: &str, extra: &str| {
-        format!("{{\"type\":\"session\",\"version\":3,\"id\":\"{id}\",\"timestamp\":\"2026-02-01T00:00:00.000Z\",\"cwd\":\"/tmp/late\"{extra}}}\n")
-    };
+    let (entry, header) = (fork_entry, fork_header);
     std::fs::write(
         &fork,
         header(fid, &format!(",\"parentSession\":\"{}\"", parent.display()))
