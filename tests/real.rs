@@ -661,13 +661,8 @@ fn walkdirs(dir: &Path) -> Vec<PathBuf> {
     let mut out = vec![dir.to_path_buf()];
     let mut i = 0;
     while i < out.len() {
-        if let Ok(rd) = std::fs::read_dir(&out[i]) {
-            for e in rd.flatten() {
-                if e.file_type().is_ok_and(|t| t.is_dir()) {
-                    out.push(e.path());
-                }
-            }
-        }
+        let below = layout::subdirs(&out[i]);
+        out.extend(below);
         i += 1;
     }
     out
