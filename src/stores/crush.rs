@@ -170,7 +170,7 @@ impl CrushStore {
                 }
             }
             for db in dbs {
-                read.dirs.extend(db.parent().and_then(nearest_dir));
+                read.dirs.extend(db.parent().and_then(kit::nearest_dir));
                 read.files.extend(sqlite::with_journals(&db));
                 if db.is_file() && seen.insert(db.canonicalize().unwrap_or_else(|_| db.clone())) {
                     out.push((i, db));
@@ -179,12 +179,6 @@ impl CrushStore {
         }
         out
     }
-}
-
-/// `dir` when it is a directory, else its nearest ancestor that is one: the directory
-/// whose mtime moves when `dir` (or the first missing directory on the way) appears.
-fn nearest_dir(dir: &Path) -> Option<PathBuf> {
-    dir.ancestors().find(|a| a.is_dir()).map(Path::to_path_buf)
 }
 
 /// The data directories a directory root stands for: itself (a data directory), its
@@ -205,7 +199,7 @@ fn data_dirs(dir: &Path, read: &mut Glance) -> Vec<PathBuf> {
 /// directory there, where it would appear) and each `gitdir`.
 fn worktrees(project: &Path, read: &mut Glance) -> impl Iterator<Item = PathBuf> {
     let list = project.join(".git").join("worktrees");
-    read.dirs.extend(nearest_dir(&list));
+    read.dirs.extend(kit::nearest_dir(&list));
     let entries = kit::subdirs(&list);
     read.files.extend(entries.iter().map(|e| e.join("gitdir")));
     entries.into_iter().filter_map(|e| {

@@ -109,6 +109,12 @@ pub fn subdirs(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// `dir` if it is a directory, else its nearest ancestor that is: where something that
+/// may appear under `dir` would move a directory's mtime, for [`super::Store::glance`].
+pub fn nearest_dir(dir: &Path) -> Option<PathBuf> {
+    dir.ancestors().find(|d| d.is_dir()).map(Path::to_path_buf)
+}
+
 /// `dir` and every directory below it to `depth` levels, symlinks not followed; nothing
 /// when `dir` is not a directory. For [`super::Store::glance`].
 pub fn dirs_under(dir: &Path, depth: usize) -> Vec<PathBuf> {

@@ -16,7 +16,6 @@
 use super::{cline_sdk, is_task, task_lists, Dialect};
 use crate::stores::kit::{self, EntryType};
 use crate::stores::{Glance, Root};
-use std::path::{Path, PathBuf};
 
 /// The directories the listing of `roots` reads; `None` when a root is not a directory
 /// (it lists nothing, and what it may become is not stamped).
@@ -53,15 +52,10 @@ pub(super) fn glance(dialect: Dialect, roots: &[Root]) -> Option<Glance> {
             lists
         };
         g.dirs
-            .extend(lists.iter().filter_map(|l| nearest_dir(l.parent()?)));
+            .extend(lists.iter().filter_map(|l| kit::nearest_dir(l.parent()?)));
         if dialect == Dialect::Cline {
             cline_sdk::glance_dirs(&root.path, &mut g.dirs);
         }
     }
     Some(g)
-}
-
-/// `dir` or its nearest ancestor that is a directory.
-fn nearest_dir(dir: &Path) -> Option<PathBuf> {
-    dir.ancestors().find(|d| d.is_dir()).map(Path::to_path_buf)
 }
