@@ -612,12 +612,15 @@ fn rendered_lines(dir: &Path) -> HashSet<String> {
 /// indexes, and a later one, nothing changed, must list no store at all. A store whose
 /// glance does not hold on its real files is named by the searches' debug log.
 fn check_glances(set_name: &str, home: &Path, cache: &Path, failures: &mut Vec<String>) {
-    let hour_ago = std::time::SystemTime::now() - Duration::from_secs(3600);
-    for d in walkdirs(home) {
-        if let Ok(f) = std::fs::File::open(&d) {
-            let _ = f.set_times(std::fs::FileTimes::new().set_modified(hour_ago));
+    let age_dirs = || {
+        let hour_ago = std::time::SystemTime::now() - Duration::from_secs(3600);
+        for d in walkdirs(home) {
+            if let Ok(f) = std::fs::File::open(&d) {
+                let _ = f.set_times(std::fs::FileTimes::new().set_modified(hour_ago));
+            }
         }
-    }
+    };
+    age_dirs();
     let search = || {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_sessfs"));
         cmd.args(["search", "zzqxglancecheck"])
@@ -631,8 +634,11 @@ fn check_glances(set_name: &str, home: &Path, cache: &Path, failures: &mut Vec<S
         String::from_utf8_lossy(&out.stderr).into_owned()
     };
     // The first search may create a WAL database's `-shm` (SQLite does, even read-only),
-    // which moves that database's directory: the search after it records the glance.
+    // which moves that database's directory: a search within two seconds of that records
+    // no glance for the store, a later one does. The directories are aged again, as
+    // that later time, so the check does not hang on how fast the searches run.
     let _ = search();
+    age_dirs();
     let first = search();
     let log = search();
     if log.contains("no store listed") {
