@@ -14,7 +14,7 @@
 
 use std::borrow::Cow;
 use std::fs::File;
-use std::io::{self, Write};
+use std::io::{self, Read, Write};
 use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -223,15 +223,42 @@ impl<'a> Sink<'a> {
     }
 }
 
-impl Write for Sink<'_> {
-    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
-        self.buf.extend_from_slice(data);
-        let limit = match (&self.disk, &self.to) {
+impl Sink<'_> {
+    /// Up to `n` bytes of `r`, read straight into the buffer (no bounce buffer between, as
+    /// `io::copy` into a [`Write`] has). Returns how many there were.
+    pub fn fill_from(&mut self, r: &mut impl Read, mut n: u64) -> io::Result<u64> {
+        let mut total = 0;
+        while n > 0 {
+            let limit = self.limit();
+            let room = limit.saturating_sub(self.buf.len()).max(1) as u64;
+            let want = n.min(room);
+            let got = r.by_ref().take(want).read_to_end(&mut self.buf)? as u64;
+            total += got;
+            n -= got;
+            if self.buf.len() >= limit {
+                self.spill()?;
+            }
+            if got < want {
+                break;
+            }
+        }
+        Ok(total)
+    }
+
+    /// The buffer length at which it goes to the spill file.
+    fn limit(&self) -> usize {
+        match (&self.disk, &self.to) {
             (Some(_), _) => CHUNK,
             (None, Some(to)) => to.threshold,
             (None, None) => usize::MAX,
-        };
-        if self.buf.len() >= limit {
+        }
+    }
+}
+
+impl Write for Sink<'_> {
+    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+        self.buf.extend_from_slice(data);
+        if self.buf.len() >= self.limit() {
             self.spill()?;
         }
         Ok(data.len())
@@ -274,6 +301,34 @@ mod tests {
         assert_eq!(out, &text[..300]);
         // Nothing is left in the directory: the spill file has no name.
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn a_file_filled_from_a_reader_is_the_file_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut to = SpillTo::new(dir.path().to_path_buf(), 100);
+        let text: Vec<u8> = (0..5000u32).map(|i| (i % 251) as u8).collect();
+        // Below, at and past the threshold, a spilled file longer than a chunk, and a
+        // reader that has fewer bytes than asked for.
+        for (len, asked) in [
+            (0, 0),
+            (99, 99),
+            (100, 100),
+            (101, 101),
+            (5000, 5000),
+            (40, 90),
+        ] {
+            let written = write(Some(&mut to), &text[..len]);
+            let mut sink = Sink::new(Some(&mut to));
+            let got = sink.fill_from(&mut &text[..len], asked).unwrap();
+            let filled = sink.finish().unwrap();
+            assert_eq!(got, len as u64);
+            assert_eq!(filled.to_vec().unwrap(), written.to_vec().unwrap(), "{len}");
+            assert_eq!(matches!(filled, Body::Mem(_)), len < 100, "{len}");
+        }
+        let mut sink = Sink::new(None);
+        assert_eq!(sink.fill_from(&mut &text[..], 3000).unwrap(), 3000);
+        assert_eq!(sink.finish().unwrap().to_vec().unwrap(), &text[..3000]);
     }
 
     #[test]
