@@ -430,17 +430,40 @@ impl DiskCache {
         sources: &[PathBuf],
         spill: Option<SpillTo>,
     ) -> Result<(Bundle, SystemTime), Miss> {
-        let damaged = |what: &str| Miss::Damaged(what.to_string());
-        let f = match File::open(path) {
+        let mut f = match File::open(path) {
             Ok(f) => f,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(Miss::Absent),
             Err(e) => return Err(Miss::Damaged(e.to_string())),
         };
-        let used = f
-            .metadata()
-            .and_then(|m| m.modified())
-            .unwrap_or(SystemTime::UNIX_EPOCH);
-        let mut r = BufReader::with_capacity(64 << 10, f);
+        let meta = f.metadata().map_err(|e| Miss::Damaged(e.to_string()))?;
+        let used = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
+        if meta.len() > WHOLE_UP_TO {
+            let r = BufReader::with_capacity(64 << 10, f);
+            return self
+                .parse(r, key, version, sources, spill)
+                .map(|b| (b, used));
+        }
+        READ_BUF.with(|cell| {
+            let mut buf = cell.borrow_mut();
+            buf.clear();
+            f.read_to_end(&mut buf)
+                .map_err(|e| Miss::Damaged(e.to_string()))?;
+            self.parse(&buf[..], key, version, sources, spill)
+                .map(|b| (b, used))
+        })
+    }
+
+    /// One entry's bytes from `r`: its header checked against what the caller looks for,
+    /// then its files.
+    fn parse(
+        &self,
+        mut r: impl io::BufRead,
+        key: &SessionKey,
+        version: u64,
+        sources: &[PathBuf],
+        spill: Option<SpillTo>,
+    ) -> Result<Bundle, Miss> {
+        let damaged = |what: &str| Miss::Damaged(what.to_string());
         let mut head = [0u8; 20];
         r.read_exact(&mut head)
             .map_err(|_| damaged("short header"))?;
@@ -479,7 +502,7 @@ impl DiskCache {
                 empty => empty.insert(decompressor().map_err(|e| Miss::Damaged(e.to_string()))?),
             };
             let dec = zstd::stream::read::Decoder::with_context(r, dctx);
-            Self::files(dec, header.items, spill).map(|bundle| (bundle, used))
+            Self::files(dec, header.items, spill)
         })
     }
 
@@ -754,7 +777,17 @@ impl DiskCache {
     }
 }
 
+/// Entries up to this size are read whole, in one `read`, into their thread's
+/// [`READ_BUF`]; larger ones (a session of many megabytes) are streamed through a buffer of
+/// 64 KiB.
+const WHOLE_UP_TO: u64 = 1 << 20;
+
 thread_local! {
+    /// Each reading thread's buffer for a whole entry, kept from one entry to the next: a
+    /// buffer made per entry was a mapping of its own (see [`crate::alloc`]), with its page
+    /// faults and its unmapping, for every session a warm-from-disk walk reads.
+    static READ_BUF: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+
     /// Each reading thread's decompression context, made once: making one per entry was
     /// 2.4 % of a warm-from-disk walk's mount CPU. A context is reset before each frame.
     static DECOMPRESSOR: std::cell::RefCell<Option<zstd::zstd_safe::DCtx<'static>>> =

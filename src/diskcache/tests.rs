@@ -111,6 +111,61 @@ fn a_damaged_entry_is_deleted_and_never_served() {
     assert_eq!(c.stats().damaged, 3);
 }
 
+/// Entries on both sides of [`WHOLE_UP_TO`] (read whole, or streamed), each read after a
+/// damaged one cut off mid-frame on the same thread, whose decompression context is reused.
+#[test]
+fn entries_read_whole_or_streamed_come_back_after_a_damaged_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = DiskCache::open(dir.path(), 1 << 30, || {}).unwrap();
+    // Bytes zstd cannot shrink, so the big entry is more than WHOLE_UP_TO on disk.
+    let mut x = 0x2545_f491_4f6c_dd1d_u64;
+    let noise: Vec<u8> = (0..(WHOLE_UP_TO as usize * 3 / 2))
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect();
+    let mut big = bundle("big");
+    big.insert(
+        "tools/002-cat.md".into(),
+        Node::File(Body::Mem(Arc::new(noise))),
+    );
+    for (name, written) in [("small", bundle("small")), ("big", big)] {
+        c.put(&key("cut"), 1, &sources(), &bundle("cut"), true);
+        c.put(&key(name), 1, &sources(), &written, true);
+        c.flush();
+        let cut = c.entry_path(&key("cut"));
+        let bytes = std::fs::read(&cut).unwrap();
+        std::fs::write(&cut, &bytes[..bytes.len() - 40]).unwrap();
+        assert!(c.get(&key("cut"), 1, &sources(), None).is_none());
+        let on_disk = std::fs::metadata(c.entry_path(&key(name))).unwrap().len();
+        assert_eq!(
+            on_disk > WHOLE_UP_TO,
+            name == "big",
+            "{name}: {on_disk} bytes"
+        );
+        let got = c.get(&key(name), 1, &sources(), None).expect(name);
+        assert_eq!(flat_bytes(&got.entries), flat_bytes(&written), "{name}");
+    }
+}
+
+/// Every entry's kind and bytes, for bundles whose files need not be text.
+fn flat_bytes(entries: &BTreeMap<String, Node>) -> Vec<(String, Vec<u8>)> {
+    entries
+        .iter()
+        .map(|(p, n)| {
+            let v = match n {
+                Node::Dir => b"dir".to_vec(),
+                Node::Symlink(t) => format!("-> {t}").into_bytes(),
+                Node::File(b) => b.to_vec().unwrap(),
+            };
+            (p.clone(), v)
+        })
+        .collect()
+}
+
 #[test]
 fn a_directory_of_another_format_is_emptied_of_entries_only() {
     let dir = tempfile::tempdir().unwrap();
