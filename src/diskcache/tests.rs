@@ -24,18 +24,11 @@ fn bundle(text: &str) -> BTreeMap<String, Node> {
     b.entries
 }
 
-/// Every entry's kind and bytes, to compare bundles by.
+/// Every entry's kind and bytes as text, to compare bundles by.
 fn flat(entries: &BTreeMap<String, Node>) -> Vec<(String, String)> {
-    entries
-        .iter()
-        .map(|(p, n)| {
-            let v = match n {
-                Node::Dir => "dir".to_string(),
-                Node::Symlink(t) => format!("-> {t}"),
-                Node::File(b) => String::from_utf8(b.to_vec().unwrap()).unwrap(),
-            };
-            (p.clone(), v)
-        })
+    flat_bytes(entries)
+        .into_iter()
+        .map(|(p, v)| (p, String::from_utf8(v).unwrap()))
         .collect()
 }
 
