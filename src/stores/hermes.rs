@@ -32,7 +32,11 @@
 //! `compacted = 1` are shown: Hermes' own history view shows them too. `tool` rows are tool
 //! results paired with the assistant's `tool_calls` by id; compaction carriers
 //! (`_compressed_summary`, or text starting `[CONTEXT COMPACTION`) are compaction
-//! summaries. Usage and cost exist per session only: the counters become
+//! summaries. A tool row holding exactly the object the terminal tool returns,
+//! `{"output", "exit_code", "error"}` (`tools/terminal_tool.py` in NousResearch/hermes-agent
+//! at 544ac55e, `json.dumps` of the command's output), shows as that output's text, its
+//! newlines real, with a non-zero exit code or an error as a line after it (the result
+//! then failed); any other tool row is shown as stored ([`tool_text`]). Usage and cost exist per session only: the counters become
 //! [`Session::reported_usage`], the cost [`Session::reported_cost`] from `actual_cost_usd`,
 //! else `estimated_cost_usd` marked estimated; a stitched conversation sums its segments.
 
@@ -58,6 +62,44 @@ const GATEWAY_COPY: &str = "@gateway";
 const MAX_JSONL: u64 = 256 << 20;
 /// How a compaction carrier message starts.
 const SUMMARY_PREFIX: &str = "[CONTEXT COMPACTION";
+
+/// What a tool row shows, and whether the call failed: the terminal tool's
+/// `{"output": …, "exit_code": …, "error": …}` as the output's text, `[exit code N]` and
+/// `[error: …]` after it where they say something, so nothing of the row is lost; any other
+/// content (another tool's JSON, plain text, an object with more keys) as stored.
+fn tool_text(content: &str) -> (String, bool) {
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Terminal {
+        output: String,
+        #[serde(default)]
+        exit_code: Option<i64>,
+        #[serde(default)]
+        error: Option<String>,
+    }
+    if !content.trim_start().starts_with('{') {
+        return (content.to_string(), false);
+    }
+    let Ok(t) = serde_json::from_str::<Terminal>(content) else {
+        return (content.to_string(), false);
+    };
+    let code = t.exit_code.filter(|&c| c != 0);
+    let error = t.error.filter(|e| !e.is_empty());
+    let mut text = t.output;
+    let mut after = |line: String| {
+        if !text.is_empty() {
+            text.push_str("\n\n");
+        }
+        text.push_str(&line);
+    };
+    if let Some(c) = code {
+        after(format!("[exit code {c}]"));
+    }
+    if let Some(e) = &error {
+        after(format!("[error: {e}]"));
+    }
+    (text, code.is_some() || error.is_some())
+}
 
 /// `$HERMES_HOME`, else `~/.hermes`.
 pub fn candidates(env: &Env) -> Vec<Root> {
@@ -772,7 +814,8 @@ impl Builder {
             }
             "tool" => {
                 let id = m.tool_call_id.clone().unwrap_or_default();
-                b.tool_result(&id, m.tool_name.as_deref(), m.content.clone(), false, m.ts);
+                let (text, failed) = tool_text(&m.content);
+                b.tool_result(&id, m.tool_name.as_deref(), text, failed, m.ts);
                 if let Some(last) = b.last_mut() {
                     last.native_id = m.id.clone();
                 }

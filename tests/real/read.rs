@@ -1213,7 +1213,7 @@ fn hermes_db(cx: &Ctx, files: &[PathBuf]) -> Vec<Raw> {
             match r[1].as_deref() {
                 Some("user") => raw.text(Kind::Prompt, content),
                 Some("assistant") => raw.text(Kind::Reply, content),
-                Some("tool") => raw.text(Kind::ToolOutput, content),
+                Some("tool") => raw.text(Kind::ToolOutput, &hermes_tool_text(content)),
                 _ => {}
             }
             raw.text(Kind::Thinking, r[3].as_deref().unwrap_or(""));
@@ -1221,6 +1221,23 @@ fn hermes_db(cx: &Ctx, files: &[PathBuf]) -> Vec<Raw> {
         out.extend(sessions.into_values());
     }
     out
+}
+
+/// The text a Hermes tool row's output lines are looked for as: a JSON object whose keys
+/// are only `output` (a string), `exit_code` and `error`, as Hermes' terminal tool returns
+/// it, is its `output` (SEMANTICS: such a result shows its output with real newlines);
+/// anything else, the row as stored.
+fn hermes_tool_text(content: &str) -> String {
+    let Ok(Value::Object(o)) = serde_json::from_str::<Value>(content) else {
+        return content.to_string();
+    };
+    let only_terminal_keys = o
+        .keys()
+        .all(|k| ["output", "exit_code", "error"].contains(&k.as_str()));
+    match o.get("output") {
+        Some(Value::String(out)) if only_terminal_keys => out.clone(),
+        _ => content.to_string(),
+    }
 }
 
 /// Hermes gateway transcripts `~/.hermes/sessions/<id>.jsonl`: rows with `role` (user,
@@ -1272,7 +1289,7 @@ fn hermes_jsonl(cx: &Ctx, files: &[PathBuf]) -> Vec<Raw> {
                     r.text(Kind::Reply, &content);
                     r.text(Kind::Thinking, s(&v, "reasoning").unwrap_or(""));
                 }
-                Some("tool") => r.text(Kind::ToolOutput, &content),
+                Some("tool") => r.text(Kind::ToolOutput, &hermes_tool_text(&content)),
                 _ => {}
             }
         }

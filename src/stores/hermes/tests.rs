@@ -212,3 +212,55 @@ fn gateway_jsonl_reads_when_the_database_lacks_the_session() {
     assert!(s.messages.iter().any(|m| m.text()
         == "They did: the median build grew from 6m10s to 7m40s across the last ten runs."));
 }
+
+/// The terminal tool's JSON result shows as its output with real newlines, an exit code or
+/// error as a line after it; another tool's JSON, or an object with more keys, as stored.
+#[test]
+fn terminal_results_show_their_output_and_other_tool_rows_stay_as_stored() {
+    let tmp = tempfile::tempdir().unwrap();
+    let c = Connection::open(tmp.path().join("state.db")).unwrap();
+    c.execute_batch(V30).unwrap();
+    let rows = [
+        r#"{"output": "/home/u\n---\ntotal 8", "exit_code": 0, "error": null}"#,
+        r#"{"output": "ls: cannot access 'x'", "exit_code": 2, "error": null}"#,
+        r#"{"output": "", "exit_code": -1, "error": "Command denied: matches 'rm' pattern."}"#,
+        r#"{"output": "Background process started", "session_id": "p1", "pid": 7, "exit_code": 0, "error": null}"#,
+        r#"{"success": true, "target": "memory"}"#,
+        r#"{"output": "not closed"#,
+    ];
+    let mut sql = String::from(
+        "INSERT INTO sessions (id, source, started_at) VALUES ('s', 'cli', 1);
+         INSERT INTO messages (session_id, role, content, timestamp) VALUES ('s', 'user', 'go', 1);",
+    );
+    for (i, r) in rows.iter().enumerate() {
+        sql.push_str(&format!(
+            "INSERT INTO messages (session_id, role, content, tool_call_id, tool_name, timestamp)
+             VALUES ('s', 'tool', '{}', 'c{i}', 'terminal', {});",
+            r.replace('\'', "''"),
+            i + 2
+        ));
+    }
+    c.execute_batch(&sql).unwrap();
+    let st = store(tmp.path());
+    let s = st.load(&st.list()[0]);
+    let got: Vec<(&str, bool)> = s
+        .messages
+        .iter()
+        .filter_map(|m| m.tool_result.as_ref())
+        .map(|r| (r.output.as_str(), r.is_error))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("/home/u\n---\ntotal 8", false),
+            ("ls: cannot access 'x'\n\n[exit code 2]", true),
+            (
+                "[exit code -1]\n\n[error: Command denied: matches 'rm' pattern.]",
+                true
+            ),
+            (rows[3], false),
+            (rows[4], false),
+            (rows[5], false),
+        ]
+    );
+}
