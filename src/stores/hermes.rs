@@ -33,7 +33,7 @@
 //! results paired with the assistant's `tool_calls` by id; compaction carriers
 //! (`_compressed_summary`, or text starting `[CONTEXT COMPACTION`) are compaction
 //! summaries. A tool row holding exactly the object the terminal tool returns,
-//! `{"output", "exit_code", "error"}` (`tools/terminal_tool.py` in NousResearch/hermes-agent
+//! `{"output", "exit_code", "error"}` (later also `exit_code_meaning`, `approval`) (`tools/terminal_tool.py` in NousResearch/hermes-agent
 //! at 544ac55e, `json.dumps` of the command's output), shows as that output's text, its
 //! newlines real, with a non-zero exit code or an error as a line after it (the result
 //! then failed); any other tool row is shown as stored ([`tool_text`]). Usage and cost exist per session only: the counters become
@@ -64,9 +64,11 @@ const MAX_JSONL: u64 = 256 << 20;
 const SUMMARY_PREFIX: &str = "[CONTEXT COMPACTION";
 
 /// What a tool row shows, and whether the call failed: the terminal tool's
-/// `{"output": …, "exit_code": …, "error": …}` as the output's text, `[exit code N]` and
-/// `[error: …]` after it where they say something, so nothing of the row is lost; any other
-/// content (another tool's JSON, plain text, an object with more keys) as stored.
+/// `{"output": …, "exit_code": …, "error": …}` (newer builds add `exit_code_meaning` and
+/// `approval`) as the output's text, `[exit code N: meaning]`, `[approval: …]` and
+/// `[error: …]` after it where they say something, then any text Hermes appended after the
+/// object, so nothing of the row is lost; any other content (another tool's JSON, plain
+/// text, an object with more keys) as stored.
 fn tool_text(content: &str) -> (String, bool) {
     #[derive(serde::Deserialize)]
     #[serde(deny_unknown_fields)]
@@ -76,13 +78,20 @@ fn tool_text(content: &str) -> (String, bool) {
         exit_code: Option<i64>,
         #[serde(default)]
         error: Option<String>,
+        #[serde(default)]
+        exit_code_meaning: Option<String>,
+        #[serde(default)]
+        approval: Option<String>,
     }
     if !content.trim_start().starts_with('{') {
         return (content.to_string(), false);
     }
-    let Ok(t) = serde_json::from_str::<Terminal>(content) else {
+    // Hermes may append notes after the object (`[Subdirectory context discovered: …]`).
+    let mut values = serde_json::Deserializer::from_str(content).into_iter::<Terminal>();
+    let Some(Ok(t)) = values.next() else {
         return (content.to_string(), false);
     };
+    let rest = content[values.byte_offset()..].trim();
     let code = t.exit_code.filter(|&c| c != 0);
     let error = t.error.filter(|e| !e.is_empty());
     let mut text = t.output;
@@ -92,11 +101,20 @@ fn tool_text(content: &str) -> (String, bool) {
         }
         text.push_str(&line);
     };
-    if let Some(c) = code {
-        after(format!("[exit code {c}]"));
+    match (code, &t.exit_code_meaning) {
+        (Some(c), Some(m)) => after(format!("[exit code {c}: {m}]")),
+        (Some(c), None) => after(format!("[exit code {c}]")),
+        (None, Some(m)) => after(format!("[exit code 0: {m}]")),
+        (None, None) => {}
+    }
+    if let Some(a) = &t.approval {
+        after(format!("[approval: {a}]"));
     }
     if let Some(e) = &error {
         after(format!("[error: {e}]"));
+    }
+    if !rest.is_empty() {
+        after(rest.to_string());
     }
     (text, code.is_some() || error.is_some())
 }

@@ -1224,18 +1224,28 @@ fn hermes_db(cx: &Ctx, files: &[PathBuf]) -> Vec<Raw> {
 }
 
 /// The text a Hermes tool row's output lines are looked for as: a JSON object whose keys
-/// are only `output` (a string), `exit_code` and `error`, as Hermes' terminal tool returns
-/// it, is its `output` (SEMANTICS: such a result shows its output with real newlines);
+/// are only `output` (a string), `exit_code`, `error`, `exit_code_meaning` and `approval`,
+/// as Hermes' terminal tool returns it, is its `output` (SEMANTICS: such a result shows its output with real newlines);
 /// anything else, the row as stored.
 fn hermes_tool_text(content: &str) -> String {
-    let Ok(Value::Object(o)) = serde_json::from_str::<Value>(content) else {
+    // The object may be followed by notes Hermes appends (`[Subdirectory context …]`).
+    let mut values = serde_json::Deserializer::from_str(content).into_iter::<Value>();
+    let Some(Ok(Value::Object(o))) = values.next() else {
         return content.to_string();
     };
-    let only_terminal_keys = o
-        .keys()
-        .all(|k| ["output", "exit_code", "error"].contains(&k.as_str()));
+    let rest = &content[values.byte_offset()..];
+    let only_terminal_keys = o.keys().all(|k| {
+        [
+            "output",
+            "exit_code",
+            "error",
+            "exit_code_meaning",
+            "approval",
+        ]
+        .contains(&k.as_str())
+    });
     match o.get("output") {
-        Some(Value::String(out)) if only_terminal_keys => out.clone(),
+        Some(Value::String(out)) if only_terminal_keys => format!("{out}\n{rest}"),
         _ => content.to_string(),
     }
 }

@@ -227,6 +227,9 @@ fn terminal_results_show_their_output_and_other_tool_rows_stay_as_stored() {
         r#"{"output": "Background process started", "session_id": "p1", "pid": 7, "exit_code": 0, "error": null}"#,
         r#"{"success": true, "target": "memory"}"#,
         r#"{"output": "not closed"#,
+        "{\"output\": \"AGENTS.md\", \"exit_code\": 0, \"error\": null}\n\n[Subdirectory context discovered: a/AGENTS.md]",
+        r#"{"output": "", "exit_code": 1, "error": null, "exit_code_meaning": "No matches found (not an error)"}"#,
+        r#"{"output": "removed", "exit_code": 0, "error": null, "approval": "Command required approval (recursive delete) and was approved by the user."}"#,
     ];
     let mut sql = String::from(
         "INSERT INTO sessions (id, source, started_at) VALUES ('s', 'cli', 1);
@@ -261,6 +264,15 @@ fn terminal_results_show_their_output_and_other_tool_rows_stay_as_stored() {
             (rows[3], false),
             (rows[4], false),
             (rows[5], false),
+            (
+                "AGENTS.md\n\n[Subdirectory context discovered: a/AGENTS.md]",
+                false
+            ),
+            ("[exit code 1: No matches found (not an error)]", true),
+            (
+                "removed\n\n[approval: Command required approval (recursive delete) and was approved by the user.]",
+                false
+            ),
         ]
     );
 }
