@@ -902,7 +902,7 @@ fn copilot(cx: &Ctx, files: &[PathBuf]) -> Vec<Raw> {
                 }
                 Some("tool.execution_complete") => {
                     if let Some(c) = d.pointer("/result/content").and_then(Value::as_str) {
-                        r.text(Kind::ToolOutput, c);
+                        r.text(Kind::ToolOutput, &copilot_search_text(c));
                     }
                     if let Some(e) = d.pointer("/error/message").and_then(Value::as_str) {
                         // The renderer appends the error's code: `message (failure)`.
@@ -1221,6 +1221,46 @@ fn hermes_db(cx: &Ctx, files: &[PathBuf]) -> Vec<Raw> {
         out.extend(sessions.into_values());
     }
     out
+}
+
+/// The text a Copilot CLI tool result's lines are looked for as: a `web_search` answer
+/// stored as `{"type":"text","text":{"value":…}}` is its `value`, then a line
+/// `- <title> <<url>>` for every `url_citation` and `- <text> <<url>>` for every search
+/// (SEMANTICS: such a result shows its answer, its sources and its searches); anything
+/// else, the content as stored.
+fn copilot_search_text(content: &str) -> String {
+    let Ok(v) = serde_json::from_str::<Value>(content) else {
+        return content.to_string();
+    };
+    let Some(value) = v.pointer("/text/value").and_then(Value::as_str) else {
+        return content.to_string();
+    };
+    let mut out = vec![value.to_string()];
+    for list in ["/text/annotations", "/annotations"] {
+        for a in v
+            .pointer(list)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let field = |k: &str| a.pointer(k).and_then(Value::as_str).unwrap_or("");
+            out.push(format!(
+                "- {} <{}>",
+                field("/url_citation/title"),
+                field("/url_citation/url")
+            ));
+        }
+    }
+    for q in v
+        .get("bing_searches")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let field = |k: &str| q.get(k).and_then(Value::as_str).unwrap_or("");
+        out.push(format!("- {} <{}>", field("text"), field("url")));
+    }
+    out.join("\n")
 }
 
 /// The text a Hermes tool row's output lines are looked for as: a JSON object whose keys

@@ -507,6 +507,7 @@ fn digest(env: &Envelope<'_>, ty: EvType, at: &str, w: &mut Vec<String>) -> Resu
                         r.content.into_owned()
                     }
                 })
+                .map(search_answer)
                 .unwrap_or_default();
             if let Some(e) = d.error {
                 is_error = true;
@@ -728,4 +729,73 @@ pub(super) fn usage(evs: &[Ev]) -> (Option<TokenUsage>, f64) {
     }
     flush(&mut pending, &mut total);
     (total, premium)
+}
+
+/// A `web_search` result as its answer: Copilot CLI stores it as the JSON text
+/// `{"type":"text","text":{"value":…,"annotations":[…]},"bing_searches":[…],"annotations":…}`
+/// (`"type":"output_text"` in earlier builds),
+/// the answer on one line with its newlines escaped. Shown as the answer's text, then each
+/// cited source (`url_citation` title and address, once each) and each search with its
+/// address, so nothing of it is lost. Anything of another shape (another key, a value
+/// that is not text) is kept as stored.
+fn search_answer(output: String) -> String {
+    if !output.starts_with("{\"type\":\"") {
+        return output;
+    }
+    let Ok(Value::Object(o)) = serde_json::from_str::<Value>(&output) else {
+        return output;
+    };
+    // `text` in later builds, `output_text` in earlier ones.
+    if !matches!(
+        o.get("type").and_then(Value::as_str),
+        Some("text" | "output_text")
+    ) {
+        return output;
+    }
+    let known = |m: &serde_json::Map<String, Value>, keys: &[&str]| {
+        m.keys().all(|k| keys.contains(&k.as_str()))
+    };
+    let Some(Value::Object(text)) = o.get("text") else {
+        return output;
+    };
+    let Some(Value::String(value)) = text.get("value") else {
+        return output;
+    };
+    if !known(&o, &["type", "text", "bing_searches", "annotations"])
+        || !known(text, &["value", "annotations"])
+    {
+        return output;
+    }
+    let list = |v: Option<&Value>| v.and_then(Value::as_array).cloned().unwrap_or_default();
+    let mut sources: Vec<(String, String)> = Vec::new();
+    for a in list(text.get("annotations"))
+        .iter()
+        .chain(list(o.get("annotations")).iter())
+    {
+        let Some(c) = a.get("url_citation") else {
+            return output; // a kind of citation this reading does not know
+        };
+        let field = |k: &str| c.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+        let (title, url) = (field("title"), field("url"));
+        if !sources.iter().any(|(_, u)| *u == url) {
+            sources.push((title, url));
+        }
+    }
+    let mut out = value.clone();
+    if !sources.is_empty() {
+        out.push_str("\n\nSources:\n");
+        for (title, url) in &sources {
+            out.push_str(&format!("- {title} <{url}>\n"));
+        }
+    }
+    let searches = list(o.get("bing_searches"));
+    if !searches.is_empty() {
+        out.push_str(if sources.is_empty() { "\n\n" } else { "\n" });
+        out.push_str("Searches:\n");
+        for q in &searches {
+            let field = |k: &str| q.get(k).and_then(Value::as_str).unwrap_or("");
+            out.push_str(&format!("- {} <{}>\n", field("text"), field("url")));
+        }
+    }
+    out
 }

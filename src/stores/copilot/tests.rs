@@ -572,3 +572,59 @@ fn history_chat_messages_are_read_when_there_is_no_timeline() {
     );
     assert_eq!(s.created_at, kit::parse_rfc3339("2025-09-01T10:00:00.000Z"));
 }
+
+/// A `web_search` result shows its answer as text, then its cited sources and searches; a
+/// result of another shape stays as stored.
+#[test]
+fn a_web_search_result_shows_its_answer_sources_and_searches() {
+    let answer = serde_json::json!({
+        "type": "text",
+        "text": {
+            "value": "Two formats:\n\n- **.SRT**【3:0†source】\n- **.ZIP**【3:1†source】",
+            "annotations": [
+                {"text": "【3:0†source】", "start_index": 20, "end_index": 32,
+                 "url_citation": {"title": "Substital", "url": "https://example.org/a"}},
+                {"text": "【3:1†source】", "start_index": 44, "end_index": 56,
+                 "url_citation": {"title": "Substital", "url": "https://example.org/a"}},
+            ]
+        },
+        "bing_searches": [{"text": "substital formats", "url": "https://www.bing.com/search?q=substital"}],
+        "annotations": null
+    })
+    .to_string();
+    let other = r#"{"type":"text","text":{"value":"x"},"extra":1}"#;
+    let done = |id: &str, content: &str| {
+        serde_json::json!({"toolCallId": id, "success": true, "result": {"content": content, "detailedContent": content}})
+            .to_string()
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    write(
+        &tmp.path().join(".copilot/session-state/web-1.jsonl"),
+        &events(&[
+            ("session.start", r#"{"sessionId":"web-1","version":1}"#),
+            ("user.message", r#"{"content":"formats?"}"#),
+            (
+                "assistant.message",
+                r#"{"messageId":"m1","content":"","toolRequests":[{"toolCallId":"w1","name":"web_search","arguments":{"query":"substital"}},{"toolCallId":"w2","name":"web_search","arguments":{}}]}"#,
+            ),
+            ("tool.execution_complete", &done("w1", &answer)),
+            ("tool.execution_complete", &done("w2", other)),
+        ]),
+    );
+    let s = load_only(tmp.path());
+    let outputs: Vec<&str> = s
+        .messages
+        .iter()
+        .filter_map(|m| m.tool_result.as_ref())
+        .map(|r| r.output.as_str())
+        .collect();
+    assert_eq!(
+        outputs,
+        [
+            "Two formats:\n\n- **.SRT**【3:0†source】\n- **.ZIP**【3:1†source】\n\n\
+             Sources:\n- Substital <https://example.org/a>\n\n\
+             Searches:\n- substital formats <https://www.bing.com/search?q=substital>\n",
+            other,
+        ]
+    );
+}
