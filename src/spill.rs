@@ -221,9 +221,7 @@ impl<'a> Sink<'a> {
         }
         Ok(Body::Disk(Spilled { file, offset, len }))
     }
-}
 
-impl Sink<'_> {
     /// Up to `n` bytes of `r`, read straight into the buffer (no bounce buffer between, as
     /// `io::copy` into a [`Write`] has). Returns how many there were.
     pub fn fill_from(&mut self, r: &mut impl Read, mut n: u64) -> io::Result<u64> {

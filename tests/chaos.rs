@@ -548,19 +548,11 @@ fn every_state_the_chaos_leaves_renders_json_that_parses() {
         let target = out.path().join(format!("render-{round}"));
         let r = home.sessfs(&["render", target.to_str().expect("utf-8")]);
         assert!(r.status.success(), "render failed: {}", common::stderr(&r));
-        let mut stack = vec![target];
-        while let Some(d) = stack.pop() {
-            for e in std::fs::read_dir(&d).expect("rendered dir").flatten() {
-                let p = e.path();
-                if p.is_dir() {
-                    stack.push(p);
-                } else if p.is_file() {
-                    let data = std::fs::read(&p).expect("rendered file");
-                    files += 1;
-                    for what in wrong(&e.file_name(), data.len() as u64, &data) {
-                        problems.push(format!("round {round}: {}: {what}", p.display()));
-                    }
-                }
+        for p in common::files_under(&target) {
+            let data = std::fs::read(&p).expect("rendered file");
+            files += 1;
+            for what in wrong(p.file_name().unwrap_or_default(), data.len() as u64, &data) {
+                problems.push(format!("round {round}: {}: {what}", p.display()));
             }
         }
     }

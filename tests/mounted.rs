@@ -4,7 +4,7 @@ mod common;
 
 use common::{expected, stderr, stdout, Home, Mount};
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 const SPINE_AGENTS: &[&str] = &["pi", "omp", "indusagi", "claude"];
 const SEED_AGENTS: &[&str] = &["agentuse", "agsh", "atsf"];
@@ -533,6 +533,20 @@ fn fork_entry(id: &str, parent: &str, text: &str) -> String {
     format!("{{\"type\":\"message\",\"id\":\"{id}\",\"parentId\":{parent},\"timestamp\":\"2026-02-01T00:00:01.000Z\",\"message\":{{\"role\":\"user\",\"content\":\"{text}\",\"timestamp\":1769904001000}}}}\n")
 }
 
+/// A fork test's pi bucket `bucket` (made) and, in it, the paths of a parent and of its fork
+/// with their ids (`66666666-0000-4000-8000-0000000000<n>1` and `…<n>2`).
+fn fork_files(home: &Home, bucket: &str, n: u8) -> (String, String, PathBuf, PathBuf) {
+    let dir = home.path().join(".pi/agent/sessions").join(bucket);
+    std::fs::create_dir_all(&dir).unwrap();
+    let (pid, fid) = (
+        format!("66666666-0000-4000-8000-0000000000{n}1"),
+        format!("66666666-0000-4000-8000-0000000000{n}2"),
+    );
+    let parent = dir.join(format!("2026-02-01T00-00-00-000Z_{pid}.jsonl"));
+    let fork = dir.join(format!("2026-02-01T00-10-00-000Z_{fid}.jsonl"));
+    (pid, fid, parent, fork)
+}
+
 /// A pi v3 session header for the fork tests; `extra` is more fields (`,"parentSession":…`).
 fn fork_header(id: &str, extra: &str) -> String {
     format!("{{\"type\":\"session\",\"version\":3,\"id\":\"{id}\",\"timestamp\":\"2026-02-01T00:00:00.000Z\",\"cwd\":\"/tmp/fork\"{extra}}}\n")
@@ -541,14 +555,8 @@ fn fork_header(id: &str, extra: &str) -> String {
 #[test]
 fn a_forks_parent_diff_follows_changes_to_the_parent() {
     let home = Home::empty();
-    let dir = home.path().join(".pi/agent/sessions/--tmp-fork--");
-    std::fs::create_dir_all(&dir).unwrap();
-    let (pid, fid) = (
-        "66666666-0000-4000-8000-000000000001",
-        "66666666-0000-4000-8000-000000000002",
-    );
-    let parent = dir.join(format!("2026-02-01T00-00-00-000Z_{pid}.jsonl"));
-    let fork = dir.join(format!("2026-02-01T00-10-00-000Z_{fid}.jsonl"));
+    let (pid, fid, parent, fork) = fork_files(&home, "--tmp-fork--", 0);
+    let (pid, fid) = (pid.as_str(), fid.as_str());
     let (entry, header) = (fork_entry, fork_header);
     std::fs::write(
         &parent,
@@ -1287,14 +1295,8 @@ fn a_forks_parent_diff_is_read_whole_while_the_parent_keeps_changing() {
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::{Arc, Mutex};
     let home = Home::empty();
-    let dir = home.path().join(".pi/agent/sessions/--tmp-fork--");
-    std::fs::create_dir_all(&dir).unwrap();
-    let (pid, fid) = (
-        "66666666-0000-4000-8000-000000000011",
-        "66666666-0000-4000-8000-000000000012",
-    );
-    let parent = dir.join(format!("2026-02-01T00-00-00-000Z_{pid}.jsonl"));
-    let fork = dir.join(format!("2026-02-01T00-10-00-000Z_{fid}.jsonl"));
+    let (pid, fid, parent, fork) = fork_files(&home, "--tmp-fork--", 1);
+    let (pid, fid) = (pid.as_str(), fid.as_str());
     let (entry, header) = (fork_entry, fork_header);
     std::fs::write(
         &parent,
@@ -1394,14 +1396,8 @@ fn a_forks_parent_diff_is_read_whole_while_the_parent_keeps_changing() {
 #[test]
 fn a_forks_parent_diff_follows_its_parent_coming_and_going() {
     let home = Home::empty();
-    let dir = home.path().join(".pi/agent/sessions/--tmp-late--");
-    std::fs::create_dir_all(&dir).unwrap();
-    let (pid, fid) = (
-        "66666666-0000-4000-8000-000000000021",
-        "66666666-0000-4000-8000-000000000022",
-    );
-    let parent = dir.join(format!("2026-02-01T00-00-00-000Z_{pid}.jsonl"));
-    let fork = dir.join(format!("2026-02-01T00-10-00-000Z_{fid}.jsonl"));
+    let (pid, fid, parent, fork) = fork_files(&home, "--tmp-late--", 2);
+    let (pid, fid) = (pid.as_str(), fid.as_str());
     let (entry, header) = (fork_entry, fork_header);
     std::fs::write(
         &fork,

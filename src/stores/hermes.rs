@@ -33,12 +33,14 @@
 //! results paired with the assistant's `tool_calls` by id; compaction carriers
 //! (`_compressed_summary`, or text starting `[CONTEXT COMPACTION`) are compaction
 //! summaries. A tool row holding exactly the object the terminal tool returns,
-//! `{"output", "exit_code", "error"}` (later also `exit_code_meaning`, `approval`) (`tools/terminal_tool.py` in NousResearch/hermes-agent
-//! at 544ac55e, `json.dumps` of the command's output), shows as that output's text, its
-//! newlines real, with a non-zero exit code or an error as a line after it (the result
-//! then failed); any other tool row is shown as stored ([`tool_text`]). Usage and cost exist per session only: the counters become
-//! [`Session::reported_usage`], the cost [`Session::reported_cost`] from `actual_cost_usd`,
-//! else `estimated_cost_usd` marked estimated; a stitched conversation sums its segments.
+//! `{"output", "exit_code", "error"}` (later also `exit_code_meaning`, `approval`;
+//! `tools/terminal_tool.py` in NousResearch/hermes-agent at 544ac55e, `json.dumps` of the
+//! command's output), shows as that output's text, its newlines real, with a non-zero exit
+//! code or an error as a line after it (the result then failed); any other tool row is
+//! shown as stored ([`tool_text`]). Usage and cost exist per session only: the counters
+//! become [`Session::reported_usage`], the cost [`Session::reported_cost`] from
+//! `actual_cost_usd`, else `estimated_cost_usd` marked estimated; a stitched conversation
+//! sums its segments.
 
 use super::kit::{self, SessionBuilder};
 use super::sqlite::{self, Cell, Reader, Rows, Table};

@@ -733,8 +733,8 @@ pub(super) fn usage(evs: &[Ev]) -> (Option<TokenUsage>, f64) {
 
 /// A `web_search` result as its answer: Copilot CLI stores it as the JSON text
 /// `{"type":"text","text":{"value":…,"annotations":[…]},"bing_searches":[…],"annotations":…}`
-/// (`"type":"output_text"` in earlier builds),
-/// the answer on one line with its newlines escaped. Shown as the answer's text, then each
+/// (`"type":"output_text"` in earlier builds), the answer on one line with its newlines
+/// escaped. Shown as the answer's text, then each
 /// cited source (`url_citation` title and address, once each) and each search with its
 /// address, so nothing of it is lost. Anything of another shape (another key, a value
 /// that is not text) is kept as stored.
@@ -766,19 +766,21 @@ fn search_answer(output: String) -> String {
     {
         return output;
     }
-    let list = |v: Option<&Value>| v.and_then(Value::as_array).cloned().unwrap_or_default();
     let mut sources: Vec<(String, String)> = Vec::new();
-    for a in list(text.get("annotations"))
-        .iter()
-        .chain(list(o.get("annotations")).iter())
+    let annotations = [text.get("annotations"), o.get("annotations")];
+    for a in annotations
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_array)
+        .flatten()
     {
         let Some(c) = a.get("url_citation") else {
             return output; // a kind of citation this reading does not know
         };
-        let field = |k: &str| c.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+        let field = |k: &str| kit::str_field(c, k).unwrap_or("");
         let (title, url) = (field("title"), field("url"));
-        if !sources.iter().any(|(_, u)| *u == url) {
-            sources.push((title, url));
+        if !sources.iter().any(|(_, u)| u == url) {
+            sources.push((title.to_string(), url.to_string()));
         }
     }
     let mut out = value.clone();
@@ -788,12 +790,12 @@ fn search_answer(output: String) -> String {
             out.push_str(&format!("- {title} <{url}>\n"));
         }
     }
-    let searches = list(o.get("bing_searches"));
-    if !searches.is_empty() {
+    let searches = o.get("bing_searches").and_then(Value::as_array);
+    if let Some(searches) = searches.filter(|s| !s.is_empty()) {
         out.push_str(if sources.is_empty() { "\n\n" } else { "\n" });
         out.push_str("Searches:\n");
-        for q in &searches {
-            let field = |k: &str| q.get(k).and_then(Value::as_str).unwrap_or("");
+        for q in searches {
+            let field = |k: &str| kit::str_field(q, k).unwrap_or("");
             out.push_str(&format!("- {} <{}>\n", field("text"), field("url")));
         }
     }
