@@ -337,6 +337,41 @@ fn tool_io() -> Session {
             json!({"path": "Makefile", "oldText": "all:\n\tcc main.c", "newText": "all:\n\tcc -O2 main.c"}),
         ),
         call("t7", "Bash", json!({"command": "npm test"})),
+        call(
+            "t8",
+            "Bash",
+            json!({"command": "cd app &&\n  cargo test -- --nocapture \"x\"", "description": "Run tests"}),
+        ),
+        call(
+            "t9",
+            "Task",
+            json!({"description": "Look around", "prompt": "Read these:\n- src/a.rs\n- src/b.rs"}),
+        ),
+        call(
+            "t10",
+            "shell",
+            json!({"command": ["bash", "-lc", "set -e\necho \"hi\""], "workdir": "/w"}),
+        ),
+        call(
+            "t11",
+            "edit",
+            json!({"filePath": "a.ts", "oldString": "let a = 1;", "newString": "const a = 1;"}),
+        ),
+        call(
+            "t12",
+            "StrReplaceFile",
+            json!({"path": "b.py", "edit": {"old": "x = 1", "new": "x = 2", "replace_all": true}}),
+        ),
+        call(
+            "t13",
+            "create",
+            json!({"path": "c.md", "file_text": "# C\n\nsee `b.py`\n"}),
+        ),
+        call(
+            "t14",
+            "apply_patch",
+            json!({"patchText": "*** Begin Patch\n*** Add File: d.txt\n+d\n*** End Patch"}),
+        ),
     ];
     let out = "\u{1b}[1m\u{1b}[46m RUN \u{1b}[49m\u{1b}[22m \u{1b}[36mv1.6.0\u{1b}[39m\n\u{1b}]0;vitest\u{7}\u{1b}[32m✓\u{1b}[39m src/a.test.ts (3)\r\nbell\u{7} and null\u{0} and tab\tkept\n\u{1b}(Bdone\u{1b}[0m\n";
     s.messages = vec![
@@ -375,6 +410,54 @@ fn golden_tool_io_tool_files() {
         }
     }
     insta::assert_snapshot!(all);
+}
+
+/// Arguments of several lines read as written, one line each, in both the transcript and
+/// the tool files: the lines below are written out by hand from the inputs above.
+#[test]
+fn arguments_of_several_lines_read_as_written() {
+    let t = tool_io_file("transcript.md");
+    let lines: Vec<&str> = t.lines().collect();
+    for want in [
+        "cd app &&",
+        "  cargo test -- --nocapture \"x\"",
+        "`prompt`:",
+        "- src/b.rs",
+        "`command[2]`:",
+        "echo \"hi\"",
+        "-let a = 1;",
+        "+const a = 1;",
+        "-x = 1",
+        "+x = 2",
+        "see `b.py`",
+        "+d",
+    ] {
+        assert!(lines.contains(&want), "{want:?} is not a line of\n{t}");
+    }
+    for gone in [
+        "\\n",
+        "\"prompt\"",
+        "\"file_text\"",
+        "\"patchText\"",
+        "\"old\"",
+    ] {
+        assert!(!t.contains(gone), "{gone} still in the transcript");
+    }
+    // What stays JSON: the other arguments, and the edit's own option.
+    for kept in [
+        "\"description\": \"Run tests\"",
+        "\"workdir\": \"/w\"",
+        "\"replace_all\": true",
+    ] {
+        assert!(t.contains(kept), "{kept} is missing");
+    }
+    let tool = tool_io_file("tools/0008-Bash.md");
+    assert!(
+        tool.contains("\n`command`:\n\n```bash\ncd app &&\n"),
+        "{tool}"
+    );
+    let m = tool_io_file("messages.jsonl");
+    assert!(m.contains(r#""prompt":"Read these:\n- src/a.rs"#), "{m}");
 }
 
 #[test]

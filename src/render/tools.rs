@@ -11,8 +11,9 @@
 //! Inputs that carry file contents are shown as the file or the change, not as one JSON
 //! string full of `\n` escapes ([`input_markdown`]): what a Write/`write` writes is a code
 //! block in the language of its extension, an Edit/MultiEdit/`edit` is a unified diff of
-//! old to new text, an `apply_patch` patch is a `diff` block. The other arguments stay JSON.
-//! `messages.jsonl` keeps the input exactly as stored.
+//! old to new text, an `apply_patch` patch is a `diff` block. Any other argument of several
+//! lines (a script, a subagent's prompt, a plan) is a code block of its own under its
+//! name. The other arguments stay JSON. `messages.jsonl` keeps the input exactly as stored.
 
 use super::text::{code_span_into, fence_into, human_time_into};
 use crate::model::{Message, Session, ToolCall, ToolResult};
@@ -157,46 +158,133 @@ pub fn input_markdown(call: &ToolCall) -> String {
 
 /// [`input_markdown`] appended to `out`.
 pub fn input_markdown_into(out: &mut String, call: &ToolCall) {
-    let Some((rest, blocks)) = file_input(call) else {
-        return super::input_block_into(out, &call.input);
+    let (rest, mut blocks) = match file_input(call) {
+        Some(split) => split,
+        None => match &call.input {
+            Value::Object(o) if o.values().any(moves_out) => (o.clone(), Vec::new()),
+            input => return super::input_block_into(out, input),
+        },
     };
+    let rest = take_multiline(rest, &mut blocks);
     let start = out.len();
     if !rest.is_empty() {
         fence_into(out, &super::pretty_json(&rest), "json");
     }
-    for (lang, body) in blocks {
+    for b in blocks {
         if out.len() > start {
             out.push('\n');
         }
-        fence_into(out, &body, &lang);
+        if let Some(key) = b.key {
+            code_span_into(out, &key);
+            out.push_str(":\n\n");
+        }
+        fence_into(out, &b.body, &b.lang);
     }
+}
+
+/// One argument shown as code outside the JSON block.
+struct Block {
+    /// The argument's name, shown above the code; `None` for the file or change a writing
+    /// or editing tool carries, which needs no name.
+    key: Option<String>,
+    lang: String,
+    body: String,
+}
+
+impl Block {
+    fn change(lang: String, body: String) -> Block {
+        Block {
+            key: None,
+            lang,
+            body,
+        }
+    }
+}
+
+fn is_multiline(v: &Value) -> bool {
+    v.as_str()
+        .is_some_and(|s| memchr::memchr(b'\n', s.as_bytes()).is_some())
+}
+
+/// A text of several lines, or an argument list ending in one (Codex's `shell` `command`:
+/// `["bash", "-lc", "…"]`).
+fn moves_out(v: &Value) -> bool {
+    is_multiline(v)
+        || v.as_array()
+            .and_then(|a| a.last())
+            .is_some_and(is_multiline)
+}
+
+/// Every remaining argument whose text runs over several lines (a script, a prompt, a
+/// plan) moves out of `rest` into a block of its own, named by its key, so its lines read
+/// and `grep` as written rather than as one JSON string of `\n` escapes. A script that
+/// ends an argument list moves out as `key[i]`, the arguments before it staying in JSON.
+fn take_multiline(mut rest: Map<String, Value>, blocks: &mut Vec<Block>) -> Map<String, Value> {
+    if !rest.values().any(moves_out) {
+        return rest;
+    }
+    let mut moved = Vec::new();
+    for (key, v) in rest.iter_mut() {
+        let lang = match key.as_str() {
+            "command" | "cmd" | "script" => "bash",
+            _ => "",
+        };
+        let (name, body) = match v {
+            Value::String(s) if s.contains('\n') => {
+                moved.push(key.clone());
+                (key.clone(), std::mem::take(s))
+            }
+            Value::Array(a) if a.last().is_some_and(is_multiline) => {
+                let i = a.len() - 1;
+                let Some(Value::String(s)) = a.pop() else {
+                    continue;
+                };
+                (format!("{key}[{i}]"), s)
+            }
+            _ => continue,
+        };
+        blocks.push(Block {
+            key: Some(name),
+            lang: lang.into(),
+            body,
+        });
+    }
+    for key in moved {
+        rest.remove(&key);
+    }
+    rest
 }
 
 /// Keys a path is stored under, across agents.
 const PATH_KEYS: [&str; 3] = ["file_path", "path", "filePath"];
-/// `(old, new)` key pairs of edit tools: Claude `Edit`, pi/omp `edit`, str_replace tools.
-const EDIT_KEYS: [(&str, &str); 3] = [
+/// `(old, new)` key pairs of edit tools: Claude `Edit`, pi/omp `edit`, str_replace tools,
+/// OpenCode `edit`, Kimi CLI's `StrReplaceFile` edits.
+const EDIT_KEYS: [(&str, &str); 5] = [
     ("old_string", "new_string"),
     ("oldText", "newText"),
     ("old_str", "new_str"),
+    ("oldString", "newString"),
+    ("old", "new"),
 ];
+/// Tool names (lower case, without `_`) whose `content` is a whole file written.
+const WRITE_TOOLS: [&str; 4] = ["write", "writefile", "createfile", "create"];
 
-/// The arguments left to show as JSON, and the `(language, body)` code blocks taken out.
-type Split = (Map<String, Value>, Vec<(String, String)>);
+/// The arguments left to show as JSON, and the code blocks taken out.
+type Split = (Map<String, Value>, Vec<Block>);
 
 /// The input split for display when the call carries file contents.
 fn file_input(call: &ToolCall) -> Option<Split> {
     let name = &call.tool_name;
     if name.eq_ignore_ascii_case("apply_patch") {
         return match &call.input {
-            Value::String(p) => Some((Map::new(), vec![("diff".into(), p.clone())])),
+            Value::String(p) => Some((Map::new(), vec![Block::change("diff".into(), p.clone())])),
             Value::Object(o) => {
                 let mut rest = o.clone();
-                let key = ["input", "patch"]
+                let key = ["input", "patch", "patchText"]
                     .into_iter()
                     .find(|k| o.get(*k).is_some_and(Value::is_string))?;
                 let patch = rest.remove(key)?.as_str()?.to_string();
-                Some((rest, vec![("diff".into(), patch)]))
+                Some((rest, vec![Block::change("diff".into(), patch)]))
             }
             _ => None,
         };
@@ -206,14 +294,24 @@ fn file_input(call: &ToolCall) -> Option<Split> {
         .iter()
         .find_map(|k| obj.get(*k).and_then(Value::as_str))
         .unwrap_or("");
-    let is_write = ["write", "write_file", "create_file", "create"]
-        .iter()
-        .any(|w| name.eq_ignore_ascii_case(w));
-    if is_write {
-        let content = obj.get("content").and_then(Value::as_str)?;
+    let folded: String = name
+        .chars()
+        .filter(|c| *c != '_')
+        .map(|c| c.to_ascii_lowercase())
+        .collect();
+    // `file_text` (Copilot CLI's `create`, str_replace_editor's `create` command) is a
+    // whole file whatever the tool is called; `content` only for a writing tool.
+    let content = match obj.get("file_text") {
+        Some(Value::String(_)) => Some("file_text"),
+        _ if WRITE_TOOLS.contains(&folded.as_str()) => {
+            Some("content").filter(|k| obj.get(*k).is_some_and(Value::is_string))
+        }
+        _ => None,
+    };
+    if let Some(key) = content {
         let mut rest = obj.clone();
-        rest.remove("content");
-        return Some((rest, vec![(language(path), content.to_string())]));
+        let body = rest.remove(key)?.as_str()?.to_string();
+        return Some((rest, vec![Block::change(language(path), body)]));
     }
     if let Some((o, n)) = edit_pair(obj) {
         let mut rest = obj.clone();
@@ -221,9 +319,20 @@ fn file_input(call: &ToolCall) -> Option<Split> {
             rest.remove(ko);
             rest.remove(kn);
         }
-        return Some((rest, vec![("diff".into(), unified(path, o, n))]));
+        return Some((
+            rest,
+            vec![Block::change("diff".into(), unified(path, o, n))],
+        ));
     }
-    let edits = obj.get("edits").and_then(Value::as_array)?;
+    // A list of edits (`edits`, Kimi CLI's `edit`), or Kimi CLI's one `edit` object.
+    let (key, edits) = ["edits", "edit"]
+        .into_iter()
+        .find_map(|k| match obj.get(k)? {
+            Value::Array(a) => Some((k, a.iter().collect::<Vec<_>>())),
+            one @ Value::Object(_) => Some((k, vec![one])),
+            _ => None,
+        })?;
+    let single = obj.get(key).is_some_and(Value::is_object);
     let mut rest = obj.clone();
     let mut diff = String::new();
     let mut extras = Vec::new();
@@ -243,11 +352,13 @@ fn file_input(call: &ToolCall) -> Option<Split> {
         .iter()
         .all(|e| e.as_object().is_some_and(Map::is_empty))
     {
-        rest.remove("edits");
+        rest.remove(key);
+    } else if single {
+        rest.insert(key.into(), extras.swap_remove(0));
     } else {
-        rest.insert("edits".into(), Value::Array(extras));
+        rest.insert(key.into(), Value::Array(extras));
     }
-    Some((rest, vec![("diff".into(), diff)]))
+    Some((rest, vec![Block::change("diff".into(), diff)]))
 }
 
 fn edit_pair(o: &Map<String, Value>) -> Option<(&str, &str)> {
