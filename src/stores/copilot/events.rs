@@ -738,7 +738,7 @@ pub(super) fn usage(evs: &[Ev]) -> (Option<TokenUsage>, f64) {
 /// cited source (`url_citation` title and address, once each) and each search with its
 /// address, so nothing of it is lost. Anything of another shape (another key, a value
 /// that is not text) is kept as stored.
-fn search_answer(output: String) -> String {
+pub(super) fn search_answer(output: String) -> String {
     if !output.starts_with("{\"type\":\"") {
         return output;
     }

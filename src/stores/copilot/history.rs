@@ -197,7 +197,10 @@ fn timeline(entries: Vec<&RawValue>, b: &mut kit::SessionBuilder, unread: &mut k
             }
             TimelineType::ToolCallCompleted => {
                 let (output, is_error) = match e.result {
-                    Some(r) => (r.log.into_owned(), !r.ty.is_empty() && r.ty != "success"),
+                    Some(r) => (
+                        super::events::search_answer(r.log.into_owned()),
+                        !r.ty.is_empty() && r.ty != "success",
+                    ),
                     None => (String::new(), false),
                 };
                 let call = ToolCall {

@@ -628,3 +628,30 @@ fn a_web_search_result_shows_its_answer_sources_and_searches() {
         ]
     );
 }
+
+/// The history format's timeline keeps a search result in `result.log`, the same JSON text
+/// (the tool there is `github-mcp-server-web_search`): shown the same way.
+#[test]
+fn a_history_web_search_result_shows_its_answer() {
+    let answer = r#"{"type":"text","text":{"value":"Use short names.\n\nKeep them lower case.","annotations":[{"text":"[1]","start_index":0,"end_index":3,"url_citation":{"title":"Guide","url":"https://example.org/g"}}]},"bing_searches":[],"annotations":null}"#;
+    let entry = serde_json::json!({
+        "type": "tool_call_completed", "timestamp": "2025-10-11T12:55:03.590Z",
+        "callId": "toolu_1", "name": "github-mcp-server-web_search",
+        "arguments": {"query": "naming"}, "result": {"type": "success", "log": answer}
+    });
+    let tmp = tempfile::tempdir().unwrap();
+    write(
+        &tmp.path()
+            .join(".copilot/history-session-state/session_h-3_1700000000000.json"),
+        &format!(
+            r#"{{"sessionId":"h-3","startTime":"2025-10-11T12:55:00.000Z","chatMessages":[],"timeline":[{entry}]}}"#
+        ),
+    );
+    let s = load_only(tmp.path());
+    let call = &s.messages[0].tool_calls[0];
+    assert_eq!(
+        call.output.as_deref(),
+        Some("Use short names.\n\nKeep them lower case.\n\nSources:\n- Guide <https://example.org/g>\n")
+    );
+    assert_eq!(call.is_error, Some(false));
+}
