@@ -36,8 +36,10 @@
 //! `{"output", "exit_code", "error"}` (later also `exit_code_meaning`, `approval`;
 //! `tools/terminal_tool.py` in NousResearch/hermes-agent at 544ac55e, `json.dumps` of the
 //! command's output), shows as that output's text, its newlines real, with a non-zero exit
-//! code or an error as a line after it (the result then failed); any other tool row is
-//! shown as stored ([`tool_text`]). Usage and cost exist per session only: the counters
+//! code or an error as a line after it (the result then failed); another tool's result
+//! object with a text field (`read_file` `content`, `execute_code` `output`, `patch`
+//! `diff`) shows that text, its other fields as one JSON line after it ([`text_result`]);
+//! any other tool row is shown as stored ([`tool_text`]). Usage and cost exist per session only: the counters
 //! become [`Session::reported_usage`], the cost [`Session::reported_cost`] from
 //! `actual_cost_usd`, else `estimated_cost_usd` marked estimated; a stitched conversation
 //! sums its segments.
@@ -69,8 +71,8 @@ const SUMMARY_PREFIX: &str = "[CONTEXT COMPACTION";
 /// `{"output": …, "exit_code": …, "error": …}` (newer builds add `exit_code_meaning` and
 /// `approval`) as the output's text, `[exit code N: meaning]`, `[approval: …]` and
 /// `[error: …]` after it where they say something, then any text Hermes appended after the
-/// object, so nothing of the row is lost; any other content (another tool's JSON, plain
-/// text, an object with more keys) as stored.
+/// object, so nothing of the row is lost; any other content through [`text_result`], else
+/// as stored.
 fn tool_text(content: &str) -> (String, bool) {
     #[derive(serde::Deserialize)]
     #[serde(deny_unknown_fields)]
@@ -91,7 +93,7 @@ fn tool_text(content: &str) -> (String, bool) {
     // Hermes may append notes after the object (`[Subdirectory context discovered: …]`).
     let mut values = serde_json::Deserializer::from_str(content).into_iter::<Terminal>();
     let Some(Ok(t)) = values.next() else {
-        return (content.to_string(), false);
+        return text_result(content).unwrap_or_else(|| (content.to_string(), false));
     };
     let rest = content[values.byte_offset()..].trim();
     let code = t.exit_code.filter(|&c| c != 0);
@@ -119,6 +121,73 @@ fn tool_text(content: &str) -> (String, bool) {
         after(rest.to_string());
     }
     (text, code.is_some() || error.is_some())
+}
+
+/// Fields that hold the text of another tool's result object: `read_file`'s and
+/// `skill_view`'s `content`, `execute_code`'s `output`, `patch`'s `diff`.
+const TEXT_FIELDS: [&str; 3] = ["content", "output", "diff"];
+
+/// A tool row holding another tool's result object with a text field ([`TEXT_FIELDS`]),
+/// as the file tools return it (`json.dumps(result.to_dict())`, `tools/file_tools.py` in
+/// NousResearch/hermes-agent at 544ac55e; `execute_code`'s `{"status", "output",
+/// "tool_calls_made", "duration_seconds"}` in `tools/code_execution_tool.py` there): that
+/// text with its newlines real, then `[error: …]`, then the object's other fields as one
+/// JSON line, then any text appended after the object. Failed when `error` says something,
+/// `success` is false or `status` is `error`, `timeout` or `interrupted`. A bare
+/// `{"error": "…"}` (what the file tools return when they raise) is kept as stored and
+/// failed. `None` for anything else.
+fn text_result(content: &str) -> Option<(String, bool)> {
+    let mut values = serde_json::Deserializer::from_str(content).into_iter::<Value>();
+    let Some(Ok(Value::Object(mut o))) = values.next() else {
+        return None;
+    };
+    let appended = content[values.byte_offset()..].trim();
+    let Some(key) = TEXT_FIELDS
+        .iter()
+        .find(|k| o.get(**k).is_some_and(Value::is_string))
+    else {
+        // What every file tool returns when it raised: `{"error": "…"}`, kept as stored.
+        let only_error = o.len() == 1
+            && o.get("error")
+                .and_then(Value::as_str)
+                .is_some_and(|e| !e.is_empty());
+        return only_error.then(|| (content.to_string(), true));
+    };
+    let Some(Value::String(mut text)) = o.shift_remove(*key) else {
+        return None;
+    };
+    let error = match o.get("error") {
+        Some(Value::String(e)) if !e.is_empty() => Some(e.clone()),
+        _ => None,
+    };
+    if error.is_some() {
+        o.shift_remove("error");
+    }
+    let failed = error.is_some()
+        || o.get("success") == Some(&Value::Bool(false))
+        || matches!(
+            o.get("status").and_then(Value::as_str),
+            Some("error" | "timeout" | "interrupted")
+        );
+    let mut after = |line: &str| {
+        if !text.is_empty() && !text.ends_with('\n') {
+            text.push('\n');
+        }
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        text.push_str(line);
+    };
+    if let Some(e) = &error {
+        after(&format!("[error: {e}]"));
+    }
+    if !o.is_empty() {
+        after(&Value::Object(o).to_string());
+    }
+    if !appended.is_empty() {
+        after(appended);
+    }
+    Some((text, failed))
 }
 
 /// `$HERMES_HOME`, else `~/.hermes`.

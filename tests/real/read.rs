@@ -1265,8 +1265,9 @@ fn copilot_search_text(content: &str) -> String {
 
 /// The text a Hermes tool row's output lines are looked for as: a JSON object whose keys
 /// are only `output` (a string), `exit_code`, `error`, `exit_code_meaning` and `approval`,
-/// as Hermes' terminal tool returns it, is its `output` (SEMANTICS: such a result shows its output with real newlines);
-/// anything else, the row as stored.
+/// as Hermes' terminal tool returns it, is its `output` (SEMANTICS: such a result shows its
+/// output with real newlines); another object with a text field, that text; anything else,
+/// the row as stored.
 fn hermes_tool_text(content: &str) -> String {
     // The object may be followed by notes Hermes appends (`[Subdirectory context …]`).
     let mut values = serde_json::Deserializer::from_str(content).into_iter::<Value>();
@@ -1284,9 +1285,17 @@ fn hermes_tool_text(content: &str) -> String {
         ]
         .contains(&k.as_str())
     });
-    match o.get("output") {
-        Some(Value::String(out)) if only_terminal_keys => format!("{out}\n{rest}"),
-        _ => content.to_string(),
+    if let (Some(Value::String(out)), true) = (o.get("output"), only_terminal_keys) {
+        return format!("{out}\n{rest}");
+    }
+    // Any other tool's object with a text field: its text (SEMANTICS: read_file's and
+    // skill_view's content, execute_code's output, patch's diff).
+    match ["content", "output", "diff"]
+        .iter()
+        .find_map(|k| o.get(*k).and_then(Value::as_str))
+    {
+        Some(text) => format!("{text}\n{rest}"),
+        None => content.to_string(),
     }
 }
 

@@ -216,7 +216,7 @@ fn gateway_jsonl_reads_when_the_database_lacks_the_session() {
 /// The terminal tool's JSON result shows as its output with real newlines, an exit code or
 /// error as a line after it; another tool's JSON, or an object with more keys, as stored.
 #[test]
-fn terminal_results_show_their_output_and_other_tool_rows_stay_as_stored() {
+fn tool_results_show_their_text_and_rows_without_text_stay_as_stored() {
     let tmp = tempfile::tempdir().unwrap();
     let c = Connection::open(tmp.path().join("state.db")).unwrap();
     c.execute_batch(V30).unwrap();
@@ -230,6 +230,11 @@ fn terminal_results_show_their_output_and_other_tool_rows_stay_as_stored() {
         "{\"output\": \"AGENTS.md\", \"exit_code\": 0, \"error\": null}\n\n[Subdirectory context discovered: a/AGENTS.md]",
         r#"{"output": "", "exit_code": 1, "error": null, "exit_code_meaning": "No matches found (not an error)"}"#,
         r#"{"output": "removed", "exit_code": 0, "error": null, "approval": "Command required approval (recursive delete) and was approved by the user."}"#,
+        r#"{"content": "     1|# Notes\n     2|", "total_lines": 2, "file_size": 8, "truncated": false, "is_binary": false, "is_image": false}"#,
+        r#"{"status": "error", "output": "\n--- stderr ---\nSyntaxError", "tool_calls_made": 0, "duration_seconds": 0.1, "error": "exit 1"}"#,
+        r#"{"success": true, "diff": "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n", "files_modified": ["x"]}"#,
+        r#"{"status": "timeout", "output": "partial", "tool_calls_made": 1, "duration_seconds": 300}"#,
+        r#"{"error": "File not found: y"}"#,
     ];
     let mut sql = String::from(
         "INSERT INTO sessions (id, source, started_at) VALUES ('s', 'cli', 1);
@@ -261,7 +266,10 @@ fn terminal_results_show_their_output_and_other_tool_rows_stay_as_stored() {
                 "[exit code -1]\n\n[error: Command denied: matches 'rm' pattern.]",
                 true
             ),
-            (rows[3], false),
+            (
+                "Background process started\n\n{\"session_id\":\"p1\",\"pid\":7,\"exit_code\":0,\"error\":null}",
+                false
+            ),
             (rows[4], false),
             (rows[5], false),
             (
@@ -273,6 +281,23 @@ fn terminal_results_show_their_output_and_other_tool_rows_stay_as_stored() {
                 "removed\n\n[approval: Command required approval (recursive delete) and was approved by the user.]",
                 false
             ),
+            (
+                "     1|# Notes\n     2|\n\n{\"total_lines\":2,\"file_size\":8,\"truncated\":false,\"is_binary\":false,\"is_image\":false}",
+                false
+            ),
+            (
+                "\n--- stderr ---\nSyntaxError\n\n[error: exit 1]\n\n{\"status\":\"error\",\"tool_calls_made\":0,\"duration_seconds\":0.1}",
+                true
+            ),
+            (
+                "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n\n{\"success\":true,\"files_modified\":[\"x\"]}",
+                false
+            ),
+            (
+                "partial\n\n{\"status\":\"timeout\",\"tool_calls_made\":1,\"duration_seconds\":300}",
+                true
+            ),
+            (rows[13], true),
         ]
     );
 }
