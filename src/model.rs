@@ -450,6 +450,11 @@ pub struct Session {
     /// [`Session::reported_usage`], only when no message carries usage or cost.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reported_cost: Option<(f64, bool)>,
+    /// The model the session was set to use, as the agent records it apart from its replies
+    /// (Codex `turn_context.model`, Copilot CLI's selected model): the session's model when
+    /// no reply names one, because every request failed or nothing was answered yet.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub set_model: Option<String>,
     /// Extra files of the session directory that are neither messages nor tool calls, as
     /// `(path relative to the session directory, content)`, e.g. agsh's scratchpad as
     /// `tools/scratchpad-<name>.md`. Paths use `/`, never start with one and never collide
@@ -484,6 +489,7 @@ impl Session {
             warnings: Vec::new(),
             reported_usage: None,
             reported_cost: None,
+            set_model: None,
             extra_files: Vec::new(),
             linked_cost: None,
         }
@@ -494,7 +500,8 @@ impl Session {
         unified_id(self.agent, &self.id)
     }
 
-    /// Models used by assistant messages, in order of first use.
+    /// Models used by assistant messages, in order of first use; when no message names one,
+    /// the model the session was set to ([`Session::set_model`]), if any.
     pub fn models(&self) -> Vec<String> {
         let mut out: Vec<String> = Vec::new();
         for m in &self.messages {
@@ -504,10 +511,14 @@ impl Session {
                 }
             }
         }
+        if out.is_empty() {
+            out.extend(self.set_model.clone());
+        }
         out
     }
 
-    /// The primary model: the one used by the most assistant messages (first wins a tie).
+    /// The primary model: the one used by the most assistant messages (first wins a tie);
+    /// when no message names one, the model the session was set to.
     pub fn primary_model(&self) -> Option<String> {
         let models = self.models();
         let count = |name: &String| {
@@ -546,13 +557,15 @@ impl Session {
             if let Some((usd, estimated)) = self.reported_cost {
                 cost.total_usd = usd;
                 cost.estimated = estimated;
+            } else if u.is_zero() {
+                // Nothing used: nothing to estimate.
             } else if let Some(c) = self
                 .primary_model()
                 .and_then(|model| u.estimate_usd(&model))
             {
                 cost.total_usd = c;
                 cost.estimated = true;
-            } else if !u.is_zero() {
+            } else {
                 cost.unpriced = true;
             }
             return cost;

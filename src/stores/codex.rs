@@ -978,6 +978,8 @@ impl Parser {
         let head = self.head.unwrap_or_default();
         let s = &mut self.b.s;
         s.created_at = self.meta_time;
+        // The model of the last turn: the session's model when no reply came back.
+        s.set_model = self.model.clone();
         s.source.format = if self.legacy {
             "codex-legacy-jsonl".into()
         } else {

@@ -568,6 +568,10 @@ fn message(b: &mut SessionBuilder, row: &[Cell], summary_id: Option<&str>) {
         native_id: Some(mid.clone()),
         ..Message::default()
     };
+    // A reply that only failed becomes an event and names no model: the session keeps it.
+    if m.model.is_some() {
+        b.s.set_model.clone_from(&m.model);
+    }
     let mut texts: Vec<String> = Vec::new();
     let mut thinking: Vec<String> = Vec::new();
     let mut after: Vec<Message> = Vec::new();

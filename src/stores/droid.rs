@@ -237,6 +237,7 @@ pub fn load_session(path: &Path, id: &str) -> Session {
                 m.model = Some(model.clone());
             }
         }
+        b.s.set_model = Some(model);
     }
     if let Some(u) = settings.token_usage {
         b.s.reported_usage = Some(TokenUsage {

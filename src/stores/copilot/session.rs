@@ -91,6 +91,8 @@ fn order(evs: &[Ev], warnings: &mut Vec<String>) -> Order {
 #[derive(Default)]
 struct Facts {
     version: Option<String>,
+    /// The model selected last (at the start or by a model change).
+    model: Option<String>,
     cwd: Option<String>,
     repository: Option<String>,
     branch: Option<String>,
@@ -154,6 +156,7 @@ fn convert<'e>(evs: impl Iterator<Item = &'e Ev>, b: &mut kit::SessionBuilder, f
             Item::Shutdown { .. } | Item::SubagentStarted { .. } | Item::Other => {}
         }
     }
+    f.model = model.or(f.model.take());
 }
 
 pub(super) fn load_events(path: &Path, id: &str) -> Session {
@@ -242,6 +245,7 @@ pub(super) fn load_events(path: &Path, id: &str) -> Session {
         s.updated_at = s.updated_at.max(Some(t));
     }
     s.reported_usage = usage;
+    s.set_model = facts.model;
     s.source.paths = vec![path.to_path_buf()];
     if dir.is_some() && !ws.is_empty() {
         s.source.paths.push(path.with_file_name("workspace.yaml"));
