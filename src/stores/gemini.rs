@@ -404,11 +404,13 @@ struct Projects {
     projects: BTreeMap<String, String>,
 }
 
-/// The project root of a chat file at `<tmp>/<slug>/chats/<file>`: the path registered for
 /// The most of a `.project_root` marker read: a path is never longer.
 const MAX_MARKER: u64 = 4096;
 
-/// `<slug>` in `<tmp>/../projects.json`, else the absolute path in `<tmp>/<slug>/.project_root`.
+/// The project root of a chat file at `<tmp>/<slug>/chats/<file>`: the path registered for
+/// `<slug>` in `<tmp>/../projects.json`, else the absolute path in `<tmp>/<slug>/.project_root`
+/// (a Windows one too, `c:\users\…`, as Gemini CLI writes it there, for stores copied from
+/// Windows or read through WSL).
 fn project_cwd(chat_file: &Path) -> Option<String> {
     let project = chat_file.parent()?.parent()?;
     let slug = kit::file_name(project);
@@ -429,7 +431,15 @@ fn project_cwd(chat_file: &Path) -> Option<String> {
         .read_to_string(&mut marker)
         .ok()?;
     let marker = marker.trim();
-    Path::new(marker).is_absolute().then(|| marker.to_string())
+    (Path::new(marker).is_absolute() || is_windows_absolute(marker)).then(|| marker.to_string())
+}
+
+/// `c:\dir`, `C:/dir` or `\\server\share`: absolute on Windows, relative to `Path` here.
+fn is_windows_absolute(p: &str) -> bool {
+    let b = p.as_bytes();
+    let drive =
+        b.len() >= 3 && b[0].is_ascii_alphabetic() && b[1] == b':' && matches!(b[2], b'\\' | b'/');
+    drive || p.starts_with("\\\\")
 }
 
 // ---------------------------------------------------------------------------------------

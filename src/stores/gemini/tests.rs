@@ -367,6 +367,27 @@ fn cwd_comes_from_projects_json_or_the_marker_never_a_guess() {
     )
     .unwrap();
     fs::write(h.join(".gemini/tmp/api-2/.project_root"), "/srv/api\n").unwrap();
+    // Windows paths as Gemini CLI writes them there; a relative path is no cwd.
+    for (n, (slug, root)) in [
+        ("vault", r"c:\users\dev\documents\vault"),
+        ("share", r"\\nas\projects\site"),
+        ("rel", r"projects\site"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let id = format!("s-w{n}");
+        chat(
+            h,
+            slug,
+            &format!("session-2026-05-01T10-00-{id}.jsonl"),
+            &[
+                &META.replace("s-1", &id),
+                r#"{"id":"u","type":"user","content":"w"}"#,
+            ],
+        );
+        fs::write(h.join(format!(".gemini/tmp/{slug}/.project_root")), root).unwrap();
+    }
     // A marker that is no file (here endless) is no cwd, and costs no memory.
     std::os::unix::fs::symlink("/dev/zero", h.join(".gemini/tmp/0123abcd/.project_root")).unwrap();
     let st = store(h);
@@ -378,6 +399,12 @@ fn cwd_comes_from_projects_json_or_the_marker_never_a_guess() {
     assert_eq!(cwd["s-1"].as_deref(), Some("/home/dev/webapp"));
     assert_eq!(cwd["s-2"].as_deref(), Some("/srv/api"));
     assert_eq!(cwd["s-3"], None);
+    assert_eq!(
+        cwd["s-w0"].as_deref(),
+        Some(r"c:\users\dev\documents\vault")
+    );
+    assert_eq!(cwd["s-w1"].as_deref(), Some(r"\\nas\projects\site"));
+    assert_eq!(cwd["s-w2"], None);
 }
 
 #[test]
