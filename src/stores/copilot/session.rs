@@ -345,49 +345,36 @@ impl Tree<'_> {
 // ---------------------------------------------------------------------------------------
 // workspace.yaml
 
-/// The top-level `key: value` lines of a flat YAML file. Quoted scalars are unquoted and
-/// `|` / `>` block scalars collected; anything nested is skipped.
+/// The top-level `key: value` pairs of a YAML mapping whose values are scalars, as the
+/// YAML library of Copilot CLI writes `workspace.yaml`: every scalar style (a summary with
+/// a control character is a double-quoted scalar over several lines, with `\r` escapes),
+/// read by a YAML parser; nested values are skipped, trailing whitespace dropped. A file
+/// that stops parsing keeps the pairs read before the fault.
 pub(super) fn parse_flat_yaml(text: &str) -> BTreeMap<String, String> {
+    use saphyr_parser::{Event, Parser};
     let mut out = BTreeMap::new();
-    let lines: Vec<&str> = text.lines().collect();
-    let mut i = 0;
-    while i < lines.len() {
-        let line = lines[i];
-        i += 1;
-        if line.starts_with([' ', '\t', '#', '-']) || line.trim().is_empty() {
-            continue;
-        }
-        let Some((key, value)) = line.split_once(':') else {
-            continue;
-        };
-        let value = value.trim();
-        let value = if value.starts_with(['|', '>']) {
-            let folded = value.starts_with('>');
-            let mut block: Vec<&str> = Vec::new();
-            while i < lines.len() && (lines[i].starts_with([' ', '\t']) || lines[i].is_empty()) {
-                block.push(lines[i]);
-                i += 1;
+    let mut depth = 0usize;
+    let mut key: Option<String> = None;
+    for ev in Parser::new_from_str(text) {
+        let Ok((ev, _)) = ev else { break };
+        match ev {
+            Event::MappingStart(..) | Event::SequenceStart(..) => {
+                if depth == 1 {
+                    key = None; // a nested value: skipped
+                }
+                depth += 1;
             }
-            let indent = block
-                .iter()
-                .filter(|l| !l.trim().is_empty())
-                .map(|l| l.len() - l.trim_start().len())
-                .min()
-                .unwrap_or(0);
-            let body: Vec<&str> = block
-                .iter()
-                .map(|l| l.get(indent..).unwrap_or(""))
-                .collect();
-            let joined = body.join(if folded { " " } else { "\n" });
-            joined.trim_end().to_string()
-        } else if let Some(q) = value.strip_prefix('\'').and_then(|v| v.strip_suffix('\'')) {
-            q.replace("''", "'")
-        } else if let Some(q) = value.strip_prefix('"').and_then(|v| v.strip_suffix('"')) {
-            serde_json::from_str::<String>(&format!("\"{q}\"")).unwrap_or_else(|_| q.to_string())
-        } else {
-            value.to_string()
-        };
-        out.insert(key.trim().to_string(), value);
+            Event::MappingEnd | Event::SequenceEnd => depth = depth.saturating_sub(1),
+            Event::Alias(_) if depth == 1 => key = None,
+            Event::Scalar(v, ..) if depth == 1 => match key.take() {
+                None => key = Some(v.into_owned()),
+                Some(k) => {
+                    out.insert(k, v.trim_end().to_string());
+                }
+            },
+            Event::DocumentEnd => break,
+            _ => {}
+        }
     }
     out
 }

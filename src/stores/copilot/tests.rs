@@ -297,12 +297,51 @@ fn workspace_yaml_gives_title_cwd_repository_and_branch() {
 
 #[test]
 fn flat_yaml_reads_block_scalars_and_skips_nesting() {
-    let y =
-        parse_flat_yaml("summary: |\n  line one\n  line two\nnested:\n  a: b\nplain: x: y\n# c\n");
+    let y = parse_flat_yaml("summary: |\n  line one\n  line two\nnested:\n  a: b\n# c\nlast: z\n");
     assert_eq!(y["summary"], "line one\nline two");
-    assert_eq!(y["nested"], "");
-    assert_eq!(y["plain"], "x: y");
+    assert!(!y.contains_key("nested"));
     assert!(!y.contains_key("a"));
+    assert_eq!(y["last"], "z");
+}
+
+/// Every scalar style the YAML library writes; the values are folded by hand from the YAML
+/// rules (a line break between lines is a space, each empty line a newline).
+#[test]
+fn flat_yaml_reads_quoted_scalars_over_several_lines() {
+    let text = concat!(
+        "id: abc\n",
+        "summary: \"CLAUDE says: \\\"'Logan is here:\\r\n",
+        "\n",
+        "  \\r\n",
+        "\n",
+        "  Claude - me\\r\n",
+        "  Logan - human\"\n",
+        "list:\n",
+        "  - x\n",
+        "title: 'it''s\n",
+        "  folded'\n",
+        "block: |-\n",
+        "  line one\n",
+        "  line two\n",
+        "folded: >\n",
+        "  one\n",
+        "  two\n",
+        "cwd: c:\\Users\\dev\n",
+    );
+    let y = parse_flat_yaml(text);
+    assert_eq!(
+        y["summary"],
+        "CLAUDE says: \"'Logan is here:\r\n\r\nClaude - me\r Logan - human"
+    );
+    assert_eq!(y["title"], "it's folded");
+    assert_eq!(y["block"], "line one\nline two");
+    assert_eq!(y["folded"], "one two");
+    assert_eq!(y["cwd"], r"c:\Users\dev");
+    assert_eq!(y["id"], "abc");
+    assert!(!y.contains_key("list"));
+    // A file cut short keeps what came before the fault.
+    let cut = parse_flat_yaml("id: abc\nsummary: \"never closed\n");
+    assert_eq!(cut.get("id").map(String::as_str), Some("abc"));
 }
 
 #[test]
