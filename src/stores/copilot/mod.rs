@@ -39,7 +39,8 @@
 //!   Only types with nothing of their own to show are passed over ([`events::QUIET_TYPES`]).
 //!   `skill.invoked` (the skill body given to the model) and `system.notification` are
 //!   context. In history documents an entry that cannot be read is shown the same way.
-//! - `workspace.yaml` is a handful of flat `key: value` lines; they are read by hand.
+//! - `workspace.yaml` holds flat `key: value` scalars; they are read with a YAML parser (a
+//!   long summary comes as a quoted scalar over several lines).
 //!
 //! **Layout.** This module finds the roots and lists sessions (names and stat only).
 //! [`events`] reads `events.jsonl` lines into owned, digested events and sums their usage;
