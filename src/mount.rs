@@ -142,7 +142,7 @@ pub fn log_path(dir: &Path) -> PathBuf {
 pub fn umount(dir: &Path) -> Result<()> {
     let canon = match std::fs::canonicalize(dir) {
         Ok(p) => p,
-        Err(e) if e.raw_os_error() == Some(libc::ENOTCONN) => dir.to_path_buf(),
+        Err(e) if is_stale(&e) => dir.to_path_buf(),
         Err(_) => bail!("{} does not exist", dir.display()),
     };
     if !is_mounted(&canon) {
@@ -286,12 +286,18 @@ fn check_fuse() -> Result<()> {
     Ok(())
 }
 
+/// What a mountpoint answers once its FUSE process is gone: `ENOTCONN`, or `ECONNABORTED`
+/// while the kernel is still tearing the connection down, just after the process died.
+fn is_stale(e: &std::io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::ENOTCONN | libc::ECONNABORTED))
+}
+
 fn check_mountpoint(dir: &Path) -> Result<()> {
     let d = dir.display();
     match std::fs::metadata(dir) {
-        Err(e) if e.raw_os_error() == Some(libc::ENOTCONN) => bail!(
-            "{d} is a stale mount (Transport endpoint is not connected); run: sessfs umount {d}"
-        ),
+        Err(e) if is_stale(&e) => {
+            bail!("{d} is a stale mount (its sessfs process is gone: {e}); run: sessfs umount {d}")
+        }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             bail!("mountpoint {d} does not exist; create it with: mkdir -p {d}")
         }
