@@ -278,6 +278,10 @@ impl Drop for Mount {
         {
             std::thread::sleep(Duration::from_millis(20));
         }
+        // The mount's log outlives a mount by design (one per mountpoint); a test's
+        // mountpoint is never mounted again.
+        let canon = p.canonicalize().unwrap_or(p);
+        let _ = std::fs::remove_file(sessfs::mount::log_path(&canon));
     }
 }
 
