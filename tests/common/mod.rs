@@ -278,11 +278,32 @@ impl Drop for Mount {
         {
             std::thread::sleep(Duration::from_millis(20));
         }
+        // The process may still be finishing (writing its render cache) after the kernel
+        // let go of the mount: wait for it, so it never writes into a home already removed.
+        let mp = p.to_str().unwrap_or("").to_string();
+        let start = Instant::now();
+        while mount_process_alive(&mp) && start.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
         // The mount's log outlives a mount by design (one per mountpoint); a test's
         // mountpoint is never mounted again.
         let canon = p.canonicalize().unwrap_or(p);
         let _ = std::fs::remove_file(sessfs::mount::log_path(&canon));
     }
+}
+
+/// Whether a `sessfs mount <mp> …` process is still running.
+fn mount_process_alive(mp: &str) -> bool {
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    procs.flatten().any(|e| {
+        let Ok(cmd) = std::fs::read(e.path().join("cmdline")) else {
+            return false;
+        };
+        let args: Vec<&[u8]> = cmd.split(|&b| b == 0).collect();
+        args.len() > 2 && args[1] == b"mount" && args[2] == mp.as_bytes()
+    })
 }
 
 /// `sessfs mount --foreground` as a child of the test, logging at debug level to a file, so
