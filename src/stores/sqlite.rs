@@ -595,20 +595,59 @@ fn copy_file(from: &Path, to: &Path) -> std::io::Result<()> {
     std::fs::set_permissions(to, std::fs::Permissions::from_mode(0o600))
 }
 
+/// How a private copy's directory is named: `sessfs-sqlite-<pid>-<nanos>-<n>`.
+const PRIVATE_PREFIX: &str = "sessfs-sqlite-";
+
 fn private_dir() -> std::io::Result<PathBuf> {
     use std::os::unix::fs::DirBuilderExt;
     static COUNTER: AtomicU64 = AtomicU64::new(0);
+    static SWEPT: std::sync::Once = std::sync::Once::new();
+    let tmp = std::env::temp_dir();
+    SWEPT.call_once(|| sweep_dead_copies(&tmp));
     let nanos = SystemTime::now()
         .duration_since(SystemTime::UNIX_EPOCH)
         .map(|d| d.as_nanos())
         .unwrap_or(0);
-    let dir = std::env::temp_dir().join(format!(
-        "sessfs-sqlite-{}-{nanos}-{}",
+    let dir = tmp.join(format!(
+        "{PRIVATE_PREFIX}{}-{nanos}-{}",
         std::process::id(),
         COUNTER.fetch_add(1, Ordering::Relaxed)
     ));
     std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
     Ok(dir)
+}
+
+/// Removes the private copies a sessfs process that no longer runs left in `tmp` (one that
+/// was killed never dropped them): copies of a user's session databases are not left lying
+/// around. Only directories of this user whose process is gone are touched.
+fn sweep_dead_copies(tmp: &Path) {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(entries) = std::fs::read_dir(tmp) else {
+        return;
+    };
+    // SAFETY: getuid has no preconditions and cannot fail.
+    let me = unsafe { libc::getuid() };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(PRIVATE_PREFIX))
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|p| p.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        let ours = std::fs::symlink_metadata(e.path()).is_ok_and(|m| m.is_dir() && m.uid() == me);
+        if ours && !process_alive(pid) {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
+}
+
+fn process_alive(pid: i32) -> bool {
+    // SAFETY: signal 0 only checks that the process exists; nothing is sent.
+    let r = unsafe { libc::kill(pid, 0) };
+    r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
 }
 
 // ---------------------------------------------------------------------------------------
@@ -992,6 +1031,29 @@ pub fn hash_version(parts: impl Hash) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A killed process's private copies are removed by the next process that makes one;
+    /// a live process's copies, and anything else in the directory, are left alone.
+    #[test]
+    fn copies_of_processes_that_are_gone_are_swept() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut gone = std::process::Command::new("true").spawn().unwrap();
+        let dead = gone.id();
+        gone.wait().unwrap();
+        let names = [
+            format!("sessfs-sqlite-{dead}-1-0"),
+            format!("sessfs-sqlite-{}-1-0", std::process::id()),
+            "sessfs-sqlite-x-1-0".to_string(),
+            "other".to_string(),
+        ];
+        for n in &names {
+            std::fs::create_dir(tmp.path().join(n)).unwrap();
+            std::fs::write(tmp.path().join(n).join("copy.db"), "x").unwrap();
+        }
+        sweep_dead_copies(tmp.path());
+        let left: Vec<bool> = names.iter().map(|n| tmp.path().join(n).exists()).collect();
+        assert_eq!(left, [false, true, true, true]);
+    }
 
     #[test]
     fn journals_are_the_wal_and_the_rollback_journal_only() {
