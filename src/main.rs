@@ -4,7 +4,14 @@ fn main() {
     clap_complete::CompleteEnv::with_factory(<sessfs::cli::Cli as clap::CommandFactory>::command)
         .var(sessfs::shell::VAR)
         .complete();
-    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn"))
+    // `fuser::session` warns only that it could not unmount again what `sessfs umount`
+    // (fusermount3 -u) already unmounted: noise in the log of every stopped mount. Set
+    // before `RUST_LOG` is read, so `RUST_LOG=warn` keeps it quiet and naming the module
+    // there still overrides it.
+    env_logger::Builder::new()
+        .filter_level(log::LevelFilter::Warn)
+        .filter_module("fuser::session", log::LevelFilter::Error)
+        .parse_env(env_logger::Env::default())
         .format_timestamp_millis()
         // A mount's stderr is its log file: bounded (see `CappedLog`).
         .target(env_logger::Target::Pipe(Box::new(

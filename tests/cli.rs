@@ -238,3 +238,30 @@ fn a_closed_pipe_ends_output_quietly() {
     assert_eq!(stderr(&out), "", "no error for a closed pipe");
     assert_eq!(stdout(&out).lines().count(), 1);
 }
+
+/// A mount stopped with `sessfs umount` leaves nothing alarming in its log: the log is what
+/// `sessfs service status` shows.
+#[test]
+fn a_mount_stopped_by_umount_logs_no_warning() {
+    common::require_fuse();
+    let home = Home::spine();
+    let dir = tempfile::tempdir().unwrap();
+    let mp = dir.path().canonicalize().unwrap();
+    let mps = mp.to_str().unwrap();
+    let out = home.sessfs(&["mount", mps]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(mp.join("pi").is_dir());
+    let out = home.sessfs(&["umount", mps]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let start = std::time::Instant::now();
+    while common::mount_process_alive(mps) && start.elapsed().as_secs() < 10 {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let log_file = sessfs::mount::log_path(&mp);
+    let log = std::fs::read_to_string(&log_file).unwrap_or_default();
+    let _ = std::fs::remove_file(&log_file);
+    assert!(
+        !log.contains(" WARN ") && !log.contains(" ERROR "),
+        "the log of a cleanly stopped mount:\n{log}"
+    );
+}

@@ -293,7 +293,7 @@ impl Drop for Mount {
 }
 
 /// Whether a `sessfs mount <mp> …` process is still running.
-fn mount_process_alive(mp: &str) -> bool {
+pub fn mount_process_alive(mp: &str) -> bool {
     let Ok(procs) = std::fs::read_dir("/proc") else {
         return false;
     };
