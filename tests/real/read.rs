@@ -1299,6 +1299,19 @@ fn hermes_tool_text(content: &str) -> String {
     }
 }
 
+/// The text an OpenClaw `web_fetch` result's lines are looked for as: the page, its
+/// payload's `text` (SEMANTICS: such a result shows the page, then the other fields on one
+/// line); anything else, the result as stored.
+fn fetched_text(content: &str) -> String {
+    match serde_json::from_str::<Value>(content) {
+        Ok(v) => match v.get("text").and_then(Value::as_str) {
+            Some(page) => page.to_string(),
+            None => content.to_string(),
+        },
+        Err(_) => content.to_string(),
+    }
+}
+
 /// Hermes gateway transcripts `~/.hermes/sessions/<id>.jsonl`: rows with `role` (user,
 /// assistant with `reasoning`, tool). sessfs reads one only for a session no database has,
 /// so its lines are looked for in the session of that id wherever it comes from.
@@ -1450,8 +1463,9 @@ fn pi_family(cx: &Ctx, files: &[PathBuf], agent: &'static str) -> Vec<Raw> {
                     }
                 }
                 Some("toolResult") => {
+                    let fetch = agent == "openclaw" && s(m, "toolName") == Some("web_fetch");
                     for t in content_texts(content) {
-                        r.text(Kind::ToolOutput, &t);
+                        r.text(Kind::ToolOutput, &if fetch { fetched_text(&t) } else { t });
                     }
                 }
                 Some("bashExecution") => r.text(Kind::ToolOutput, s(m, "output").unwrap_or("")),

@@ -31,6 +31,9 @@
 //! whose live file still holds its header id is `forkedFrom` that live session, so their
 //! shared replies count once. `.deleted.<ts>` copies are what the user deleted and are
 //! listed only when a store root names the file itself.
+//!
+//! **Fetched pages.** A `web_fetch` result shows the page it fetched rather than the
+//! tool's JSON payload ([`fetched_page`]).
 
 use super::{parse, peek_id, Archive, Dialect, PiStore};
 use crate::model::{self, Agent, Session};
@@ -544,4 +547,28 @@ fn file_title(index: &Path, id: &str) -> Option<String> {
         }
     }
     names.into_iter().next()
+}
+
+/// A `web_fetch` result as the page it fetched: OpenClaw returns the tool's payload as
+/// pretty JSON (`jsonResult` of `{url, finalUrl, status, contentType, …, text}`,
+/// `src/agents/tools/web-fetch.ts` in openclaw/openclaw at 5f11943a), the page's text one
+/// escaped string in it. Shown as that text with its newlines real, then the other fields
+/// as one JSON line, so nothing is lost. `None` for another tool or another shape.
+pub(super) fn fetched_page(tool: &str, output: &str) -> Option<String> {
+    if tool != "web_fetch" || !output.trim_start().starts_with('{') {
+        return None;
+    }
+    let Ok(Value::Object(mut o)) = serde_json::from_str::<Value>(output) else {
+        return None;
+    };
+    let Some(Value::String(mut text)) = o.shift_remove("text") else {
+        return None;
+    };
+    if !o.is_empty() {
+        if !text.is_empty() {
+            text.push_str(if text.ends_with('\n') { "\n" } else { "\n\n" });
+        }
+        text.push_str(&Value::Object(o).to_string());
+    }
+    Some(text)
 }

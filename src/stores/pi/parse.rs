@@ -683,11 +683,17 @@ impl Loader {
             }
             "assistant" => assistant(m, &mut msg),
             "toolResult" | "tool_result" | "tool" => {
-                let output = content_text(m.content, "\n");
+                let mut output = content_text(m.content, "\n");
+                let tool_name = m.tool_name.str().unwrap_or("").to_owned();
+                if self.dialect == Dialect::Openclaw {
+                    if let Some(page) = super::openclaw::fetched_page(&tool_name, &output) {
+                        output = page;
+                    }
+                }
                 msg.role = Role::Tool;
                 msg.tool_result = Some(ToolResult {
                     tool_call_id: m.tool_call_id.str().unwrap_or("").to_owned(),
-                    tool_name: m.tool_name.str().unwrap_or("").to_owned(),
+                    tool_name,
                     // The text lives once, in the result (`Message::text` returns it).
                     output,
                     is_error: m.is_error.is_true(),

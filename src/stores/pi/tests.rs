@@ -1057,3 +1057,42 @@ fn an_append_keeps_the_listing_until_a_header_names_another_id() {
         "the header names another id"
     );
 }
+
+/// An OpenClaw `web_fetch` result, stored as the tool's pretty JSON payload, shows the page
+/// it fetched, then the other fields on one line; the same record read as pi (whose tools
+/// return no such payload), and OpenClaw's other tools, stay as stored.
+#[test]
+fn openclaw_web_fetch_shows_the_page() {
+    let payload = serde_json::to_string_pretty(&serde_json::json!({
+        "url": "https://example.org/skill.md", "status": 200,
+        "text": "---\nname: demo\n---\n\n# Demo \"quoted\"\n", "cached": true
+    }))
+    .unwrap();
+    let result = |id: &str, tool: &str| {
+        let msg = serde_json::json!({"role": "toolResult", "toolCallId": id, "toolName": tool,
+            "content": [{"type": "text", "text": payload}], "isError": false,
+            "timestamp": 1767225602000_i64});
+        format!(r#""type":"message","message":{msg}"#)
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let f = write(
+        &tmp.path().join("s.jsonl"),
+        &file_of(&[
+            HEADER.to_owned(),
+            entry("u", None, &user("fetch it")),
+            entry("r1", Some("u"), &result("c1", "web_fetch")),
+            entry("r2", Some("r1"), &result("c2", "web_search")),
+        ]),
+    );
+    let outputs = |d: Dialect| -> Vec<String> {
+        load(d, &f)
+            .messages
+            .iter()
+            .filter_map(|m| m.tool_result.as_ref().map(|r| r.output.clone()))
+            .collect()
+    };
+    let page = "---\nname: demo\n---\n\n# Demo \"quoted\"\n\n\
+                {\"url\":\"https://example.org/skill.md\",\"status\":200,\"cached\":true}";
+    assert_eq!(outputs(Dialect::Openclaw), [page, payload.as_str()]);
+    assert_eq!(outputs(Dialect::Pi), [payload.as_str(), payload.as_str()]);
+}
