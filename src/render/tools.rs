@@ -294,16 +294,18 @@ fn file_input(call: &ToolCall) -> Option<Split> {
         .iter()
         .find_map(|k| obj.get(*k).and_then(Value::as_str))
         .unwrap_or("");
-    let folded: String = name
-        .chars()
-        .filter(|c| *c != '_')
-        .map(|c| c.to_ascii_lowercase())
-        .collect();
+    // `write_file` and `WriteFile` alike: lower case, `_` left out, compared in place.
+    let is_write = |w: &str| {
+        name.bytes()
+            .filter(|&b| b != b'_')
+            .map(|b| b.to_ascii_lowercase())
+            .eq(w.bytes())
+    };
     // `file_text` (Copilot CLI's `create`, str_replace_editor's `create` command) is a
     // whole file whatever the tool is called; `content` only for a writing tool.
     let content = match obj.get("file_text") {
         Some(Value::String(_)) => Some("file_text"),
-        _ if WRITE_TOOLS.contains(&folded.as_str()) => {
+        _ if WRITE_TOOLS.iter().any(|w| is_write(w)) => {
             Some("content").filter(|k| obj.get(*k).is_some_and(Value::is_string))
         }
         _ => None,
