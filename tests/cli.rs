@@ -253,10 +253,7 @@ fn a_mount_stopped_by_umount_logs_no_warning() {
     assert!(mp.join("pi").is_dir());
     let out = home.sessfs(&["umount", mps]);
     assert!(out.status.success(), "{}", stderr(&out));
-    let start = std::time::Instant::now();
-    while common::mount_process_alive(mps) && start.elapsed().as_secs() < 10 {
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    common::wait_for_mount_exit(mps);
     let log_file = sessfs::mount::log_path(&mp);
     let log = std::fs::read_to_string(&log_file).unwrap_or_default();
     let _ = std::fs::remove_file(&log_file);

@@ -312,7 +312,9 @@ fn file_input(call: &ToolCall) -> Option<Split> {
     };
     if let Some(key) = content {
         let mut rest = obj.clone();
-        let body = rest.remove(key)?.as_str()?.to_string();
+        let Some(Value::String(body)) = rest.remove(key) else {
+            return None;
+        };
         return Some((rest, vec![Block::change(language(path), body)]));
     }
     if let Some((o, n)) = edit_pair(obj) {
@@ -327,14 +329,13 @@ fn file_input(call: &ToolCall) -> Option<Split> {
         ));
     }
     // A list of edits (`edits`, Kimi CLI's `edit`), or Kimi CLI's one `edit` object.
-    let (key, edits) = ["edits", "edit"]
+    let (key, edits, single) = ["edits", "edit"]
         .into_iter()
         .find_map(|k| match obj.get(k)? {
-            Value::Array(a) => Some((k, a.iter().collect::<Vec<_>>())),
-            one @ Value::Object(_) => Some((k, vec![one])),
+            Value::Array(a) => Some((k, a.iter().collect::<Vec<_>>(), false)),
+            one @ Value::Object(_) => Some((k, vec![one], true)),
             _ => None,
         })?;
-    let single = obj.get(key).is_some_and(Value::is_object);
     let mut rest = obj.clone();
     let mut diff = String::new();
     let mut extras = Vec::new();

@@ -169,23 +169,14 @@ fn text_result(content: &str) -> Option<(String, bool)> {
             o.get("status").and_then(Value::as_str),
             Some("error" | "timeout" | "interrupted")
         );
-    let mut after = |line: &str| {
-        if !text.is_empty() && !text.ends_with('\n') {
-            text.push('\n');
-        }
-        if !text.is_empty() {
-            text.push('\n');
-        }
-        text.push_str(line);
-    };
     if let Some(e) = &error {
-        after(&format!("[error: {e}]"));
+        kit::push_paragraph(&mut text, &format!("[error: {e}]"));
     }
     if !o.is_empty() {
-        after(&Value::Object(o).to_string());
+        kit::push_paragraph(&mut text, &Value::Object(o).to_string());
     }
     if !appended.is_empty() {
-        after(appended);
+        kit::push_paragraph(&mut text, appended);
     }
     Some((text, failed))
 }

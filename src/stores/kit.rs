@@ -234,6 +234,15 @@ fn join(base: &Path, sub: &str) -> PathBuf {
 // ---------------------------------------------------------------------------------------
 // JSON accessors for the `Value`-based parsers
 
+/// Appends `para` to `out` as a paragraph of its own: after a blank line when `out` holds
+/// text (a tool result's text, then what else its JSON object held).
+pub fn push_paragraph(out: &mut String, para: &str) {
+    if !out.is_empty() {
+        out.push_str(if out.ends_with('\n') { "\n" } else { "\n\n" });
+    }
+    out.push_str(para);
+}
+
 /// A string field.
 pub fn str_field<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
     v.get(key).and_then(Value::as_str)

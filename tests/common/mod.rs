@@ -280,11 +280,7 @@ impl Drop for Mount {
         }
         // The process may still be finishing (writing its render cache) after the kernel
         // let go of the mount: wait for it, so it never writes into a home already removed.
-        let mp = p.to_str().unwrap_or("").to_string();
-        let start = Instant::now();
-        while mount_process_alive(&mp) && start.elapsed() < Duration::from_secs(10) {
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        wait_for_mount_exit(p.to_str().unwrap_or(""));
         // The mount's log outlives a mount by design (one per mountpoint); a test's
         // mountpoint is never mounted again.
         let canon = p.canonicalize().unwrap_or(p);
@@ -292,8 +288,16 @@ impl Drop for Mount {
     }
 }
 
+/// Waits (up to 10 s) until no `sessfs mount <mp> …` process runs any more.
+pub fn wait_for_mount_exit(mp: &str) {
+    let start = Instant::now();
+    while mount_process_alive(mp) && start.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// Whether a `sessfs mount <mp> …` process is still running.
-pub fn mount_process_alive(mp: &str) -> bool {
+fn mount_process_alive(mp: &str) -> bool {
     let Ok(procs) = std::fs::read_dir("/proc") else {
         return false;
     };

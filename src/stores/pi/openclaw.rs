@@ -565,10 +565,7 @@ pub(super) fn fetched_page(tool: &str, output: &str) -> Option<String> {
         return None;
     };
     if !o.is_empty() {
-        if !text.is_empty() {
-            text.push_str(if text.ends_with('\n') { "\n" } else { "\n\n" });
-        }
-        text.push_str(&Value::Object(o).to_string());
+        kit::push_paragraph(&mut text, &Value::Object(o).to_string());
     }
     Some(text)
 }
