@@ -766,7 +766,12 @@ impl Parser {
                 let text = contents_text(content.as_ref());
                 match role.as_ref() {
                     "user" => match injected(&text) {
-                        Some(Injected::Context(label)) => self.context(&label, text, ts),
+                        Some(Injected::Context(label)) => {
+                            if self.b.s.cwd.is_none() && label == "environment context" {
+                                self.b.s.cwd = environment_cwd(&text);
+                            }
+                            self.context(&label, text, ts)
+                        }
                         Some(Injected::Execution) => self.push(Message {
                             role: Role::User,
                             kind: MessageKind::Execution,
@@ -1091,6 +1096,16 @@ fn injected(text: &str) -> Option<Injected> {
         "turn aborted" => Injected::Event,
         _ => Injected::Context(tag),
     })
+}
+
+/// The `<cwd>` of an `<environment_context>` block: where the session ran, in files that
+/// keep it nowhere else (the envelope-less mid-2025 files have no `session_meta` or
+/// `turn_context`). Codex writes the path as it is, unescaped.
+fn environment_cwd(text: &str) -> Option<String> {
+    let start = text.find("<cwd>")? + "<cwd>".len();
+    let len = text[start..].find("</cwd>")?;
+    let cwd = text[start..start + len].trim();
+    (!cwd.is_empty()).then(|| cwd.to_owned())
 }
 
 /// `environment context` for a text opening with `<environment_context>`: a bare tag of

@@ -701,6 +701,8 @@ fn envelope_less_mid_2025_files_load() {
             json!({"id": "00000000-0000-4000-8000-0000000000e1", "timestamp": "2025-06-01T10:00:00.000Z",
                 "instructions": "Use tabs.", "git": {"branch": "main"}}),
             json!({"record_type": "state"}),
+            json!({"type": "message", "role": "user", "content": [{"type": "input_text", "text":
+                "<environment_context>\n  <cwd>/Users/me/app</cwd>\n  <approval_policy>on-request</approval_policy>\n</environment_context>"}]}),
             json!({"type": "message", "role": "user", "content": [{"type": "input_text", "text": "legacy prompt"}]}),
             json!({"type": "reasoning", "summary": [], "encrypted_content": "gAAAA"}),
             json!({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "legacy reply"}]}),
@@ -718,13 +720,30 @@ fn envelope_less_mid_2025_files_load() {
     );
     assert_eq!(s.source.format, "codex-legacy-jsonl");
     assert_eq!(texts(s, Role::User, MessageKind::Normal), ["legacy prompt"]);
-    assert_eq!(texts(s, Role::System, MessageKind::Context), ["Use tabs."]);
-    let reply = &s.messages[2];
+    assert_eq!(texts(s, Role::System, MessageKind::Context)[0], "Use tabs.");
+    // The envelope-less files keep the working directory only in the environment context.
+    assert_eq!(s.cwd.as_deref(), Some("/Users/me/app"));
+    let reply = &s.messages[3];
     assert_eq!(reply.text(), "legacy reply");
     assert_eq!(reply.thinking.as_deref(), Some(SEALED_THINKING));
     assert_eq!(reply.tool_calls.len(), 1);
     assert!(s.warnings.is_empty(), "{:?}", s.warnings);
     assert_eq!(s.created_at, kit::parse_rfc3339("2025-06-01T10:00:00.000Z"));
+}
+
+#[test]
+fn the_session_meta_cwd_wins_over_the_environment_context() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let f = write(
+        &dir.path().join("r.jsonl"),
+        &lines(&[
+            meta("c1", json!({"cwd": "/from/meta"})),
+            user("<environment_context>\n  <cwd>/from/context</cwd>\n</environment_context>"),
+            user("hello"),
+        ]),
+    );
+    let p = parse_file(&f, "c1");
+    assert_eq!(p.session.cwd.as_deref(), Some("/from/meta"));
 }
 
 #[test]
