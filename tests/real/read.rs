@@ -1299,16 +1299,24 @@ fn hermes_tool_text(content: &str) -> String {
     }
 }
 
-/// The text an OpenClaw `web_fetch` result's lines are looked for as: the page, its
-/// payload's `text` (SEMANTICS: such a result shows the page, then the other fields on one
-/// line); anything else, the result as stored.
-fn fetched_text(content: &str) -> String {
-    match serde_json::from_str::<Value>(content) {
-        Ok(v) => match v.get("text").and_then(Value::as_str) {
-            Some(page) => page.to_string(),
-            None => content.to_string(),
-        },
-        Err(_) => content.to_string(),
+/// The text an OpenClaw tool result's lines are looked for as (SEMANTICS: such a result
+/// shows the text, then the payload's other fields on one line): a tool that threw,
+/// `{"status": "error", "error": …}`, its error; a `web_fetch` result, the page, its
+/// payload's `text`; anything else, the result as stored.
+fn openclaw_tool_text(tool: Option<&str>, content: &str) -> String {
+    let Ok(v) = serde_json::from_str::<Value>(content) else {
+        return content.to_string();
+    };
+    let field = if v.get("status").and_then(Value::as_str) == Some("error") {
+        "error"
+    } else if tool == Some("web_fetch") {
+        "text"
+    } else {
+        return content.to_string();
+    };
+    match v.get(field).and_then(Value::as_str) {
+        Some(text) => text.to_string(),
+        None => content.to_string(),
     }
 }
 
@@ -1463,9 +1471,13 @@ fn pi_family(cx: &Ctx, files: &[PathBuf], agent: &'static str) -> Vec<Raw> {
                     }
                 }
                 Some("toolResult") => {
-                    let fetch = agent == "openclaw" && s(m, "toolName") == Some("web_fetch");
                     for t in content_texts(content) {
-                        r.text(Kind::ToolOutput, &if fetch { fetched_text(&t) } else { t });
+                        let t = if agent == "openclaw" {
+                            openclaw_tool_text(s(m, "toolName"), &t)
+                        } else {
+                            t
+                        };
+                        r.text(Kind::ToolOutput, &t);
                     }
                 }
                 Some("bashExecution") => r.text(Kind::ToolOutput, s(m, "output").unwrap_or("")),

@@ -32,8 +32,8 @@
 //! shared replies count once. `.deleted.<ts>` copies are what the user deleted and are
 //! listed only when a store root names the file itself.
 //!
-//! **Fetched pages.** A `web_fetch` result shows the page it fetched rather than the
-//! tool's JSON payload ([`fetched_page`]).
+//! **Tool payloads.** A `web_fetch` result shows the page it fetched rather than the
+//! tool's JSON payload, and a tool that threw shows its error and is failed ([`payload`]).
 
 use super::{parse, peek_id, Archive, Dialect, PiStore};
 use crate::model::{self, Agent, Session};
@@ -549,23 +549,35 @@ fn file_title(index: &Path, id: &str) -> Option<String> {
     names.into_iter().next()
 }
 
-/// A `web_fetch` result as the page it fetched: OpenClaw returns the tool's payload as
-/// pretty JSON (`jsonResult` of `{url, finalUrl, status, contentType, …, text}`,
-/// `src/agents/tools/web-fetch.ts` in openclaw/openclaw at 5f11943a), the page's text one
-/// escaped string in it. Shown as that text with its newlines real, then the other fields
-/// as one JSON line, so nothing is lost. `None` for another tool or another shape.
-pub(super) fn fetched_page(tool: &str, output: &str) -> Option<String> {
-    if tool != "web_fetch" || !output.trim_start().starts_with('{') {
+/// A tool result's text and whether it failed, read from the JSON payload OpenClaw stores
+/// as pretty JSON (`jsonResult`, `src/agents/tools/common.ts` in openclaw/openclaw):
+///
+/// - a `web_fetch` result (`{url, finalUrl, status, contentType, …, text}`,
+///   `src/agents/tools/web-fetch.ts` at 5f11943a) is the page's text;
+/// - a tool that threw is `{status: "error", tool, error}` in a result that is not marked as
+///   an error (`buildToolExecutionErrorResult`, `src/agents/pi-tool-definition-adapter.ts`
+///   at 00463892): the error's text, and the result failed.
+///
+/// The text comes with its newlines real, then the payload's other fields as one JSON line,
+/// so nothing is lost. `None` for any other tool or shape: shown as stored.
+pub(super) fn payload(tool: &str, output: &str) -> Option<(String, bool)> {
+    if !output.trim_start().starts_with('{') {
         return None;
     }
     let Ok(Value::Object(mut o)) = serde_json::from_str::<Value>(output) else {
         return None;
     };
-    let Some(Value::String(mut text)) = o.shift_remove("text") else {
+    let thrown = o.get("status").and_then(Value::as_str) == Some("error");
+    let field = match (tool, thrown) {
+        (_, true) => "error",
+        ("web_fetch", false) => "text",
+        _ => return None,
+    };
+    let Some(Value::String(mut text)) = o.shift_remove(field) else {
         return None;
     };
     if !o.is_empty() {
         kit::push_paragraph(&mut text, &Value::Object(o).to_string());
     }
-    Some(text)
+    Some((text, thrown))
 }

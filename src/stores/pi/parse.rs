@@ -685,9 +685,11 @@ impl Loader {
             "toolResult" | "tool_result" | "tool" => {
                 let mut output = content_text(m.content, "\n");
                 let tool_name = m.tool_name.str().unwrap_or("").to_owned();
+                let mut is_error = m.is_error.is_true();
                 if self.dialect == Dialect::Openclaw {
-                    if let Some(page) = super::openclaw::fetched_page(&tool_name, &output) {
-                        output = page;
+                    if let Some((text, thrown)) = super::openclaw::payload(&tool_name, &output) {
+                        output = text;
+                        is_error |= thrown;
                     }
                 }
                 msg.role = Role::Tool;
@@ -696,7 +698,7 @@ impl Loader {
                     tool_name,
                     // The text lives once, in the result (`Message::text` returns it).
                     output,
-                    is_error: m.is_error.is_true(),
+                    is_error,
                 });
             }
             "bashExecution" => execution(&mut msg, "bash", "command", &m.command, &m),

@@ -1096,3 +1096,43 @@ fn openclaw_web_fetch_shows_the_page() {
     assert_eq!(outputs(Dialect::Openclaw), [page, payload.as_str()]);
     assert_eq!(outputs(Dialect::Pi), [payload.as_str(), payload.as_str()]);
 }
+
+#[test]
+fn openclaw_a_tool_that_threw_shows_its_error_and_failed() {
+    // What OpenClaw stores when a tool throws: a result not marked as an error whose text is
+    // the pretty JSON `{status: "error", tool, error}`.
+    let payload = "{\n  \"status\": \"error\",\n  \"tool\": \"exec\",\n  \"error\": \"not allowed.\\nFix-it keys:\\n- tools.elevated.enabled\"\n}";
+    let msg = serde_json::json!({"role": "toolResult", "toolCallId": "c1", "toolName": "exec",
+        "content": [{"type": "text", "text": payload}], "isError": false,
+        "timestamp": 1767225602000_i64});
+    let tmp = tempfile::tempdir().unwrap();
+    let f = write(
+        &tmp.path().join("s.jsonl"),
+        &file_of(&[
+            HEADER.to_owned(),
+            entry("u", None, &user("run it")),
+            entry(
+                "r1",
+                Some("u"),
+                &format!(r#""type":"message","message":{msg}"#),
+            ),
+        ]),
+    );
+    let result = |d: Dialect| {
+        load(d, &f)
+            .messages
+            .iter()
+            .find_map(|m| m.tool_result.clone())
+            .expect("a result")
+    };
+    let r = result(Dialect::Openclaw);
+    assert_eq!(
+        r.output,
+        "not allowed.\nFix-it keys:\n- tools.elevated.enabled\n\n{\"status\":\"error\",\"tool\":\"exec\"}"
+    );
+    assert!(r.is_error);
+    // pi itself marks its errors; its results stay as stored.
+    let r = result(Dialect::Pi);
+    assert_eq!(r.output, payload);
+    assert!(!r.is_error);
+}
