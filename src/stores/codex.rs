@@ -1055,6 +1055,9 @@ fn output_text(o: Output<'_>) -> (String, bool) {
                     return (j.output.into_owned(), code != 0);
                 }
             }
+            if let Some(text) = mcp_text(&s) {
+                return (text, false);
+            }
             let failed = exit_code_in_header(&s).is_some_and(|c| c != 0);
             (s.into_owned(), failed)
         }
@@ -1062,6 +1065,31 @@ fn output_text(o: Output<'_>) -> (String, bool) {
             (contents_text(content.as_ref()), success == Some(false))
         }
     }
+}
+
+/// The text of an MCP tool's output. Codex stores an MCP result without images as the JSON
+/// of its content blocks, one string (`[{"type":"text","text":"…"}]`: `From<&CallToolResult>
+/// for FunctionCallOutputPayload`, `codex-rs/protocol/src/models.rs` in openai/codex at
+/// 152e7cae, and the same in mid-2025 builds). A list of text blocks and nothing else is
+/// its texts, one per line; any other field or block keeps the output as stored.
+fn mcp_text(s: &str) -> Option<String> {
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct TextBlock<'a> {
+        #[serde(rename = "type")]
+        kind: Cow<'a, str>,
+        #[serde(borrow)]
+        text: Cow<'a, str>,
+    }
+    if !s.trim_start().starts_with('[') {
+        return None;
+    }
+    let blocks: Vec<TextBlock<'_>> = serde_json::from_str(s).ok()?;
+    if blocks.is_empty() || blocks.iter().any(|b| b.kind != "text") {
+        return None;
+    }
+    let texts: Vec<&str> = blocks.iter().map(|b| b.text.as_ref()).collect();
+    Some(texts.join("\n"))
 }
 
 /// `Process exited with code N` / `Exit code: N` in the first lines of a shell output.

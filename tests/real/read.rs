@@ -620,18 +620,34 @@ fn codex(cx: &Ctx, files: &[PathBuf]) -> Vec<Raw> {
                 .map(str::to_string)
         });
         let mut r = Raw::new("codex", id, f.clone(), Match::Path);
-        let has_items = vs.iter().any(|v| {
-            s(v, "type") == Some("response_item")
-                && v.pointer("/payload/type").and_then(Value::as_str) == Some("message")
-        });
-        let has_reasoning = vs.iter().any(|v| {
-            s(v, "type") == Some("response_item")
-                && v.pointer("/payload/type").and_then(Value::as_str) == Some("reasoning")
-        });
+        // Mid-2025 files have no envelope: their lines are the response items themselves.
+        let item = |v: &'_ Value| -> (Option<&'static str>, Value) {
+            match v.get("payload") {
+                None if v.get("type").is_some() => (Some("response_item"), v.clone()),
+                p => (
+                    match s(v, "type") {
+                        Some("response_item") => Some("response_item"),
+                        Some("event_msg") => Some("event_msg"),
+                        Some("compacted") => Some("compacted"),
+                        _ => None,
+                    },
+                    p.cloned().unwrap_or(Value::Null),
+                ),
+            }
+        };
+        let has = |kind: &str| {
+            vs.iter().any(|v| {
+                let (rt, p) = item(v);
+                rt == Some("response_item") && s(&p, "type") == Some(kind)
+            })
+        };
+        let has_items = has("message");
+        let has_reasoning = has("reasoning");
         let mut last_total = None;
         for v in &vs {
-            let p = v.get("payload").unwrap_or(&Value::Null);
-            match (s(v, "type"), s(p, "type")) {
+            let (rt, p) = item(v);
+            let p = &p;
+            match (rt, s(p, "type")) {
                 (Some("response_item"), Some("message")) => {
                     let kind = if s(p, "role") == Some("assistant") {
                         Kind::Reply
@@ -656,6 +672,20 @@ fn codex(cx: &Ctx, files: &[PathBuf]) -> Vec<Raw> {
                     Some(Value::String(o)) => match serde_json::from_str::<Value>(o) {
                         Ok(Value::Object(w)) if w.get("output").is_some_and(Value::is_string) => {
                             r.text(Kind::ToolOutput, w["output"].as_str().unwrap_or(""))
+                        }
+                        // An MCP result is the JSON of its content blocks; a list of bare
+                        // text blocks shows as their texts (SEMANTICS, Codex).
+                        Ok(Value::Array(blocks))
+                            if !blocks.is_empty()
+                                && blocks.iter().all(|b| {
+                                    s(b, "type") == Some("text")
+                                        && s(b, "text").is_some()
+                                        && b.as_object().is_some_and(|o| o.len() == 2)
+                                }) =>
+                        {
+                            for b in &blocks {
+                                r.text(Kind::ToolOutput, s(b, "text").unwrap_or(""));
+                            }
                         }
                         _ => r.text(Kind::ToolOutput, o),
                     },

@@ -747,6 +747,50 @@ fn the_session_meta_cwd_wins_over_the_environment_context() {
 }
 
 #[test]
+fn mcp_text_blocks_show_their_text_and_other_outputs_stay_as_stored() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let blocks = r#"[{"text":"1. First \"hit\"\n   https://a.example/","type":"text"},{"type":"text","text":"2. Second"}]"#;
+    let annotated = r#"[{"type":"text","text":"x","annotations":{"audience":["user"]}}]"#;
+    let image =
+        r#"[{"type":"text","text":"x"},{"type":"image","data":"AA==","mimeType":"image/png"}]"#;
+    let call = |id: &str| json!({"type": "function_call", "name": "search__query", "arguments": "{}", "call_id": id});
+    let out =
+        |id: &str, o: &str| json!({"type": "function_call_output", "call_id": id, "output": o});
+    let f = write(
+        &dir.path()
+            .join("rollout-2025-08-30T10-00-00-00000000-0000-4000-8000-0000000000e2.jsonl"),
+        &lines(&[
+            json!({"id": "00000000-0000-4000-8000-0000000000e2", "timestamp": "2025-08-30T10:00:00.000Z"}),
+            json!({"type": "message", "role": "user", "content": [{"type": "input_text", "text": "search"}]}),
+            call("a"),
+            out("a", blocks),
+            call("b"),
+            out("b", annotated),
+            call("c"),
+            out("c", image),
+            call("d"),
+            out("d", "[]"),
+        ]),
+    );
+    let p = parse_file(&f, "e2");
+    let outputs: Vec<&str> = p
+        .session
+        .messages
+        .iter()
+        .filter_map(|m| m.tool_result.as_ref().map(|r| r.output.as_str()))
+        .collect();
+    assert_eq!(
+        outputs,
+        [
+            "1. First \"hit\"\n   https://a.example/\n2. Second",
+            annotated,
+            image,
+            "[]"
+        ]
+    );
+}
+
+#[test]
 fn compaction_is_a_marker_and_its_history_is_not_repeated() {
     let dir = tempfile::tempdir().expect("tmp");
     let f = write(
