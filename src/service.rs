@@ -37,6 +37,7 @@ pub const STORE_VARS: &[&str] = &[
     "CRUSH_GLOBAL_DATA",
     "CURSOR_CONFIG_DIR",
     "FLATPAK_XDG_DATA_HOME",
+    "FORGE_CONFIG",
     "GEMINI_CLI_HOME",
     "GPTME_LOGS_HOME",
     "HERMES_HOME",

@@ -32,6 +32,7 @@ pub mod copilot_chat;
 pub mod crush;
 pub mod cursor;
 pub mod droid;
+pub mod forge;
 pub mod gemini;
 pub mod goose;
 pub mod gptme;
@@ -453,6 +454,12 @@ pub const REGISTRY: &[Spec] = &[
         candidates: grok::candidates,
         given: as_given,
         open: |r| Box::new(grok::GrokStore::new(r)),
+    },
+    Spec {
+        agent: Agent::Forge,
+        candidates: forge::candidates,
+        given: as_given,
+        open: |r| Box::new(forge::ForgeStore::new(r)),
     },
 ];
 

@@ -148,6 +148,7 @@ pub const AGENT_VARS: &[&str] = &[
     "OPENHANDS_CONVERSATIONS_DIR",
     "INDUSAGI_AGENT_DIR",
     "INDUSAGI_CODING_AGENT_DIR",
+    "FORGE_CONFIG",
 ];
 
 fn snapshot_dir(dir: &Path, out: &mut BTreeMap<PathBuf, Vec<u8>>) {
