@@ -148,6 +148,8 @@ pub const AGENT_VARS: &[&str] = &[
     "OPENHANDS_CONVERSATIONS_DIR",
     "INDUSAGI_AGENT_DIR",
     "INDUSAGI_CODING_AGENT_DIR",
+    "MUX_ROOT",
+    "XUM_ROOT",
 ];
 
 fn snapshot_dir(dir: &Path, out: &mut BTreeMap<PathBuf, Vec<u8>>) {
