@@ -336,7 +336,10 @@ fn each_part_lands_in_order_with_calls_paired_and_the_failure_flagged() {
     // Deltas joined; text after the tool calls is its own message, after both results.
     let reply = &msgs[find("Alpha reply: running the suite")];
     assert_eq!(reply["content"], "Alpha reply: running the suite");
-    assert_eq!(reply["thinking"], "Alpha thinking: a race between two fixtures");
+    assert_eq!(
+        reply["thinking"],
+        "Alpha thinking: a race between two fixtures"
+    );
     assert_eq!(reply["model"], SONNET);
     let calls = reply["toolCalls"].as_array().expect("calls");
     assert_eq!(calls.len(), 2, "{reply}");
@@ -362,7 +365,10 @@ fn each_part_lands_in_order_with_calls_paired_and_the_failure_flagged() {
     assert_eq!(advisor["model"], "openai:gpt-5");
     let t = read(&out.tree, &format!("mux/{A}/transcript.md"));
     assert!(t.contains("Alpha reply after the tools"), "{t}");
-    assert!(!t.contains(&"A".repeat(100)), "image bytes in the transcript");
+    assert!(
+        !t.contains(&"A".repeat(100)),
+        "image bytes in the transcript"
+    );
 }
 
 #[test]
@@ -404,7 +410,10 @@ fn titles_cwd_links_and_usage_come_from_config_and_rows() {
     assert_eq!(a["cwd"], "/home/dev/.mux/src/alpha/fix-flaky");
     assert_eq!(a["model"], SONNET);
     assert!(a["tags"].to_string().contains("branch:fix-flaky"), "{a}");
-    assert!(a["tags"].to_string().contains("project:/home/dev/alpha"), "{a}");
+    assert!(
+        a["tags"].to_string().contains("project:/home/dev/alpha"),
+        "{a}"
+    );
     assert!(
         a["warnings"].to_string().contains("unparsed.txt"),
         "{}",
@@ -414,7 +423,11 @@ fn titles_cwd_links_and_usage_come_from_config_and_rows() {
     // and the advisor's gpt-5 call: input 250 + 500 + 100, output 200 + 50 + 20.
     // USD: sonnet 750 in x 3, 350 out (reasoning included) x 15, 600 x 0.3, 150 x 3.75;
     // gpt-5 100 x 1.25, 20 x 10; per million: 0.0085675, which meta.json shows to six places.
-    stores::assert_cost(&out.tree, &format!("mux/{A}"), (850, 270, 600, 150, 0.008568));
+    stores::assert_cost(
+        &out.tree,
+        &format!("mux/{A}"),
+        (850, 270, 600, 150, 0.008568),
+    );
     // B: archive, summary, and nothing from the streaming reply.
     let bc = &meta(&out.tree, &format!("mux/{B}"))["cost"];
     assert_eq!(stores::tokens(bc).0, Some(500), "{bc}");
@@ -430,10 +443,7 @@ fn titles_cwd_links_and_usage_come_from_config_and_rows() {
     );
     assert_eq!(c["title"], "Charlie prompt: from the cmux days");
     // D: under A's subagents, not a session of its own.
-    let d = read(
-        &out.tree,
-        &format!("mux/{A}/subagents/{D}/transcript.md"),
-    );
+    let d = read(&out.tree, &format!("mux/{A}/subagents/{D}/transcript.md"));
     assert!(d.contains("Delta subagent report: two fixtures"), "{d}");
 }
 
@@ -452,7 +462,10 @@ fn mux_root_moves_the_home() {
     put(
         moved.path(),
         "sessions/e5f6a7b8c9/chat.jsonl",
-        lines(&[user("e-u1", 0, "Echo prompt under MUX_ROOT")], "e5f6a7b8c9"),
+        lines(
+            &[user("e-u1", 0, "Echo prompt under MUX_ROOT")],
+            "e5f6a7b8c9",
+        ),
     );
     let o = fx
         .home

@@ -217,7 +217,10 @@ fn config_workspaces(home: &Path, warn: &mut Vec<String>) -> Vec<(String, Value,
     }
     let bytes = match std::fs::metadata(&p) {
         Ok(m) if m.len() > MAX_JSON => {
-            warn.push(format!("mux config.json: {} bytes, too large, skipped", m.len()));
+            warn.push(format!(
+                "mux config.json: {} bytes, too large, skipped",
+                m.len()
+            ));
             return Vec::new();
         }
         _ => match kit::read_file(&p) {
@@ -439,20 +442,22 @@ fn partial(dir: &Path, rows: &mut Vec<Row>, b: &mut SessionBuilder) {
     let place = PARTIAL.to_string();
     let max = rows.iter().filter_map(|r| seq(&r.v)).max();
     match seq(&v) {
-        Some(n) => match rows.iter().position(|r| seq(&r.v) == Some(n)) {
-            Some(i) if parts(&v) > parts(&rows[i].v) => {
-                b.warn("the last reply is still being written (partial.json): shown as far as it goes");
-                rows[i] = Row { v, place };
-            }
-            Some(_) => {}
-            None if max.is_some_and(|m| n <= m) => b.warn(format!(
+        Some(n) => {
+            match rows.iter().position(|r| seq(&r.v) == Some(n)) {
+                Some(i) if parts(&v) > parts(&rows[i].v) => {
+                    b.warn("the last reply is still being written (partial.json): shown as far as it goes");
+                    rows[i] = Row { v, place };
+                }
+                Some(_) => {}
+                None if max.is_some_and(|m| n <= m) => b.warn(format!(
                 "partial.json is a stale reply (historySequence {n}) Mux will discard: not shown"
             )),
-            None => {
-                b.warn("the last reply is still being written (partial.json): shown as far as it goes");
-                rows.push(Row { v, place });
+                None => {
+                    b.warn("the last reply is still being written (partial.json): shown as far as it goes");
+                    rows.push(Row { v, place });
+                }
             }
-        },
+        }
         None => {
             b.warn("the last reply is still being written (partial.json, no historySequence)");
             rows.push(Row { v, place });
@@ -519,7 +524,11 @@ fn usage(u: &Value, provider: &Value) -> TokenUsage {
     let out = kit::u64_field(u, "outputTokens");
     TokenUsage {
         input_tokens: kit::u64_field(u, "inputTokens").saturating_sub(cached + written),
-        output_tokens: if out >= reasoning { out - reasoning } else { out },
+        output_tokens: if out >= reasoning {
+            out - reasoning
+        } else {
+            out
+        },
         thinking_tokens: reasoning,
         cached_tokens: cached,
         cache_write_tokens: written,
@@ -760,10 +769,14 @@ fn row(b: &mut SessionBuilder, v: &Value, place: &str) {
 /// A `dynamic-tool` part (or an AI SDK `tool-<name>` one): the call, its result after the
 /// message, and the calls a `code_execution` made inside it with their outputs.
 fn tool_part(seg: &mut Segments<'_>, p: &Value, ty: &str) {
-    let id = kit::str_field(p, "toolCallId").unwrap_or_default().to_string();
+    let id = kit::str_field(p, "toolCallId")
+        .unwrap_or_default()
+        .to_string();
     let name = match ty.strip_prefix("tool-") {
         Some(n) => n.to_string(),
-        None => kit::str_field(p, "toolName").unwrap_or_default().to_string(),
+        None => kit::str_field(p, "toolName")
+            .unwrap_or_default()
+            .to_string(),
     };
     seg.cur.tool_calls.push(ToolCall {
         tool_call_id: id.clone(),
@@ -806,9 +819,8 @@ fn tool_part(seg: &mut Segments<'_>, p: &Value, ty: &str) {
                 .to_string(),
             input: n.get("input").cloned().unwrap_or(Value::Null),
             output: done.then(|| out.map(output_text).unwrap_or_default()),
-            is_error: done.then(|| {
-                n.get("failed") == Some(&Value::Bool(true)) || out.is_some_and(failed)
-            }),
+            is_error: done
+                .then(|| n.get("failed") == Some(&Value::Bool(true)) || out.is_some_and(failed)),
             ..ToolCall::default()
         });
     }
@@ -844,6 +856,8 @@ mod tests {
             "boom\n\nerror: exit 2\n\n{\"success\":false,\"exitCode\":2}"
         );
         assert!(failed(&v));
-        assert!(!failed(&serde_json::json!({"success": true, "output": "ok"})));
+        assert!(!failed(
+            &serde_json::json!({"success": true, "output": "ok"})
+        ));
     }
 }
