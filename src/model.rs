@@ -52,10 +52,11 @@ pub enum Agent {
     Vibe,
     Grok,
     Forge,
+    Mux,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 33] = [
+    pub const ALL: [Agent; 34] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Gemini,
@@ -89,6 +90,7 @@ impl Agent {
         Agent::Vibe,
         Agent::Grok,
         Agent::Forge,
+        Agent::Mux,
     ];
 
     /// The fixed directory name under the mount root.
@@ -127,6 +129,7 @@ impl Agent {
             Agent::Vibe => "vibe",
             Agent::Grok => "grok",
             Agent::Forge => "forge",
+            Agent::Mux => "mux",
         }
     }
 

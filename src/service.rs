@@ -47,6 +47,7 @@ pub const STORE_VARS: &[&str] = &[
     "KILO_DB",
     "KIMI_SHARE_DIR",
     "MEKA_DATA_DIR",
+    "MUX_ROOT",
     "OMP_CODING_AGENT_DIR",
     "OPENCLAW_HOME",
     "OPENCLAW_STATE_DIR",
@@ -60,6 +61,7 @@ pub const STORE_VARS: &[&str] = &[
     "XDG_CACHE_HOME",
     "XDG_CONFIG_HOME",
     "XDG_DATA_HOME",
+    "XUM_ROOT",
 ];
 
 /// What a service runs: the binary, the mountpoint, the extra `--store`/`--threads-root`

@@ -43,6 +43,7 @@ pub mod kilo;
 pub mod kimi;
 pub mod kiro;
 pub mod kit;
+pub mod mux;
 pub mod opencode;
 pub mod openhands;
 pub mod pi;
@@ -460,6 +461,12 @@ pub const REGISTRY: &[Spec] = &[
         candidates: forge::candidates,
         given: as_given,
         open: |r| Box::new(forge::ForgeStore::new(r)),
+    },
+    Spec {
+        agent: Agent::Mux,
+        candidates: mux::candidates,
+        given: as_given,
+        open: |r| Box::new(mux::MuxStore::new(r)),
     },
 ];
 

@@ -149,6 +149,8 @@ pub const AGENT_VARS: &[&str] = &[
     "INDUSAGI_AGENT_DIR",
     "INDUSAGI_CODING_AGENT_DIR",
     "FORGE_CONFIG",
+    "MUX_ROOT",
+    "XUM_ROOT",
 ];
 
 fn snapshot_dir(dir: &Path, out: &mut BTreeMap<PathBuf, Vec<u8>>) {
