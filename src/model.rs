@@ -51,10 +51,11 @@ pub enum Agent {
     Kiro,
     Vibe,
     Grok,
+    Neovate,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 32] = [
+    pub const ALL: [Agent; 33] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Gemini,
@@ -87,6 +88,7 @@ impl Agent {
         Agent::Kiro,
         Agent::Vibe,
         Agent::Grok,
+        Agent::Neovate,
     ];
 
     /// The fixed directory name under the mount root.
@@ -124,6 +126,7 @@ impl Agent {
             Agent::Kiro => "kiro",
             Agent::Vibe => "vibe",
             Agent::Grok => "grok",
+            Agent::Neovate => "neovate",
         }
     }
 

@@ -42,6 +42,7 @@ pub mod kilo;
 pub mod kimi;
 pub mod kiro;
 pub mod kit;
+pub mod neovate;
 pub mod opencode;
 pub mod openhands;
 pub mod pi;
@@ -453,6 +454,12 @@ pub const REGISTRY: &[Spec] = &[
         candidates: grok::candidates,
         given: as_given,
         open: |r| Box::new(grok::GrokStore::new(r)),
+    },
+    Spec {
+        agent: Agent::Neovate,
+        candidates: neovate::candidates,
+        given: as_given,
+        open: |r| Box::new(neovate::NeovateStore::new(r)),
     },
 ];
 
