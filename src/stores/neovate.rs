@@ -310,11 +310,11 @@ pub fn load(path: &Path, id: &str) -> Session {
     for (order, fork) in branches.into_iter().take(MAX_BRANCHES) {
         let mut bb = SessionBuilder::new(Agent::Neovate, "");
         render(&mut bb, &nodes, &order);
-        let leaf = order.last().and_then(|&i| nodes[i].uuid.clone());
+        // Named after its last message (a record of no known kind has no uuid).
+        let leaf = order.iter().rev().find_map(|&i| nodes[i].uuid.clone());
         let base = format!(
             "branch-{}",
-            leaf.clone()
-                .unwrap_or_else(|| format!("line-{}", order.len()))
+            leaf.clone().unwrap_or_else(|| "unnamed".to_string())
         );
         b.s.branches.push(Branch {
             name: kit::unique_name(&mut taken, &base),
