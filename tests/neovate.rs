@@ -56,7 +56,12 @@ fn write() -> Home {
         json!({"type": "config", "config": {"approvalMode": "default", "approvalTools": [],
                "summary": "Alpha: fix the parser", "pastedTextMap": {}, "pastedImageMap": {}}})
     );
-    a += &msg("u1", None, 1, json!({"role": "user", "content": "Alpha prompt: fix the parser"}));
+    a += &msg(
+        "u1",
+        None,
+        1,
+        json!({"role": "user", "content": "Alpha prompt: fix the parser"}),
+    );
     a += &msg(
         "r1",
         Some("u1"),
@@ -70,7 +75,12 @@ fn write() -> Home {
             (1200, 80),
         ),
     );
-    a += &msg("t1", Some("r1"), 3, result("call_a1", "bash", "alpha-output: 3 tests failed", false));
+    a += &msg(
+        "t1",
+        Some("r1"),
+        3,
+        result("call_a1", "bash", "alpha-output: 3 tests failed", false),
+    );
     a += &msg(
         "r2",
         Some("t1"),
@@ -81,14 +91,28 @@ fn write() -> Home {
             (1300, 20),
         ),
     );
-    a += &msg("t2", Some("r2"), 5, result("call_a2", "read", "alpha-error: no such file", true));
+    a += &msg(
+        "t2",
+        Some("r2"),
+        5,
+        result("call_a2", "read", "alpha-error: no such file", true),
+    );
     a += &msg(
         "r3",
         Some("t2"),
         6,
-        reply("Alpha reply two: fixed", json!([{"type": "text", "text": "Alpha reply two: fixed"}]), (1400, 30)),
+        reply(
+            "Alpha reply two: fixed",
+            json!([{"type": "text", "text": "Alpha reply two: fixed"}]),
+            (1400, 30),
+        ),
     );
-    a += &msg("s1", Some("r3"), 7, json!({"role": "user", "content": "<bash-input>git status</bash-input>"}));
+    a += &msg(
+        "s1",
+        Some("r3"),
+        7,
+        json!({"role": "user", "content": "<bash-input>git status</bash-input>"}),
+    );
     a += &msg(
         "s2",
         Some("s1"),
@@ -101,28 +125,59 @@ fn write() -> Home {
         9,
         json!({"role": "user", "hidden": true, "content": [{"type": "text", "text": "Alpha command prompt: review the diff"}]}),
     );
-    a += &msg("c1", Some("h1"), 10, json!({"role": "user", "content": "[Request interrupted by user]"}));
-    a += &msg("p2", Some("c1"), 11, json!({"role": "user", "content": "Alpha prompt three: old wording"}));
+    a += &msg(
+        "c1",
+        Some("h1"),
+        10,
+        json!({"role": "user", "content": "[Request interrupted by user]"}),
+    );
+    a += &msg(
+        "p2",
+        Some("c1"),
+        11,
+        json!({"role": "user", "content": "Alpha prompt three: old wording"}),
+    );
     a += &msg(
         "r4",
         Some("p2"),
         12,
-        reply("Alpha branch reply", json!([{"type": "text", "text": "Alpha branch reply"}]), (1500, 40)),
+        reply(
+            "Alpha branch reply",
+            json!([{"type": "text", "text": "Alpha branch reply"}]),
+            (1500, 40),
+        ),
     );
-    a += &format!("{}\n", json!({"type": "checkpoint", "note": "Alpha unknown record"}));
+    a += &format!(
+        "{}\n",
+        json!({"type": "checkpoint", "note": "Alpha unknown record"})
+    );
     // The fork: the prompt edited, a sibling of p2.
-    a += &msg("p3", Some("c1"), 13, json!({"role": "user", "content": "Alpha prompt three: new wording"}));
+    a += &msg(
+        "p3",
+        Some("c1"),
+        13,
+        json!({"role": "user", "content": "Alpha prompt three: new wording"}),
+    );
     a += &msg(
         "r5",
         Some("p3"),
         14,
-        reply("Alpha active reply", json!([{"type": "text", "text": "Alpha active reply"}]), (1600, 50)),
+        reply(
+            "Alpha active reply",
+            json!([{"type": "text", "text": "Alpha active reply"}]),
+            (1600, 50),
+        ),
     );
     a += "{\"parentUuid\":\"r5\",\"uuid\":\"torn\",\"type\":\"mess";
     put(&h, &format!("{PROJECTS}/home-dev-alpha/{A}.jsonl"), a);
 
     // --- B: compacted, and a subagent run by the task tool.
-    let mut b = msg("b1", None, 1, json!({"role": "user", "content": "Bravo prompt: explore the crate"}));
+    let mut b = msg(
+        "b1",
+        None,
+        1,
+        json!({"role": "user", "content": "Bravo prompt: explore the crate"}),
+    );
     b += &msg(
         "b2",
         Some("b1"),
@@ -147,7 +202,11 @@ fn write() -> Home {
         "b4",
         Some("b3"),
         4,
-        reply("Bravo reply before compaction", json!("Bravo reply before compaction"), (600, 20)),
+        reply(
+            "Bravo reply before compaction",
+            json!("Bravo reply before compaction"),
+            (600, 20),
+        ),
     );
     b += &msg(
         "b5",
@@ -156,32 +215,56 @@ fn write() -> Home {
         json!({"role": "user", "uiContent": "Chat history compacted successfully.",
                "content": [{"type": "text", "text": "Bravo summary: two modules were mapped"}]}),
     );
-    b += &msg("b6", Some("b5"), 6, json!({"role": "user", "content": "Bravo prompt after compaction"}));
+    b += &msg(
+        "b6",
+        Some("b5"),
+        6,
+        json!({"role": "user", "content": "Bravo prompt after compaction"}),
+    );
     b += &msg(
         "b7",
         Some("b6"),
         7,
-        reply("Bravo reply after compaction", json!([{"type": "text", "text": "Bravo reply after compaction"}]), (700, 30)),
+        reply(
+            "Bravo reply after compaction",
+            json!([{"type": "text", "text": "Bravo reply after compaction"}]),
+            (700, 30),
+        ),
     );
     put(&h, &format!("{PROJECTS}/home-dev-beta/{B}.jsonl"), b);
 
-    let mut s = msg("x1", None, 1, json!({"role": "user", "content": "Subagent prompt: list the modules"}));
+    let mut s = msg(
+        "x1",
+        None,
+        1,
+        json!({"role": "user", "content": "Subagent prompt: list the modules"}),
+    );
     s += &msg(
         "x2",
         Some("x1"),
         2,
-        reply("Subagent reply: two modules", json!([{"type": "text", "text": "Subagent reply: two modules"}]), (90, 9)),
+        reply(
+            "Subagent reply: two modules",
+            json!([{"type": "text", "text": "Subagent reply: two modules"}]),
+            (90, 9),
+        ),
     );
     put(&h, &format!("{PROJECTS}/home-dev-beta/{SUB}.jsonl"), s);
 
     // --- A file that is no JSONL at all.
-    put(&h, &format!("{PROJECTS}/home-dev-gamma/{BAD}.jsonl"), b"\x00\xff garbage\nnot json either\n");
+    put(
+        &h,
+        &format!("{PROJECTS}/home-dev-gamma/{BAD}.jsonl"),
+        b"\x00\xff garbage\nnot json either\n",
+    );
 
     // --- What is never shown.
     put(
         &h,
         ".neovate/config.json",
-        format!("{{\"provider\": {{\"anthropic\": {{\"options\": {{\"apiKey\": \"{SECRET}\"}}}}}}}}"),
+        format!(
+            "{{\"provider\": {{\"anthropic\": {{\"options\": {{\"apiKey\": \"{SECRET}\"}}}}}}}}"
+        ),
     );
     put(
         &h,
@@ -194,7 +277,10 @@ fn write() -> Home {
     put(
         &h,
         &format!("{PROJECTS}/home-dev-alpha/requests/r1.jsonl"),
-        format!("{}\n", json!({"type": "metadata", "request": {"headers": {"x-api-key": SECRET}}})),
+        format!(
+            "{}\n",
+            json!({"type": "metadata", "request": {"headers": {"x-api-key": SECRET}}})
+        ),
     );
     let mut home = home;
     home.files = common::files_under(home.path());
@@ -248,7 +334,11 @@ fn prompts_replies_reasoning_and_tool_results_land_in_their_session() {
             "Alpha active reply",
             "Alpha unknown record",
         ],
-        &["alpha-output: 3 tests failed", "alpha-error: no such file", "alpha-shell: nothing to commit"],
+        &[
+            "alpha-output: 3 tests failed",
+            "alpha-error: no such file",
+            "alpha-shell: nothing to commit",
+        ],
     );
     stores::assert_session_holds(
         &out.tree,
@@ -264,7 +354,10 @@ fn prompts_replies_reasoning_and_tool_results_land_in_their_session() {
     stores::assert_session_holds(
         &out.tree,
         &format!("neovate/{SUB}"),
-        &["Subagent prompt: list the modules", "Subagent reply: two modules"],
+        &[
+            "Subagent prompt: list the modules",
+            "Subagent reply: two modules",
+        ],
         &[] as &[&str],
     );
 }
@@ -295,7 +388,9 @@ fn messages_keep_their_kinds_and_calls_pair_with_results() {
     assert_eq!(find("git status")["kind"], "execution");
     assert_eq!(find("[Request interrupted by user]")["kind"], "event");
     // The fork's old wording is a branch, not the active path.
-    assert!(!a.iter().any(|m| m.to_string().contains("Alpha prompt three: old wording")));
+    assert!(!a
+        .iter()
+        .any(|m| m.to_string().contains("Alpha prompt three: old wording")));
     let b = messages(&out.tree, &format!("neovate/{B}"));
     let summary = b
         .iter()
@@ -321,7 +416,9 @@ fn a_fork_is_a_branch_from_the_message_it_left() {
     assert!(t.contains("Alpha branch reply"), "{t}");
     let transcript = read(&out.tree, &format!("neovate/{A}/transcript.md"));
     let (fix, active) = (
-        transcript.find("Alpha prompt: fix the parser").expect("first prompt"),
+        transcript
+            .find("Alpha prompt: fix the parser")
+            .expect("first prompt"),
         transcript.find("Alpha active reply").expect("active reply"),
     );
     assert!(fix < active);
@@ -336,7 +433,12 @@ fn usage_is_per_reply_and_on_the_active_path_only() {
     assert_eq!(stores::tokens(c).0, Some(1200 + 1300 + 1400 + 1600), "{c}");
     assert_eq!(stores::tokens(c).1, Some(80 + 20 + 30 + 50), "{c}");
     let b = meta(&out.tree, &format!("neovate/{B}"));
-    assert_eq!(stores::tokens(&b["cost"]).0, Some(500 + 600 + 700), "{}", b["cost"]);
+    assert_eq!(
+        stores::tokens(&b["cost"]).0,
+        Some(500 + 600 + 700),
+        "{}",
+        b["cost"]
+    );
     assert_eq!(b["model"], "anthropic/claude-sonnet-4-20250514");
 }
 
@@ -355,7 +457,10 @@ fn a_corrupt_file_costs_a_warning_and_torn_or_unknown_lines_are_named() {
     let home = write();
     let out = render(&home);
     let bad = meta(&out.tree, &format!("neovate/{BAD}"));
-    assert!(!bad["warnings"].as_array().expect("warnings").is_empty(), "{bad}");
+    assert!(
+        !bad["warnings"].as_array().expect("warnings").is_empty(),
+        "{bad}"
+    );
     let a = meta(&out.tree, &format!("neovate/{A}"));
     let w = a["warnings"].to_string();
     assert!(w.contains("unknown record type"), "{w}");
@@ -374,7 +479,10 @@ fn keys_prompt_history_and_request_logs_are_never_shown() {
 fn doctor_names_neovate_and_where_it_found_it() {
     let home = write();
     let text = stdout(&home.sessfs(&["doctor"]));
-    assert!(text.contains(&format!("{:<9} 4 sessions", "neovate")), "{text}");
+    assert!(
+        text.contains(&format!("{:<9} 4 sessions", "neovate")),
+        "{text}"
+    );
     assert!(text.contains(".neovate/projects"), "{text}");
 }
 
@@ -399,9 +507,17 @@ fn an_appended_message_shows_within_a_second() {
     let m = Mount::new(&home, &[]);
     let t = m.path().join(format!("neovate/{B}/transcript.md"));
     assert!(stores::file_contains(&t, "Bravo reply after compaction"));
-    let file = home.path().join(PROJECTS).join(format!("home-dev-beta/{B}.jsonl"));
+    let file = home
+        .path()
+        .join(PROJECTS)
+        .join(format!("home-dev-beta/{B}.jsonl"));
     let mut text = std::fs::read_to_string(&file).expect("read");
-    text += &msg("b8", Some("b7"), 8, json!({"role": "user", "content": "Bravo fresh prompt after the mount"}));
+    text += &msg(
+        "b8",
+        Some("b7"),
+        8,
+        json!({"role": "user", "content": "Bravo fresh prompt after the mount"}),
+    );
     std::fs::write(&file, text).expect("write");
     stores::assert_within_a_second("appended message", || {
         stores::file_contains(&t, "Bravo fresh prompt after the mount")

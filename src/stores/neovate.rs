@@ -181,10 +181,7 @@ fn project_path(project: &Path) -> Option<String> {
     let data = project.parent()?.parent()?.join("data.json");
     let v = kit::read_json(&data, "neovate data.json", MAX_DATA_JSON).ok()?;
     let projects = v.get("projects")?.as_object()?;
-    let mut keys: Vec<&String> = projects
-        .keys()
-        .filter(|k| format_path(k) == name)
-        .collect();
+    let mut keys: Vec<&String> = projects.keys().filter(|k| format_path(k) == name).collect();
     keys.sort();
     keys.first().map(|k| k.to_string())
 }
@@ -208,9 +205,15 @@ impl Node {
     fn is_result(&self) -> bool {
         match self.role() {
             "tool" => true,
-            "user" => self.v.get("content").and_then(Value::as_array).is_some_and(|a| {
-                !a.is_empty() && a.iter().all(|p| kit::str_field(p, "type") == Some("tool_result"))
-            }),
+            "user" => self
+                .v
+                .get("content")
+                .and_then(Value::as_array)
+                .is_some_and(|a| {
+                    !a.is_empty()
+                        && a.iter()
+                            .all(|p| kit::str_field(p, "type") == Some("tool_result"))
+                }),
             _ => self.unknown,
         }
     }
@@ -394,7 +397,13 @@ fn plan(nodes: &[Node]) -> Plan {
 fn subagents(b: &mut SessionBuilder, nodes: &[Node]) {
     let mut seen = HashSet::new();
     for node in nodes.iter().filter(|n| n.role() == "tool") {
-        for part in node.v.get("content").and_then(Value::as_array).into_iter().flatten() {
+        for part in node
+            .v
+            .get("content")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
             let result = part.get("result").unwrap_or(&Value::Null);
             let agent = kit::str_at(result, &["metadata", "agentId"])
                 .or_else(|| kit::str_at(result, &["returnDisplay", "agentId"]));
@@ -639,13 +648,16 @@ fn assistant(
     if text.is_empty() {
         text = kit::str_field(v, "text").unwrap_or_default().to_string();
     }
-    let usage = v.get("usage").filter(|u| u.is_object()).map(|u| TokenUsage {
-        input_tokens: kit::u64_field(u, "input_tokens"),
-        output_tokens: kit::u64_field(u, "output_tokens"),
-        cached_tokens: kit::u64_field(u, "cache_read_input_tokens"),
-        cache_write_tokens: kit::u64_field(u, "cache_creation_input_tokens"),
-        ..TokenUsage::default()
-    });
+    let usage = v
+        .get("usage")
+        .filter(|u| u.is_object())
+        .map(|u| TokenUsage {
+            input_tokens: kit::u64_field(u, "input_tokens"),
+            output_tokens: kit::u64_field(u, "output_tokens"),
+            cached_tokens: kit::u64_field(u, "cache_read_input_tokens"),
+            cache_write_tokens: kit::u64_field(u, "cache_creation_input_tokens"),
+            ..TokenUsage::default()
+        });
     b.push(Message {
         role: Role::Assistant,
         content: text,
