@@ -53,10 +53,11 @@ pub enum Agent {
     Grok,
     Forge,
     Mux,
+    Neovate,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 34] = [
+    pub const ALL: [Agent; 35] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Gemini,
@@ -91,6 +92,7 @@ impl Agent {
         Agent::Grok,
         Agent::Forge,
         Agent::Mux,
+        Agent::Neovate,
     ];
 
     /// The fixed directory name under the mount root.
@@ -130,6 +132,7 @@ impl Agent {
             Agent::Grok => "grok",
             Agent::Forge => "forge",
             Agent::Mux => "mux",
+            Agent::Neovate => "neovate",
         }
     }
 

@@ -44,6 +44,7 @@ pub mod kimi;
 pub mod kiro;
 pub mod kit;
 pub mod mux;
+pub mod neovate;
 pub mod opencode;
 pub mod openhands;
 pub mod pi;
@@ -467,6 +468,12 @@ pub const REGISTRY: &[Spec] = &[
         candidates: mux::candidates,
         given: as_given,
         open: |r| Box::new(mux::MuxStore::new(r)),
+    },
+    Spec {
+        agent: Agent::Neovate,
+        candidates: neovate::candidates,
+        given: as_given,
+        open: |r| Box::new(neovate::NeovateStore::new(r)),
     },
 ];
 
