@@ -107,8 +107,11 @@ fn claude_lines(path: &Path) -> Vec<String> {
     out
 }
 
-/// Lines of the user, assistant, tool and custom messages of a pi file.
-fn pi_lines(path: &Path) -> Vec<String> {
+/// Lines of the user, assistant, tool and custom messages of a pi-format file. In an
+/// OpenClaw file, a tool result whose text is the payload of a tool that threw,
+/// `{"status": "error", "error": …}`, is looked for as its error's lines (SEMANTICS,
+/// "Tools that threw").
+fn pi_lines(path: &Path, openclaw: bool) -> Vec<String> {
     let mut out = Vec::new();
     let text = String::from_utf8_lossy(&std::fs::read(path).expect("read")).into_owned();
     for line in text.lines() {
@@ -121,10 +124,17 @@ fn pi_lines(path: &Path) -> Vec<String> {
             _ => None,
         };
         let Some(m) = m else { continue };
+        let result = m.get("role").and_then(Value::as_str) == Some("toolResult");
         if let Some(Value::Array(blocks)) = m.get("content") {
             for b in blocks {
                 if let Some(t) = b.get("text").and_then(Value::as_str) {
-                    push_lines(t, &mut out);
+                    let thrown = serde_json::from_str::<Value>(t)
+                        .ok()
+                        .filter(|p| p.get("status").and_then(Value::as_str) == Some("error"));
+                    match thrown.as_ref().and_then(|p| p.get("error")?.as_str()) {
+                        Some(error) if openclaw && result => push_lines(error, &mut out),
+                        _ => push_lines(t, &mut out),
+                    }
                 }
             }
         } else {
@@ -227,7 +237,7 @@ fn every_record_line_is_greppable_in_its_session_and_transcripts_hold_no_escapes
     for (raw, dirs) in fixtures {
         let pi_format = !raw.starts_with(shapes().join("claude"));
         let lines = if pi_format {
-            pi_lines(&raw)
+            pi_lines(&raw, raw.starts_with(shapes().join("openclaw")))
         } else {
             claude_lines(&raw)
         };
