@@ -55,6 +55,13 @@
 //!   labelled `unparsed record`; a legacy document that is not JSON at all is shown whole.
 //!   A line that holds no JSON value at all is counted by the shared line reader and its
 //!   text kept in the session's `unparsed.txt`, as for every JSONL store.
+//! - **The environment Gemini CLI sends first is context, not a prompt.** A chat that
+//!   records the client's initial history (the A2A server's) begins with a `user` message
+//!   the client wrote, `<session_context>\nThis is the Gemini CLI. We are setting up the
+//!   context for our chat.…` (`getEnvironmentContext` in
+//!   `packages/core/src/utils/environmentContext.ts` at 04fbf507; older builds and the Qwen
+//!   Code fork write the same sentence without the tag). It is collapsed context labelled
+//!   `session context`: never a turn or the title.
 //! - Records are parsed into typed, borrowed structs; only tool arguments, results and
 //!   content parts (free-form by nature) are `Value`s.
 
@@ -605,6 +612,19 @@ impl Tokens {
     }
 }
 
+/// The environment the client sends before the first prompt: `<session_context>` and the
+/// sentence it opens with, `This is the <client>. We are setting up the context for our
+/// chat.` (with or without the tag, for any client name: Gemini CLI and its forks).
+fn is_session_context(text: &str) -> bool {
+    let t = text.trim_start();
+    let t = t.strip_prefix("<session_context>").unwrap_or(t).trim_start();
+    t.strip_prefix("This is the ")
+        .and_then(|rest| rest.lines().next())
+        .is_some_and(|first| {
+            first.ends_with(". We are setting up the context for our chat.") && first.len() < 120
+        })
+}
+
 // ---------------------------------------------------------------------------------------
 // What cannot be read
 
@@ -784,6 +804,15 @@ fn to_rec(r: Record<'_>, ty: MsgType) -> Rec {
     let native_id = Some(r.id.to_string()).filter(|s| !s.is_empty());
     let mut agents = Vec::new();
     let msg = match ty {
+        MsgType::User if is_session_context(&content) => Message {
+            role: Role::System,
+            kind: MessageKind::Context,
+            label: Some("session context".into()),
+            content,
+            timestamp,
+            native_id,
+            ..Message::default()
+        },
         MsgType::User => Message {
             role: Role::User,
             content,

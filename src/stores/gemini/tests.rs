@@ -251,6 +251,40 @@ fn set_patches_metadata_and_set_messages_replaces_all() {
 }
 
 #[test]
+fn the_environment_sent_first_is_context_not_a_prompt() {
+    let tmp = tempfile::tempdir().unwrap();
+    chat(
+        tmp.path(),
+        "p",
+        "session-2026-05-01T10-00-s-1.jsonl",
+        &[
+            META,
+            r#"{"id":"c1","timestamp":"2026-05-01T10:00:01Z","type":"user","content":[{"text":"<session_context>\nThis is the Gemini CLI. We are setting up the context for our chat.\nToday's date is Friday, May 1, 2026.\nMy operating system is: linux\n</session_context>"}]}"#,
+            r#"{"id":"c2","timestamp":"2026-05-01T10:00:02Z","type":"user","content":"This is the Gemini CLI. We are setting up the context for our chat.\nMy operating system is: darwin"}"#,
+            r#"{"id":"u1","timestamp":"2026-05-01T10:00:03Z","type":"user","content":"This is the plan. We are setting up the context for our chat, then fix the bug."}"#,
+        ],
+    );
+    let s = load_one(tmp.path());
+    let kinds: Vec<(Role, MessageKind, Option<&str>)> = s
+        .messages
+        .iter()
+        .map(|m| (m.role, m.kind, m.label.as_deref()))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            (Role::System, MessageKind::Context, Some("session context")),
+            (Role::System, MessageKind::Context, Some("session context")),
+            (Role::User, MessageKind::Normal, None),
+        ]
+    );
+    assert_eq!(
+        s.title.as_deref(),
+        Some("This is the plan. We are setting up the context for our chat, then fix the bug.")
+    );
+}
+
+#[test]
 fn a_rewind_keeps_the_dropped_tail_as_a_branch() {
     let tmp = tempfile::tempdir().unwrap();
     chat(
