@@ -643,3 +643,50 @@ fn crush_changes_are_found_by_the_next_search() {
     assert_eq!(logged_search(&home, "crushtwo").0, BTreeSet::new());
     assert_eq!(logged_search(&home, "question"), (set(&[ONE, THREE]), true));
 }
+
+/// Crush names a session `New Session` when the TUI creates it and `Untitled Session` when
+/// its title generation fails; neither is a title while a prompt can name the session.
+#[test]
+fn placeholder_titles_give_way_to_the_first_prompt() {
+    let home = Home::empty();
+    let h = home.path();
+    let project = h.join("work/gamma");
+    let reg = json!({ "projects": [
+        { "path": project.to_string_lossy(), "data_dir": project.join(".crush").to_string_lossy(),
+          "last_accessed": "2026-01-01T10:00:00Z" },
+    ]});
+    put(h, ".local/share/crush/projects.json", reg.to_string());
+    let c = new_db(&project.join(".crush/crush.db"));
+    let t = 1_767_000_000;
+    let ids = [
+        ("e5000000-0000-4000-8000-000000000005", "New Session"),
+        ("e5000000-0000-4000-8000-000000000006", "Untitled Session"),
+        ("e5000000-0000-4000-8000-000000000007", "New Session"),
+        ("e5000000-0000-4000-8000-000000000008", "New Session plan"),
+    ];
+    for (id, title) in ids {
+        session(&c, id, None, title, 0, 0, 0.0, t);
+    }
+    for (n, (id, _)) in ids.iter().enumerate().filter(|(n, _)| *n != 2) {
+        msg(
+            &c,
+            id,
+            &format!("msg-e-{n}"),
+            "user",
+            vec![
+                text(&format!("Fix the flaky login test {n}\nplease")),
+                finish("stop"),
+            ],
+            t,
+        );
+    }
+    drop(c);
+    let out = stores::render(&home, "sessfs-crush", &[]);
+    let title = |id: &str| meta(&out.tree, &format!("crush/{id}"))["title"].clone();
+    assert_eq!(title(ids[0].0), "Fix the flaky login test 0");
+    assert_eq!(title(ids[1].0), "Fix the flaky login test 1");
+    // No prompt to name it: the placeholder stays.
+    assert_eq!(title(ids[2].0), "New Session");
+    // A title the user or the model gave is kept, whatever it starts with.
+    assert_eq!(title(ids[3].0), "New Session plan");
+}

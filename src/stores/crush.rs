@@ -453,6 +453,11 @@ fn row_cost(raw: &Raw) -> f64 {
         .unwrap_or(0.0)
 }
 
+/// The names Crush gives a session before (or instead of) a generated title: the TUI
+/// creates sessions as `New Session`, and `DefaultSessionName` (`Untitled Session`,
+/// `internal/agent/agent.go`) is what a failed title generation leaves.
+const PLACEHOLDER_TITLES: &[&str] = &["New Session", "Untitled Session"];
+
 fn build(raw: &Raw, db: &Path, version: &Option<String>) -> Session {
     let mut b = SessionBuilder::new(Agent::Crush, raw.id.clone());
     b.s.source = source(db, version.clone());
@@ -466,7 +471,9 @@ fn build(raw: &Raw, db: &Path, version: &Option<String>) -> Session {
     let mut summary_id = None;
     if let Some(row) = raw.session.as_deref() {
         let get = |n: &str| cell(row, &SESSION_COLUMNS, n);
-        b.s.title = get("title").non_empty().filter(|t| !t.trim().is_empty());
+        b.title_or_placeholder(get("title").non_empty(), |t| {
+            PLACEHOLDER_TITLES.contains(&t)
+        });
         b.s.created_at = get("created_at").time();
         b.s.updated_at = get("updated_at").time();
         summary_id = get("summary_message_id").non_empty();

@@ -216,10 +216,7 @@ pub fn load_session(path: &Path, id: &str) -> Session {
     let mut b = SessionBuilder::new(AGENT, id);
     b.s.source.format = "droid-jsonl".into();
     b.s.source.paths.push(path.to_path_buf());
-    let mut r = Reader {
-        b,
-        placeholder: None,
-    };
+    let mut r = Reader { b };
     let scanned = jsonl::read_records(path, |pos, bytes| {
         let v: Value = serde_json::from_slice(bytes).map_err(|e| format!("invalid JSON: {e}"))?;
         if !v.is_object() {
@@ -228,7 +225,7 @@ pub fn load_session(path: &Path, id: &str) -> Session {
         r.record(&v, pos, bytes);
         Ok(())
     });
-    let Reader { mut b, placeholder } = r;
+    let Reader { mut b } = r;
     scanned.into_session(&mut b.s);
     let settings = read_settings(&settings_path(path), &mut b.s);
     if let Some(model) = settings.model.filter(|m| !m.is_empty()) {
@@ -249,17 +246,11 @@ pub fn load_session(path: &Path, id: &str) -> Session {
         });
     }
     link_children(path, id, &mut b.s);
-    let mut s = b.finish();
-    if s.title.is_none() {
-        s.title = placeholder;
-    }
-    s
+    b.finish()
 }
 
 struct Reader {
     b: SessionBuilder,
-    /// Droid's placeholder title, used only when no prompt gives one.
-    placeholder: Option<String>,
 }
 
 fn s<'a>(v: &'a Value, k: &str) -> Option<&'a str> {
@@ -337,13 +328,9 @@ impl Reader {
             .flatten()
             .map(str::trim)
             .find(|t| !t.is_empty());
-        match title {
-            Some(t) if t.eq_ignore_ascii_case(PLACEHOLDER_TITLE) => {
-                self.placeholder = Some(t.to_string());
-            }
-            Some(t) => self.b.s.title = Some(t.to_string()),
-            None => {}
-        }
+        self.b.title_or_placeholder(title.map(str::to_string), |t| {
+            t.eq_ignore_ascii_case(PLACEHOLDER_TITLE)
+        });
         if let Some(cwd) = s(v, "cwd").filter(|c| !c.is_empty()) {
             self.b.s.cwd = Some(cwd.to_string());
         }

@@ -617,7 +617,10 @@ impl Tokens {
 /// chat.` (with or without the tag, for any client name: Gemini CLI and its forks).
 fn is_session_context(text: &str) -> bool {
     let t = text.trim_start();
-    let t = t.strip_prefix("<session_context>").unwrap_or(t).trim_start();
+    let t = t
+        .strip_prefix("<session_context>")
+        .unwrap_or(t)
+        .trim_start();
     t.strip_prefix("This is the ")
         .and_then(|rest| rest.lines().next())
         .is_some_and(|first| {

@@ -779,10 +779,14 @@ pub fn call_arguments(
 /// - [`usage_once`](Self::usage_once) lets a store count usage once per API reply when the
 ///   format repeats a reply over several records.
 /// - [`finish`](Self::finish) sets the title from the first real prompt when the store found
-///   none, `created_at`/`updated_at` from message times when the store has none, and holds
-///   each tool output once.
+///   none (else from [`title_or_placeholder`](Self::title_or_placeholder)'s placeholder),
+///   `created_at`/`updated_at` from message times when the store has none, and holds each
+///   tool output once.
 pub struct SessionBuilder {
     pub s: Session,
+    /// An agent's name for a session it never named (`New Session`): the title only when
+    /// no prompt gives one.
+    placeholder_title: Option<String>,
     /// tool call id -> (message index, call index)
     calls: HashMap<String, (usize, usize)>,
     usage_keys: HashSet<String>,
@@ -794,9 +798,28 @@ impl SessionBuilder {
     pub fn new(agent: Agent, id: impl Into<String>) -> SessionBuilder {
         SessionBuilder {
             s: Session::new(agent, id),
+            placeholder_title: None,
             calls: HashMap::new(),
             usage_keys: HashSet::new(),
             unparsed: Unparsed::default(),
+        }
+    }
+
+    /// Take `title` as the session's title, unless `is_placeholder` says it is the name the
+    /// agent gives a session it has not named yet: then the first prompt names the session,
+    /// and the placeholder only when there is none. A blank title is no title.
+    pub fn title_or_placeholder(
+        &mut self,
+        title: Option<String>,
+        is_placeholder: impl Fn(&str) -> bool,
+    ) {
+        let Some(t) = title.filter(|t| !t.trim().is_empty()) else {
+            return;
+        };
+        if is_placeholder(t.trim()) {
+            self.placeholder_title = Some(t);
+        } else {
+            self.s.title = Some(t);
         }
     }
 
@@ -920,7 +943,8 @@ impl SessionBuilder {
                 .messages
                 .iter()
                 .filter(|m| m.role == Role::User && m.kind == MessageKind::Normal)
-                .find_map(|m| title_from_text(&m.content));
+                .find_map(|m| title_from_text(&m.content))
+                .or(self.placeholder_title.take());
         }
         let times = || s.messages.iter().filter_map(|m| m.timestamp);
         if s.created_at.is_none() {

@@ -669,6 +669,25 @@ struct Parser<'a> {
     raw: &'a Raw,
 }
 
+/// OpenCode's name for a session it has not titled: `New session - ` (`Child session - `
+/// for a subagent) and the creation time as `toISOString` writes it (`isDefaultTitle` in
+/// `packages/opencode/src/session/index.ts`). Kilo CLI keeps the same.
+fn is_default_title(t: &str) -> bool {
+    let Some(time) = t
+        .strip_prefix("New session - ")
+        .or_else(|| t.strip_prefix("Child session - "))
+    else {
+        return false;
+    };
+    // 2026-07-30T14:04:55.689Z
+    let pattern = "dddd-dd-ddTdd:dd:dd.dddZ";
+    time.len() == pattern.len()
+        && time.bytes().zip(pattern.bytes()).all(|(c, p)| match p {
+            b'd' => c.is_ascii_digit(),
+            _ => c == p,
+        })
+}
+
 fn build(agent: Agent, raw: &Raw, source: &dyn Fn(Option<String>) -> Source) -> Session {
     let info = &raw.info;
     let mut p = Parser {
@@ -678,9 +697,10 @@ fn build(agent: Agent, raw: &Raw, source: &dyn Fn(Option<String>) -> Source) -> 
     };
     p.b.s.source = source(kit::str_field(info, "version").map(str::to_string));
     p.b.s.warnings.extend(raw.warnings.iter().cloned());
-    p.b.s.title = kit::str_field(info, "title")
-        .filter(|t| !t.trim().is_empty())
-        .map(str::to_string);
+    p.b.title_or_placeholder(
+        kit::str_field(info, "title").map(str::to_string),
+        is_default_title,
+    );
     p.b.s.cwd = kit::str_field(info, "directory").map(str::to_string);
     p.b.s.created_at = ms(kit::value_at(info, &["time", "created"]));
     p.b.s.updated_at = ms(kit::value_at(info, &["time", "updated"]));

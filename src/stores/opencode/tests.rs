@@ -337,6 +337,12 @@ fn database_of_a_1_1_store_loads_with_subagent_tools_and_usage() {
     ids.sort();
     // The subagent child is nested, not listed.
     assert_eq!(ids, [OC_A, OC_B]);
+    // OpenCode's default name (`New session - <time>`) gives way to the first prompt.
+    let b = store.load(listed.iter().find(|l| l.id == OC_B).unwrap());
+    assert_eq!(
+        b.title.as_deref(),
+        Some("What does the orders route return?")
+    );
     let l = listed.iter().find(|l| l.id == OC_A).unwrap();
     let s = store.load(l);
     assert!(s.warnings.is_empty(), "{:?}", s.warnings);
@@ -506,4 +512,19 @@ fn multi_step_usage_counts_each_step_once_and_revert_is_a_branch() {
     assert_eq!(b.fork_point.as_deref(), Some("msg_2"));
     assert_eq!(b.messages.last().unwrap().text(), "undone prompt");
     assert!(s.warnings[0].contains("`hologram`"), "{:?}", s.warnings);
+}
+
+#[test]
+fn only_opencode_default_names_are_placeholders() {
+    assert!(is_default_title("New session - 2026-07-30T14:04:55.689Z"));
+    assert!(is_default_title("Child session - 2026-01-11T22:59:11.896Z"));
+    for named in [
+        "New session - planning",
+        "New session - 2026-07-30T14:04:55Z",
+        "New session - 2026-07-30T14:04:55.689Z and more",
+        "Fix the login test",
+        "",
+    ] {
+        assert!(!is_default_title(named), "{named}");
+    }
 }
