@@ -76,8 +76,18 @@ fn ts(s: i64) -> String {
 
 fn a_file() -> String {
     let mut t = ev(1, &ts(0), "session_start", start(A, "/home/dev/alpha"));
-    t += &ev(2, &ts(1), "content", human("Alpha prompt: why is the build red?", at(1)));
-    t += &ev(3, &ts(1), "session_metadata", json!({"title": "Alpha auto title"}));
+    t += &ev(
+        2,
+        &ts(1),
+        "content",
+        human("Alpha prompt: why is the build red?", at(1)),
+    );
+    t += &ev(
+        3,
+        &ts(1),
+        "session_metadata",
+        json!({"title": "Alpha auto title"}),
+    );
     t += &ev(
         4,
         &ts(5),
@@ -91,7 +101,18 @@ fn a_file() -> String {
             Some((1000, 100, 600)),
         ),
     );
-    t += &ev(5, &ts(6), "content", tool("call_a1", "read_file", "alpha-output: linker error", None, at(6)));
+    t += &ev(
+        5,
+        &ts(6),
+        "content",
+        tool(
+            "call_a1",
+            "read_file",
+            "alpha-output: linker error",
+            None,
+            at(6),
+        ),
+    );
     t += &ev(
         6,
         &ts(8),
@@ -103,9 +124,24 @@ fn a_file() -> String {
             Some((1200, 40, 1000)),
         ),
     );
-    t += &ev(7, &ts(9), "content",
-        tool("call_a2", "run_shell_command", "alpha-failed-output: make exited", Some("Command exited with code 2"), at(9)));
-    t += &ev(8, &ts(10), "session_named", json!({"name": "Alpha: red build"}));
+    t += &ev(
+        7,
+        &ts(9),
+        "content",
+        tool(
+            "call_a2",
+            "run_shell_command",
+            "alpha-failed-output: make exited",
+            Some("Command exited with code 2"),
+            at(9),
+        ),
+    );
+    t += &ev(
+        8,
+        &ts(10),
+        "session_named",
+        json!({"name": "Alpha: red build"}),
+    );
     t += &ev(9, &ts(11), "hologram", json!({"glow": 1}));
     t += &ev(
         10,
@@ -116,7 +152,12 @@ fn a_file() -> String {
                            "metadata": {"isSummary": true, "timestamp": at(12)}},
                "itemsCompressed": 5}),
     );
-    t += &ev(11, &ts(13), "session_event", json!({"severity": "error", "message": "Alpha provider timeout"}));
+    t += &ev(
+        11,
+        &ts(13),
+        "session_event",
+        json!({"severity": "error", "message": "Alpha provider timeout"}),
+    );
     t += "Alpha torn line {not json\n";
     t
 }
@@ -127,31 +168,117 @@ fn write() -> Home {
 
     // --- A: the event log, in the state directory; an older copy in ~/.llxprt/tmp.
     let a = a_file();
-    put(&h, &format!("{}/session-2026-03-01T10-00-00-aaaa1111.jsonl", chats(STATE)), &a);
+    put(
+        &h,
+        &format!(
+            "{}/session-2026-03-01T10-00-00-aaaa1111.jsonl",
+            chats(STATE)
+        ),
+        &a,
+    );
     let copy: String = a.lines().take(2).map(|l| format!("{l}\n")).collect();
-    put(&h, &format!("{}/session-2026-03-01T10-00-00-aaaa1111.jsonl", chats(LEGACY)), copy);
+    put(
+        &h,
+        &format!(
+            "{}/session-2026-03-01T10-00-00-aaaa1111.jsonl",
+            chats(LEGACY)
+        ),
+        copy,
+    );
 
     // --- B: forked from A; its first two contents are the copy (older than the fork).
     let mut t = ev(1, &ts(30), "session_start", start(B, "/home/dev/alpha"));
-    t += &ev(2, &ts(30), "session_forked",
-        json!({"parentSessionId": A, "parentSequence": 5, "checkpointId": "ck1", "checkpointName": "alpha-ckpt"}));
-    t += &ev(3, &ts(30), "content", human("Alpha prompt: why is the build red?", at(1)));
-    t += &ev(4, &ts(30), "content",
-        ai(json!([{"type": "text", "text": "Alpha reply: reading the log"}]), at(5), Some((1000, 100, 600))));
-    t += &ev(5, &ts(40), "content", human("Bravo prompt: try clang instead", at(40)));
-    t += &ev(6, &ts(45), "content",
-        ai(json!([{"type": "text", "text": "Bravo reply: clang links it"}]), at(45), Some((300, 30, 0))));
-    put(&h, &format!("{}/session-2026-03-01T10-00-30-bbbb2222.jsonl", chats(STATE)), t);
+    t += &ev(
+        2,
+        &ts(30),
+        "session_forked",
+        json!({"parentSessionId": A, "parentSequence": 5, "checkpointId": "ck1", "checkpointName": "alpha-ckpt"}),
+    );
+    t += &ev(
+        3,
+        &ts(30),
+        "content",
+        human("Alpha prompt: why is the build red?", at(1)),
+    );
+    t += &ev(
+        4,
+        &ts(30),
+        "content",
+        ai(
+            json!([{"type": "text", "text": "Alpha reply: reading the log"}]),
+            at(5),
+            Some((1000, 100, 600)),
+        ),
+    );
+    t += &ev(
+        5,
+        &ts(40),
+        "content",
+        human("Bravo prompt: try clang instead", at(40)),
+    );
+    t += &ev(
+        6,
+        &ts(45),
+        "content",
+        ai(
+            json!([{"type": "text", "text": "Bravo reply: clang links it"}]),
+            at(45),
+            Some((300, 30, 0)),
+        ),
+    );
+    put(
+        &h,
+        &format!(
+            "{}/session-2026-03-01T10-00-30-bbbb2222.jsonl",
+            chats(STATE)
+        ),
+        t,
+    );
 
     // --- C: a rewind of the last two items.
     let mut t = ev(1, &ts(50), "session_start", start(C, "/home/dev/charlie"));
     t += &ev(2, &ts(51), "content", human("Charlie prompt one", at(51)));
-    t += &ev(3, &ts(52), "content", ai(json!([{"type": "text", "text": "Charlie reply one"}]), at(52), None));
-    t += &ev(4, &ts(53), "content", human("Charlie dropped prompt", at(53)));
-    t += &ev(5, &ts(54), "content", ai(json!([{"type": "text", "text": "Charlie dropped reply"}]), at(54), None));
+    t += &ev(
+        3,
+        &ts(52),
+        "content",
+        ai(
+            json!([{"type": "text", "text": "Charlie reply one"}]),
+            at(52),
+            None,
+        ),
+    );
+    t += &ev(
+        4,
+        &ts(53),
+        "content",
+        human("Charlie dropped prompt", at(53)),
+    );
+    t += &ev(
+        5,
+        &ts(54),
+        "content",
+        ai(
+            json!([{"type": "text", "text": "Charlie dropped reply"}]),
+            at(54),
+            None,
+        ),
+    );
     t += &ev(6, &ts(55), "rewind", json!({"itemsRemoved": 2}));
-    t += &ev(7, &ts(56), "content", human("Charlie prompt after rewind", at(56)));
-    put(&h, &format!("{}/session-2026-03-01T10-00-50-cccc3333.jsonl", chats(STATE)), t);
+    t += &ev(
+        7,
+        &ts(56),
+        "content",
+        human("Charlie prompt after rewind", at(56)),
+    );
+    put(
+        &h,
+        &format!(
+            "{}/session-2026-03-01T10-00-50-cccc3333.jsonl",
+            chats(STATE)
+        ),
+        t,
+    );
 
     // --- D: a 0.8.x document in ~/.llxprt/tmp, pretty-printed as LLxprt writes it.
     let doc = json!({
@@ -169,7 +296,10 @@ fn write() -> Home {
     });
     put(
         &h,
-        &format!("{}/persisted-session-2026-01-20T16-45-00-000Z.json", chats(LEGACY)),
+        &format!(
+            "{}/persisted-session-2026-01-20T16-45-00-000Z.json",
+            chats(LEGACY)
+        ),
         serde_json::to_vec_pretty(&doc).expect("json"),
     );
     // --- E: a document cut short mid-write.
@@ -180,11 +310,23 @@ fn write() -> Home {
     );
 
     // Credentials and files that are not sessions.
-    put(&h, ".llxprt/oauth_creds.json", format!("{{\"access_token\": \"{SECRET}\"}}"));
+    put(
+        &h,
+        ".llxprt/oauth_creds.json",
+        format!("{{\"access_token\": \"{SECRET}\"}}"),
+    );
     put(&h, ".llxprt/keys/anthropic.key", SECRET);
     put(&h, ".llxprt/.env", format!("OPENAI_API_KEY={SECRET}\n"));
-    put(&h, ".local/share/llxprt-code/provider_accounts.json", format!("{{\"key\": \"{SECRET}\"}}"));
-    put(&h, &format!("{LEGACY}/{HASH}/logs.json"), format!("[{{\"message\": \"{SECRET}\"}}]"));
+    put(
+        &h,
+        ".local/share/llxprt-code/provider_accounts.json",
+        format!("{{\"key\": \"{SECRET}\"}}"),
+    );
+    put(
+        &h,
+        &format!("{LEGACY}/{HASH}/logs.json"),
+        format!("[{{\"message\": \"{SECRET}\"}}]"),
+    );
     put(&h, &format!("{}/{A}.lock", chats(STATE)), SECRET);
     let mut home = home;
     home.files = common::files_under(home.path());
@@ -209,12 +351,18 @@ fn check_tree(tree: &Path) {
             "Alpha provider timeout",
             "Alpha torn line",
         ],
-        &["alpha-output: linker error", "alpha-failed-output: make exited"],
+        &[
+            "alpha-output: linker error",
+            "alpha-failed-output: make exited",
+        ],
     );
     stores::assert_session_holds(
         tree,
         &format!("llxprt/{B}"),
-        &["Bravo prompt: try clang instead", "Bravo reply: clang links it"],
+        &[
+            "Bravo prompt: try clang instead",
+            "Bravo reply: clang links it",
+        ],
         &[] as &[&str],
     );
     stores::assert_session_holds(
@@ -272,9 +420,13 @@ fn calls_pair_with_results_and_a_failed_one_is_an_error() {
             ("call_a2".into(), "run_shell_command".into(), true),
         ]
     );
-    let failed = std::fs::read_to_string(dir.join("tools/0002-run_shell_command.md")).expect("tool");
+    let failed =
+        std::fs::read_to_string(dir.join("tools/0002-run_shell_command.md")).expect("tool");
     assert!(failed.contains("Command exited with code 2"), "{failed}");
-    assert!(failed.contains("alpha-failed-output: make exited"), "{failed}");
+    assert!(
+        failed.contains("alpha-failed-output: make exited"),
+        "{failed}"
+    );
 }
 
 #[test]
@@ -289,7 +441,12 @@ fn titles_cwd_model_usage_and_warnings_come_from_the_events() {
     assert_eq!(a["createdAt"], "2026-03-01T10:00:00.000Z");
     // (1000 - 600) + (1200 - 1000) in, 100 + 40 out, 600 + 1000 cache reads.
     let (i, o, r, _) = stores::tokens(&a["cost"]);
-    assert_eq!((i, o, r), (Some(600), Some(140), Some(1600)), "{}", a["cost"]);
+    assert_eq!(
+        (i, o, r),
+        (Some(600), Some(140), Some(1600)),
+        "{}",
+        a["cost"]
+    );
     let w = a["warnings"].to_string();
     assert!(w.contains("hologram"), "{w}");
     assert!(w.contains("unparsed.txt"), "{w}");
@@ -318,7 +475,12 @@ fn a_rewind_keeps_what_it_dropped_as_a_branch() {
     assert!(t.contains("Charlie prompt one") && t.contains("Charlie prompt after rewind"));
     assert!(!t.contains("Charlie dropped prompt"), "{t}");
     let c = meta(&out.tree, &format!("llxprt/{C}"));
-    assert_eq!(c["branches"].as_array().map(Vec::len), Some(1), "{}", c["branches"]);
+    assert_eq!(
+        c["branches"].as_array().map(Vec::len),
+        Some(1),
+        "{}",
+        c["branches"]
+    );
     let branch = format!("llxprt/{C}/branches");
     assert_eq!(
         stores::holding(&out.tree, "Charlie dropped reply", &branch),
@@ -331,7 +493,10 @@ fn a_torn_document_costs_a_warning_and_the_others_still_load() {
     let home = write();
     let out = render(&home);
     let e = meta(&out.tree, "llxprt/eeee5555-torn");
-    assert!(!e["warnings"].as_array().expect("warnings").is_empty(), "{e}");
+    assert!(
+        !e["warnings"].as_array().expect("warnings").is_empty(),
+        "{e}"
+    );
     check_tree(&out.tree);
 }
 
@@ -376,7 +541,12 @@ fn an_appended_event_shows_within_a_second() {
         .join(chats(STATE))
         .join("session-2026-03-01T10-00-50-cccc3333.jsonl");
     let mut text = std::fs::read_to_string(&file).expect("read");
-    text += &ev(8, &ts(58), "content", human("Charlie fresh prompt after the mount", at(58)));
+    text += &ev(
+        8,
+        &ts(58),
+        "content",
+        human("Charlie fresh prompt after the mount", at(58)),
+    );
     std::fs::write(&file, text).expect("write");
     stores::assert_within_a_second("appended event", || {
         stores::file_contains(&t, "Charlie fresh prompt after the mount")

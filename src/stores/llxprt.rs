@@ -94,7 +94,10 @@ pub fn candidates(env: &Env) -> Vec<Root> {
                 ("LLXPRT_CONFIG_HOME", "tmp"),
                 ("XDG_STATE_HOME", "llxprt-code/tmp"),
             ],
-            defaults: &[".local/state/llxprt-code/tmp", "Library/Logs/llxprt-code/tmp"],
+            defaults: &[
+                ".local/state/llxprt-code/tmp",
+                "Library/Logs/llxprt-code/tmp",
+            ],
             spec: &[],
         },
     );
@@ -127,7 +130,9 @@ enum Kind {
 
 fn kind_of(name: &str) -> Option<(Kind, &str)> {
     if let Some(stem) = name.strip_suffix(".jsonl.gz") {
-        return stem.starts_with("session-").then_some((Kind::Archive, stem));
+        return stem
+            .starts_with("session-")
+            .then_some((Kind::Archive, stem));
     }
     if let Some(stem) = name.strip_suffix(".jsonl") {
         return stem.starts_with("session-").then_some((Kind::Events, stem));
@@ -502,7 +507,8 @@ impl Reader {
                 messages: before,
             });
         }
-        self.b.event(format!("rewind: {n} history items removed"), ts);
+        self.b
+            .event(format!("rewind: {n} history items removed"), ts);
     }
 
     /// One `IContent`: a prompt, a reply, tool results, or the compaction summary.
@@ -521,7 +527,12 @@ impl Reader {
         let mut calls = Vec::new();
         let mut results = Vec::new();
         let mut unknown = Vec::new();
-        for block in c.get("blocks").and_then(Value::as_array).into_iter().flatten() {
+        for block in c
+            .get("blocks")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
             match kit::str_field(block, "type").unwrap_or_default() {
                 "text" => push_text(&mut text, kit::str_field(block, "text").unwrap_or("")),
                 "code" => {
@@ -539,7 +550,9 @@ impl Reader {
                 },
                 "tool_call" => calls.push(ToolCall {
                     tool_call_id: kit::str_field(block, "id").unwrap_or_default().to_string(),
-                    tool_name: kit::str_field(block, "name").unwrap_or_default().to_string(),
+                    tool_name: kit::str_field(block, "name")
+                        .unwrap_or_default()
+                        .to_string(),
                     input: block.get("parameters").cloned().unwrap_or(Value::Null),
                     ..ToolCall::default()
                 }),
@@ -786,14 +799,21 @@ mod tests {
     #[test]
     fn cache_and_reasoning_are_taken_out_once() {
         // Anthropic: prompt includes cache reads and writes; total = prompt + completion.
-        let u = usage(&serde_json::json!({"promptTokens": 100, "completionTokens": 20,
-            "totalTokens": 120, "cache_read_input_tokens": 60, "cache_creation_input_tokens": 10}))
+        let u = usage(
+            &serde_json::json!({"promptTokens": 100, "completionTokens": 20,
+            "totalTokens": 120, "cache_read_input_tokens": 60, "cache_creation_input_tokens": 10}),
+        )
         .expect("usage");
-        assert_eq!((u.input_tokens, u.cached_tokens, u.cache_write_tokens), (30, 60, 10));
+        assert_eq!(
+            (u.input_tokens, u.cached_tokens, u.cache_write_tokens),
+            (30, 60, 10)
+        );
         assert_eq!((u.output_tokens, u.thinking_tokens), (20, 0));
         // OpenAI: reasoning inside the completion count.
-        let u = usage(&serde_json::json!({"promptTokens": 50, "completionTokens": 30,
-            "totalTokens": 80, "cachedTokens": 20, "reasoningTokens": 12}))
+        let u = usage(
+            &serde_json::json!({"promptTokens": 50, "completionTokens": 30,
+            "totalTokens": 80, "cachedTokens": 20, "reasoningTokens": 12}),
+        )
         .expect("usage");
         assert_eq!((u.input_tokens, u.cached_tokens), (30, 20));
         assert_eq!((u.output_tokens, u.thinking_tokens), (18, 12));
