@@ -46,6 +46,8 @@ pub const STORE_VARS: &[&str] = &[
     "INDUSAGI_DIR",
     "KILO_DB",
     "KIMI_SHARE_DIR",
+    "LLXPRT_CONFIG_HOME",
+    "LLXPRT_LOG_HOME",
     "MEKA_DATA_DIR",
     "MUX_ROOT",
     "OMP_CODING_AGENT_DIR",
@@ -61,6 +63,7 @@ pub const STORE_VARS: &[&str] = &[
     "XDG_CACHE_HOME",
     "XDG_CONFIG_HOME",
     "XDG_DATA_HOME",
+    "XDG_STATE_HOME",
     "XUM_ROOT",
 ];
 

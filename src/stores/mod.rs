@@ -43,6 +43,7 @@ pub mod kilo;
 pub mod kimi;
 pub mod kiro;
 pub mod kit;
+pub mod llxprt;
 pub mod mux;
 pub mod neovate;
 pub mod opencode;
@@ -474,6 +475,12 @@ pub const REGISTRY: &[Spec] = &[
         candidates: neovate::candidates,
         given: as_given,
         open: |r| Box::new(neovate::NeovateStore::new(r)),
+    },
+    Spec {
+        agent: Agent::Llxprt,
+        candidates: llxprt::candidates,
+        given: as_given,
+        open: |r| Box::new(llxprt::LlxprtStore::new(r)),
     },
 ];
 
