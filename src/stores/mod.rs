@@ -25,6 +25,7 @@ pub mod atsf;
 pub mod claude;
 pub mod cline;
 pub mod cline_sdk;
+pub mod codebuff;
 pub mod codex;
 pub mod r#continue;
 pub mod copilot;
@@ -474,6 +475,12 @@ pub const REGISTRY: &[Spec] = &[
         candidates: neovate::candidates,
         given: as_given,
         open: |r| Box::new(neovate::NeovateStore::new(r)),
+    },
+    Spec {
+        agent: Agent::Codebuff,
+        candidates: codebuff::candidates,
+        given: as_given,
+        open: |r| Box::new(codebuff::CodebuffStore::new(r)),
     },
 ];
 
