@@ -55,10 +55,11 @@ pub enum Agent {
     Mux,
     Neovate,
     Llxprt,
+    Codebuff,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 36] = [
+    pub const ALL: [Agent; 37] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Gemini,
@@ -95,6 +96,7 @@ impl Agent {
         Agent::Mux,
         Agent::Neovate,
         Agent::Llxprt,
+        Agent::Codebuff,
     ];
 
     /// The fixed directory name under the mount root.
@@ -136,6 +138,7 @@ impl Agent {
             Agent::Mux => "mux",
             Agent::Neovate => "neovate",
             Agent::Llxprt => "llxprt",
+            Agent::Codebuff => "codebuff",
         }
     }
 

@@ -25,6 +25,7 @@ pub mod atsf;
 pub mod claude;
 pub mod cline;
 pub mod cline_sdk;
+pub mod codebuff;
 pub mod codex;
 pub mod r#continue;
 pub mod copilot;
@@ -481,6 +482,12 @@ pub const REGISTRY: &[Spec] = &[
         candidates: llxprt::candidates,
         given: as_given,
         open: |r| Box::new(llxprt::LlxprtStore::new(r)),
+    },
+    Spec {
+        agent: Agent::Codebuff,
+        candidates: codebuff::candidates,
+        given: as_given,
+        open: |r| Box::new(codebuff::CodebuffStore::new(r)),
     },
 ];
 
