@@ -54,10 +54,11 @@ pub enum Agent {
     Forge,
     Mux,
     Neovate,
+    Kode,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 35] = [
+    pub const ALL: [Agent; 36] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Gemini,
@@ -93,6 +94,7 @@ impl Agent {
         Agent::Forge,
         Agent::Mux,
         Agent::Neovate,
+        Agent::Kode,
     ];
 
     /// The fixed directory name under the mount root.
@@ -133,6 +135,7 @@ impl Agent {
             Agent::Forge => "forge",
             Agent::Mux => "mux",
             Agent::Neovate => "neovate",
+            Agent::Kode => "kode",
         }
     }
 

@@ -42,6 +42,7 @@ pub mod jsonl;
 pub mod kilo;
 pub mod kimi;
 pub mod kiro;
+pub mod kode;
 pub mod kit;
 pub mod mux;
 pub mod neovate;
@@ -474,6 +475,12 @@ pub const REGISTRY: &[Spec] = &[
         candidates: neovate::candidates,
         given: as_given,
         open: |r| Box::new(neovate::NeovateStore::new(r)),
+    },
+    Spec {
+        agent: Agent::Kode,
+        candidates: kode::candidates,
+        given: as_given,
+        open: |r| Box::new(kode::KodeStore::new(r)),
     },
 ];
 
