@@ -130,7 +130,10 @@ fn write() -> Home {
         "{}\n",
         json!({"type": "custom-title", "sessionId": A, "customTitle": "Alpha: fix the parser"})
     );
-    a += &format!("{}\n", json!({"type": "tag", "sessionId": A, "tag": "bugfix"}));
+    a += &format!(
+        "{}\n",
+        json!({"type": "tag", "sessionId": A, "tag": "bugfix"})
+    );
     put(&h, &format!(".kode/projects/-home-dev-alpha/{A}.jsonl"), a);
 
     let side = |ty: &str, uuid: &str, parent: Option<&str>, message: Value| {
@@ -172,16 +175,32 @@ fn write() -> Home {
     let w = "2026-03-05T10:07:30.000Z";
     let cwd = "/home/dev/beta";
     let log = json!([
-        element(json!({"type": "user", "uuid": "l1",
-            "message": {"role": "user", "content": "Bravo prompt: explore the crate"}}), cwd, w),
-        element(json!({"type": "assistant", "uuid": "l2", "costUSD": 0.0125, "durationMs": 900,
+        element(
+            json!({"type": "user", "uuid": "l1",
+            "message": {"role": "user", "content": "Bravo prompt: explore the crate"}}),
+            cwd,
+            w
+        ),
+        element(
+            json!({"type": "assistant", "uuid": "l2", "costUSD": 0.0125, "durationMs": 900,
             "message": assistant("msg_l2", json!([{"type": "tool_use", "id": "toolu_l1", "name": "Task",
-                "input": {"description": "Map modules", "prompt": "List the modules"}}]), (500, 10))}), cwd, w),
-        element(json!({"type": "user", "uuid": "l3",
+                "input": {"description": "Map modules", "prompt": "List the modules"}}]), (500, 10))}),
+            cwd,
+            w
+        ),
+        element(
+            json!({"type": "user", "uuid": "l3",
             "toolUseResult": {"data": [{"type": "text", "text": "Bravo subagent report"}], "resultForAssistant": "x"},
-            "message": tool_result("toolu_l1", "Bravo subagent report: two modules", false)}), cwd, w),
-        element(json!({"type": "assistant", "uuid": "l4", "costUSD": 0.0042, "durationMs": 400,
-            "message": assistant("msg_l4", json!([{"type": "text", "text": "Bravo reply: src and tests"}]), (600, 20))}), cwd, w),
+            "message": tool_result("toolu_l1", "Bravo subagent report: two modules", false)}),
+            cwd,
+            w
+        ),
+        element(
+            json!({"type": "assistant", "uuid": "l4", "costUSD": 0.0042, "durationMs": 400,
+            "message": assistant("msg_l4", json!([{"type": "text", "text": "Bravo reply: src and tests"}]), (600, 20))}),
+            cwd,
+            w
+        ),
     ]);
     put(
         &h,
@@ -189,10 +208,18 @@ fn write() -> Home {
         serde_json::to_vec_pretty(&log).expect("json"),
     );
     let sidechain = json!([
-        element(json!({"type": "user", "uuid": "s1",
-            "message": {"role": "user", "content": "List the modules"}}), cwd, w),
-        element(json!({"type": "assistant", "uuid": "s2", "costUSD": 0.001, "durationMs": 100,
-            "message": assistant("msg_s2", json!([{"type": "text", "text": "Sidechain reply: src and tests dirs"}]), (70, 7))}), cwd, w),
+        element(
+            json!({"type": "user", "uuid": "s1",
+            "message": {"role": "user", "content": "List the modules"}}),
+            cwd,
+            w
+        ),
+        element(
+            json!({"type": "assistant", "uuid": "s2", "costUSD": 0.001, "durationMs": 100,
+            "message": assistant("msg_s2", json!([{"type": "text", "text": "Sidechain reply: src and tests dirs"}]), (70, 7))}),
+            cwd,
+            w
+        ),
     ]);
     put(
         &h,
@@ -204,14 +231,26 @@ fn write() -> Home {
     let w = "2025-09-01T08:01:00.000Z";
     let cwd = "/home/dev/delta";
     let old = json!([
-        element(json!({"type": "user", "uuid": "o1",
-            "message": {"role": "user", "content": "Delta prompt: summarise the README"}}), cwd, w),
-        element(json!({"type": "progress", "uuid": "o2", "toolUseID": "toolu_o1",
+        element(
+            json!({"type": "user", "uuid": "o1",
+            "message": {"role": "user", "content": "Delta prompt: summarise the README"}}),
+            cwd,
+            w
+        ),
+        element(
+            json!({"type": "progress", "uuid": "o2", "toolUseID": "toolu_o1",
             "siblingToolUseIDs": {}, "tools": [], "normalizedMessages": [],
             "content": {"type": "assistant", "uuid": "o2c", "costUSD": 0, "durationMs": 0,
-                "message": assistant("msg_o2", json!([{"type": "text", "text": "Delta progress"}]), (0, 0))}}), cwd, w),
-        element(json!({"type": "assistant", "uuid": "o3", "costUSD": 0.002, "durationMs": 300,
-            "message": assistant("msg_o3", json!([{"type": "text", "text": "Delta reply: it is a CLI"}]), (300, 15))}), cwd, w),
+                "message": assistant("msg_o2", json!([{"type": "text", "text": "Delta progress"}]), (0, 0))}}),
+            cwd,
+            w
+        ),
+        element(
+            json!({"type": "assistant", "uuid": "o3", "costUSD": 0.002, "durationMs": 300,
+            "message": assistant("msg_o3", json!([{"type": "text", "text": "Delta reply: it is a CLI"}]), (300, 15))}),
+            cwd,
+            w
+        ),
     ]);
     put(
         &h,
@@ -253,7 +292,12 @@ fn render(home: &Home) -> Rendered {
     stores::render(
         home,
         "sessfs-kode",
-        &["KODE_CONFIG_DIR", "KODE_LOG_ROOT", "KODE_LEGACY_CACHE_ROOT", "XDG_CACHE_HOME"],
+        &[
+            "KODE_CONFIG_DIR",
+            "KODE_LOG_ROOT",
+            "KODE_LEGACY_CACHE_ROOT",
+            "XDG_CACHE_HOME",
+        ],
     )
 }
 
@@ -325,7 +369,10 @@ fn prompts_replies_reasoning_and_tool_results_land_in_their_session() {
     stores::assert_session_holds(
         &out.tree,
         &format!("kode/{OLD}"),
-        &["Delta prompt: summarise the README", "Delta reply: it is a CLI"],
+        &[
+            "Delta prompt: summarise the README",
+            "Delta reply: it is a CLI",
+        ],
         &[] as &[&str],
     );
     // Each array element is a record of its own, once, in order.
@@ -364,13 +411,28 @@ fn usage_model_and_cost_are_per_reply() {
     let home = write();
     let out = render(&home);
     let a = meta(&out.tree, &format!("kode/{A}"));
-    assert_eq!(stores::tokens(&a["cost"]).0, Some(1200 + 1300 + 1400), "{}", a["cost"]);
-    assert_eq!(stores::tokens(&a["cost"]).1, Some(80 + 20 + 30), "{}", a["cost"]);
+    assert_eq!(
+        stores::tokens(&a["cost"]).0,
+        Some(1200 + 1300 + 1400),
+        "{}",
+        a["cost"]
+    );
+    assert_eq!(
+        stores::tokens(&a["cost"]).1,
+        Some(80 + 20 + 30),
+        "{}",
+        a["cost"]
+    );
     assert_eq!(a["model"], "claude-sonnet-4-5-20250929");
     let l = messages(&out.tree, &format!("kode/{LOG}"));
     assert_eq!(find(&l, "Bravo reply: src and tests")["cost"], 0.0042);
     let lm = meta(&out.tree, &format!("kode/{LOG}"));
-    assert_eq!(stores::tokens(&lm["cost"]).0, Some(500 + 600), "{}", lm["cost"]);
+    assert_eq!(
+        stores::tokens(&lm["cost"]).0,
+        Some(500 + 600),
+        "{}",
+        lm["cost"]
+    );
 }
 
 #[test]
@@ -378,7 +440,11 @@ fn subagents_hang_off_their_session() {
     let home = write();
     let out = render(&home);
     let a = meta(&out.tree, &format!("kode/{A}"));
-    assert!(a["subagents"].to_string().contains(SUB), "{}", a["subagents"]);
+    assert!(
+        a["subagents"].to_string().contains(SUB),
+        "{}",
+        a["subagents"]
+    );
     let l = meta(&out.tree, &format!("kode/{LOG}"));
     let subs = l["subagents"].to_string();
     assert!(subs.contains("sidechain-1"), "{subs}");
@@ -418,7 +484,10 @@ fn keys_and_error_logs_are_never_shown() {
 fn doctor_names_kode_and_where_it_found_it() {
     let home = write();
     let text = stdout(&home.sessfs(&["doctor"]));
-    assert!(text.contains(&format!("{:<9} 5 sessions", "kode")), "{text}");
+    assert!(
+        text.contains(&format!("{:<9} 5 sessions", "kode")),
+        "{text}"
+    );
     assert!(text.contains(".kode"), "{text}");
 }
 

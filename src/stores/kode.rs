@@ -276,7 +276,8 @@ fn load_log(listed: &Listed) -> Session {
             .flat_map(|m| m.tool_calls.iter())
             .find(|t| {
                 prompt.as_deref().is_some_and(|p| {
-                    !p.is_empty() && t.input.get("prompt").and_then(Value::as_str).map(str::trim) == Some(p)
+                    !p.is_empty()
+                        && t.input.get("prompt").and_then(Value::as_str).map(str::trim) == Some(p)
                 })
             });
         let description = call
@@ -310,7 +311,10 @@ fn load_array(path: &Path, id: &str, parent: Option<String>) -> Session {
     };
     let bytes = match std::fs::metadata(path) {
         Ok(m) if m.len() > MAX_LOG_BYTES => {
-            return fail(format!("{name}: {} bytes, too large to parse, skipped", m.len()))
+            return fail(format!(
+                "{name}: {} bytes, too large to parse, skipped",
+                m.len()
+            ))
         }
         Ok(_) => match kit::read_file(path) {
             Ok(b) => b,
@@ -323,9 +327,14 @@ fn load_array(path: &Path, id: &str, parent: Option<String>) -> Session {
             "{name}: not a JSON array; its raw text is in {}",
             super::jsonl::UNPARSED_FILE
         ));
-        let text: String = String::from_utf8_lossy(&bytes).chars().take(64 * 1024).collect();
-        s.extra_files
-            .push((super::jsonl::UNPARSED_FILE.into(), format!("{name}: not a JSON array\n{text}\n")));
+        let text: String = String::from_utf8_lossy(&bytes)
+            .chars()
+            .take(64 * 1024)
+            .collect();
+        s.extra_files.push((
+            super::jsonl::UNPARSED_FILE.into(),
+            format!("{name}: not a JSON array\n{text}\n"),
+        ));
         return s;
     };
     let mut progress = 0usize;
@@ -339,7 +348,12 @@ fn load_array(path: &Path, id: &str, parent: Option<String>) -> Session {
             objects.push(serde_json::to_vec(&v).map_err(|e| e.to_string()));
             continue;
         };
-        if let Some(t) = o.remove("timestamp").as_ref().and_then(Value::as_str).and_then(kit::parse_rfc3339) {
+        if let Some(t) = o
+            .remove("timestamp")
+            .as_ref()
+            .and_then(Value::as_str)
+            .and_then(kit::parse_rfc3339)
+        {
             written = written.max(Some(t));
         }
         if o.get("type").and_then(Value::as_str) == Some("progress") {
