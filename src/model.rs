@@ -56,10 +56,11 @@ pub enum Agent {
     Neovate,
     Llxprt,
     Codebuff,
+    Kode,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 37] = [
+    pub const ALL: [Agent; 38] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Gemini,
@@ -97,6 +98,7 @@ impl Agent {
         Agent::Neovate,
         Agent::Llxprt,
         Agent::Codebuff,
+        Agent::Kode,
     ];
 
     /// The fixed directory name under the mount root.
@@ -139,6 +141,7 @@ impl Agent {
             Agent::Neovate => "neovate",
             Agent::Llxprt => "llxprt",
             Agent::Codebuff => "codebuff",
+            Agent::Kode => "kode",
         }
     }
 

@@ -68,8 +68,14 @@ pub struct ClaudeStore {
 
 impl ClaudeStore {
     pub fn new(roots: Vec<Root>) -> ClaudeStore {
+        ClaudeStore::with_agent(Agent::Claude, roots)
+    }
+
+    /// The store of an agent that writes Claude Code's project layout and JSONL records
+    /// (Kode): `roots` are its `projects/` directories.
+    pub fn with_agent(agent: Agent, roots: Vec<Root>) -> ClaudeStore {
         ClaudeStore {
-            base: Base::new(Agent::Claude, roots),
+            base: Base::new(agent, roots),
         }
     }
 }
@@ -94,7 +100,7 @@ impl Store for ClaudeStore {
 
     fn load(&self, listed: &Listed) -> Session {
         if listed.path.is_dir() {
-            return load_orphan(&listed.path, &listed.id);
+            return load_orphan(self.base.agent, &listed.path, &listed.id);
         }
         // Listing already found the flat subagent files beside this session: loading one
         // session never lists its project directory again (that made a project's cost
@@ -106,7 +112,7 @@ impl Store for ClaudeStore {
             .filter(|p| p.parent() == project && agent_id_of(p).is_some())
             .cloned()
             .collect();
-        load(&listed.path, &listed.id, Some(flat))
+        load(self.base.agent, &listed.path, &listed.id, Some(flat))
     }
 
     /// A session file's id is its name; only `agent-*.jsonl` heads are read, and those are
@@ -231,12 +237,12 @@ pub fn orphan_sets(listed: &[Listed]) -> usize {
 /// An orphaned subagent set: `dir` is `<project>/<uuid>`, its `<uuid>.jsonl` is gone. The
 /// session (id = the directory name) has no conversation of its own, one event naming what
 /// remains, and every subagent nested under `subagents/` as in a live session.
-fn load_orphan(dir: &Path, id: &str) -> Session {
+fn load_orphan(owner: Agent, dir: &Path, id: &str) -> Session {
     let main = dir.with_file_name(format!("{}.jsonl", file_name(dir)));
     let spill = dir.join("tool-results");
-    let mut s = Session::new(Agent::Claude, id);
+    let mut s = Session::new(owner, id);
     s.orphaned = true;
-    s.source.format = "claude-jsonl".into();
+    s.source.format = session::format_name(owner).into();
     s.warnings.push(format!(
         "main transcript {} is missing; only its subagents remain",
         file_name(&main)
@@ -251,7 +257,7 @@ fn load_orphan(dir: &Path, id: &str) -> Session {
         let meta = meta_path.as_deref().and_then(read_agent_meta);
         let meta_str = |k: &str| meta_field(meta.as_ref(), k);
         let description = meta_str("description").or_else(|| meta_str("agentType"));
-        let mut child = load_child(&file, &format!("{id}/{name}"), &parent_uid, &spill);
+        let mut child = load_child(owner, &file, &format!("{id}/{name}"), &parent_uid, &spill);
         if meta.is_none() {
             unparsed_agent_meta(meta_path.as_deref(), &mut child, &mut s.warnings);
         }
@@ -410,12 +416,12 @@ fn unparsed_agent_meta(path: Option<&Path>, child: &mut Session, warnings: &mut 
 
 /// Load one main session file with its subagents, looking for flat subagent files beside it.
 pub fn load_session(path: &Path, id: &str) -> Session {
-    load(path, id, None)
+    load(Agent::Claude, path, id, None)
 }
 
 /// Load one main session file; `flat` are its flat `agent-*.jsonl` siblings when the
 /// caller already knows them, else the project directory is scanned.
-fn load(path: &Path, id: &str, flat: Option<Vec<PathBuf>>) -> Session {
+fn load(owner: Agent, path: &Path, id: &str, flat: Option<Vec<PathBuf>>) -> Session {
     let parsed = session::parse_file(path);
     let mut members: Vec<usize> = (0..parsed.recs.len())
         .filter(|&i| !parsed.recs[i].sidechain)
@@ -429,6 +435,7 @@ fn load(path: &Path, id: &str, flat: Option<Vec<PathBuf>>) -> Session {
     let mut s = session::assemble(
         &parsed,
         session::Shape {
+            agent: owner,
             id: id.to_string(),
             paths: vec![path.to_path_buf()],
             spill_dir: Some(spill.clone()),
@@ -490,7 +497,7 @@ fn load(path: &Path, id: &str, flat: Option<Vec<PathBuf>>) -> Session {
                     .starts_with("acompact-")
                     .then(|| "context compaction summary".to_string())
             });
-        let mut child = load_child(&file, &format!("{id}/{name}"), &parent_uid, &spill);
+        let mut child = load_child(owner, &file, &format!("{id}/{name}"), &parent_uid, &spill);
         if meta.is_none() {
             unparsed_agent_meta(meta_path.as_deref(), &mut child, &mut s.warnings);
         }
@@ -510,23 +517,50 @@ fn load(path: &Path, id: &str, flat: Option<Vec<PathBuf>>) -> Session {
     }
     if !only_sidechains {
         let known: Vec<String> = s.subagents.iter().map(|x| x.name.clone()).collect();
-        let inline = session::inline_subagents(&parsed, id, &known);
+        let inline = session::inline_subagents(owner, &parsed, id, &known);
         s.subagents.extend(inline);
     }
     s
 }
 
 /// A subagent transcript file: every record is a sidechain record, all of them its own.
-fn load_child(path: &Path, id: &str, parent_uid: &str, spill: &Path) -> Session {
+fn load_child(agent: Agent, path: &Path, id: &str, parent_uid: &str, spill: &Path) -> Session {
     let parsed = session::parse_file(path);
     let members: Vec<usize> = (0..parsed.recs.len()).collect();
     session::assemble(
         &parsed,
         session::Shape {
+            agent,
             id: id.to_string(),
             paths: vec![path.to_path_buf()],
             spill_dir: Some(spill.to_path_buf()),
             parent: Some(parent_uid.to_string()),
+            members: &members,
+            whole_file: true,
+        },
+    )
+}
+
+/// One session from JSON records given in order, as the records of a file of this format
+/// are read (Kode's JSON-array logs, each array element a record); `path` is the file they
+/// came from, `parent` the unified id of the session this one is a subagent of.
+pub fn load_objects(
+    agent: Agent,
+    id: &str,
+    path: &Path,
+    objects: impl IntoIterator<Item = Result<Vec<u8>, String>>,
+    parent: Option<String>,
+) -> Session {
+    let parsed = session::parse_objects(objects);
+    let members: Vec<usize> = (0..parsed.recs.len()).collect();
+    session::assemble(
+        &parsed,
+        session::Shape {
+            agent,
+            id: id.to_string(),
+            paths: vec![path.to_path_buf()],
+            spill_dir: None,
+            parent,
             members: &members,
             whole_file: true,
         },

@@ -44,6 +44,7 @@ pub mod kilo;
 pub mod kimi;
 pub mod kiro;
 pub mod kit;
+pub mod kode;
 pub mod llxprt;
 pub mod mux;
 pub mod neovate;
@@ -488,6 +489,12 @@ pub const REGISTRY: &[Spec] = &[
         candidates: codebuff::candidates,
         given: as_given,
         open: |r| Box::new(codebuff::CodebuffStore::new(r)),
+    },
+    Spec {
+        agent: Agent::Kode,
+        candidates: kode::candidates,
+        given: as_given,
+        open: |r| Box::new(kode::KodeStore::new(r)),
     },
 ];
 

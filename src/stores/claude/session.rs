@@ -50,6 +50,29 @@ pub(super) fn parse_file(path: &Path) -> Parsed {
     }
 }
 
+/// Records from JSON objects given one at a time (the records of Kode's JSON-array logs),
+/// read as [`parse_file`] reads lines. `Err` items are objects that could not be written
+/// out again; they cost a warning each.
+pub(super) fn parse_objects(objects: impl IntoIterator<Item = Result<Vec<u8>, String>>) -> Parsed {
+    let mut recs = Vec::new();
+    let mut meta = FileMeta::default();
+    let mut warnings = Vec::new();
+    for (n, obj) in objects.into_iter().enumerate() {
+        match obj.and_then(|o| records::parse_line(&o, &mut meta)) {
+            Ok(Some(r)) => recs.push(r),
+            Ok(None) => {}
+            Err(e) => warnings.push(format!("record {}: skipped: {e}", n + 1)),
+        }
+    }
+    warnings.extend(meta.unparsed.warnings());
+    Parsed {
+        recs,
+        meta,
+        warnings,
+        unparsed: Vec::new(),
+    }
+}
+
 /// What message building needs beyond the records themselves.
 pub(super) struct Ctx<'a> {
     /// tool_use id -> tool name, over the whole file.
@@ -407,8 +430,18 @@ fn read_spill(
     Some(s)
 }
 
+/// The `source.format` of an agent's sessions in this format.
+pub(super) fn format_name(agent: Agent) -> &'static str {
+    match agent {
+        Agent::Kode => "kode-jsonl",
+        _ => "claude-jsonl",
+    }
+}
+
 /// How to name and link a session built from a record set.
 pub(super) struct Shape<'a> {
+    /// Whose session this is: Claude Code, or an agent that writes its format (Kode).
+    pub agent: Agent,
     pub id: String,
     pub paths: Vec<PathBuf>,
     pub spill_dir: Option<PathBuf>,
@@ -440,21 +473,22 @@ pub(super) fn assemble(parsed: &Parsed, shape: Shape) -> Session {
         ..FileMeta::default()
     };
     let meta = if shape.whole_file { meta } else { &own };
-    let mut s = Session::new(Agent::Claude, shape.id);
+    let agent = shape.agent;
+    let mut s = Session::new(agent, shape.id);
     s.parent = shape.parent;
     s.cwd = meta.cwd.clone();
     s.created_at = meta.first_ts;
     s.updated_at = meta.last_ts;
     s.source = model::Source {
         paths: shape.paths,
-        format: "claude-jsonl".into(),
+        format: format_name(agent).into(),
         format_version: meta.version.clone(),
     };
     if let Some(t) = meta.tag.as_ref().filter(|t| !t.is_empty()) {
         s.tags.push(t.clone());
     }
     if let Some(f) = meta.forked_from.as_ref().filter(|f| **f != s.id) {
-        s.forked_from = Some(model::unified_id(Agent::Claude, f));
+        s.forked_from = Some(model::unified_id(agent, f));
     }
     let mut warnings = if shape.whole_file {
         parsed.warnings.clone()
@@ -580,6 +614,7 @@ pub(super) fn sidechain_groups(recs: &[Rec]) -> Vec<Vec<usize>> {
 
 /// Subagents kept inline in the main file (`isSidechain: true` records).
 pub(super) fn inline_subagents(
+    owner: Agent,
     parsed: &Parsed,
     parent_id: &str,
     known: &[String],
@@ -628,10 +663,11 @@ pub(super) fn inline_subagents(
         let child = assemble(
             parsed,
             Shape {
+                agent: owner,
                 id: format!("{parent_id}/{name}"),
                 paths: Vec::new(),
                 spill_dir: None,
-                parent: Some(model::unified_id(Agent::Claude, parent_id)),
+                parent: Some(model::unified_id(owner, parent_id)),
                 members: &group,
                 whole_file: false,
             },
