@@ -1011,13 +1011,20 @@ fn thinking(m: &Msg) -> Option<String> {
     }
 }
 
+/// A session's model as Hermes stored it, or none: some sessions (scheduled jobs run
+/// without a model of their own) hold the text `null` where no model was known, and a
+/// Python `None` written as text reads `None`. Neither names a model.
+fn model_name(m: Option<String>) -> Option<String> {
+    m.filter(|m| !matches!(m.trim(), "" | "null" | "None"))
+}
+
 /// The conversation rooted at `fam`: its own rows, then each continuation's (stitched),
 /// then its subagents nested.
 fn build(fam: &Family<Rows>, id: &str, source: &Source) -> Session {
     let head = fam.row.first();
     let mut out = Builder {
         b: SessionBuilder::new(Agent::Hermes, id),
-        model: head.and_then(|r| r.get("model").non_empty()),
+        model: head.and_then(|r| model_name(r.get("model").non_empty())),
         what: "messages rows",
     };
     out.b.s.source = source.clone();
@@ -1237,7 +1244,7 @@ fn load_jsonl(path: &Path, id: &str) -> Session {
         };
         let role = kit::str_field(&v, "role").unwrap_or("");
         if role == "session_meta" {
-            out.model = kit::str_field(&v, "model").map(str::to_string);
+            out.model = model_name(kit::str_field(&v, "model").map(str::to_string));
             if let Some(p) = kit::str_field(&v, "platform") {
                 out.b.s.tags.push(p.to_string());
             }

@@ -301,3 +301,36 @@ fn tool_results_show_their_text_and_rows_without_text_stay_as_stored() {
         ]
     );
 }
+
+#[test]
+fn a_model_stored_as_the_text_null_is_no_model() {
+    let tmp = tempfile::tempdir().unwrap();
+    let c = Connection::open(tmp.path().join("state.db")).unwrap();
+    c.execute_batch(V30).unwrap();
+    c.execute_batch(
+        "INSERT INTO sessions (id, source, model, started_at) VALUES ('cron_a', 'cron', 'null', 1768172351.5);
+         INSERT INTO sessions (id, source, model, started_at) VALUES ('cron_b', 'cron', 'glm-5', 1768172351.5);
+         INSERT INTO messages (session_id, role, content, timestamp) VALUES ('cron_a', 'user', 'brief me', 1768172352.0);
+         INSERT INTO messages (session_id, role, content, timestamp) VALUES ('cron_a', 'assistant', 'done', 1768172353.0);
+         INSERT INTO messages (session_id, role, content, timestamp) VALUES ('cron_b', 'user', 'brief me', 1768172352.0);
+         INSERT INTO messages (session_id, role, content, timestamp) VALUES ('cron_b', 'assistant', 'done', 1768172353.0);",
+    )
+    .unwrap();
+    let st = store(tmp.path());
+    let mut models: Vec<(String, Vec<String>)> = st
+        .list()
+        .iter()
+        .map(|l| {
+            let s = st.load(l);
+            (s.id.clone(), s.models())
+        })
+        .collect();
+    models.sort();
+    assert_eq!(
+        models,
+        [
+            ("cron_a".to_string(), vec![]),
+            ("cron_b".to_string(), vec!["glm-5".to_string()])
+        ]
+    );
+}
