@@ -142,6 +142,16 @@ fn text_result(content: &str) -> Option<(String, bool)> {
         return None;
     };
     let appended = content[values.byte_offset()..].trim();
+    if let Some(out) = delegated(&mut o) {
+        let (mut text, failed) = out;
+        if !o.is_empty() {
+            kit::push_paragraph(&mut text, &Value::Object(o).to_string());
+        }
+        if !appended.is_empty() {
+            kit::push_paragraph(&mut text, appended);
+        }
+        return Some((text, failed));
+    }
     let Some(key) = TEXT_FIELDS
         .iter()
         .find(|k| o.get(**k).is_some_and(Value::is_string))
@@ -177,6 +187,47 @@ fn text_result(content: &str) -> Option<(String, bool)> {
     }
     if !appended.is_empty() {
         kit::push_paragraph(&mut text, appended);
+    }
+    Some((text, failed))
+}
+
+/// A `delegate_task` result, `{"results": [{task_index, status, summary, …}], …}` (one entry
+/// per delegated task, `tools/delegate_tool.py` in NousResearch/hermes-agent at 00aad972):
+/// each task's summary with its newlines real, then that task's other fields as one JSON
+/// line. The `results` list is taken out of `o`, whose other fields the caller adds. Failed
+/// when a task `failed`, hit an `error`, a `timeout` or was `interrupted`. `None` (and `o`
+/// untouched) unless `results` is a list of objects that all hold a `summary` string.
+fn delegated(o: &mut serde_json::Map<String, Value>) -> Option<(String, bool)> {
+    let Some(Value::Array(results)) = o.get("results") else {
+        return None;
+    };
+    let all_summaries = !results.is_empty()
+        && results
+            .iter()
+            .all(|r| r.get("summary").is_some_and(Value::is_string));
+    if !all_summaries {
+        return None;
+    }
+    let Some(Value::Array(results)) = o.shift_remove("results") else {
+        return None;
+    };
+    let mut text = String::new();
+    let mut failed = false;
+    for r in results {
+        let Value::Object(mut r) = r else { continue };
+        failed |= matches!(
+            r.get("status").and_then(Value::as_str),
+            Some("failed" | "error" | "timeout" | "interrupted")
+        );
+        match r.shift_remove("summary") {
+            Some(Value::String(summary)) if !summary.is_empty() => {
+                kit::push_paragraph(&mut text, &summary)
+            }
+            _ => {}
+        }
+        if !r.is_empty() {
+            kit::push_paragraph(&mut text, &Value::Object(r).to_string());
+        }
     }
     Some((text, failed))
 }

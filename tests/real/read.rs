@@ -1318,6 +1318,16 @@ fn hermes_tool_text(content: &str) -> String {
     if let (Some(Value::String(out)), true) = (o.get("output"), only_terminal_keys) {
         return format!("{out}\n{rest}");
     }
+    // A delegate_task result: each task's summary (SEMANTICS, "Other tools' results").
+    if let Some(Value::Array(results)) = o.get("results") {
+        let summaries: Option<Vec<&str>> = results
+            .iter()
+            .map(|r| r.get("summary").and_then(Value::as_str))
+            .collect();
+        if let Some(summaries) = summaries.filter(|s| !s.is_empty()) {
+            return format!("{}\n{rest}", summaries.join("\n"));
+        }
+    }
     // Any other tool's object with a text field: its text (SEMANTICS: read_file's and
     // skill_view's content, execute_code's output, patch's diff).
     match ["content", "output", "diff"]

@@ -235,6 +235,8 @@ fn tool_results_show_their_text_and_rows_without_text_stay_as_stored() {
         r#"{"success": true, "diff": "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n", "files_modified": ["x"]}"#,
         r#"{"status": "timeout", "output": "partial", "tool_calls_made": 1, "duration_seconds": 300}"#,
         r#"{"error": "File not found: y"}"#,
+        r#"{"results": [{"task_index": 0, "status": "completed", "summary": "Read 3 files.\n\n## Report", "api_calls": 2}, {"task_index": 1, "status": "failed", "summary": "", "error": "boom"}], "total_duration_seconds": 9.5}"#,
+        r#"{"results": [{"task_index": 0, "status": "completed"}], "total_duration_seconds": 1}"#,
     ];
     let mut sql = String::from(
         "INSERT INTO sessions (id, source, started_at) VALUES ('s', 'cli', 1);
@@ -298,6 +300,11 @@ fn tool_results_show_their_text_and_rows_without_text_stay_as_stored() {
                 true
             ),
             (rows[13], true),
+            (
+                "Read 3 files.\n\n## Report\n\n{\"task_index\":0,\"status\":\"completed\",\"api_calls\":2}\n\n{\"task_index\":1,\"status\":\"failed\",\"error\":\"boom\"}\n\n{\"total_duration_seconds\":9.5}",
+                true
+            ),
+            (rows[15], false),
         ]
     );
 }
