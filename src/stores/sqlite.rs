@@ -373,9 +373,11 @@ pub fn load_session<T>(
             s
         }
         Err(e) => {
-            if matches!(e, Error::Busy) {
-                reader.invalidate(db, key);
-            }
+            // The version the tree files this render under was computed before the read.
+            // A database that was busy, or unreadable for a moment (rewritten, replaced)
+            // and then back with the same rows, would give that version again and serve
+            // this empty session until the agent's next write: move it.
+            reader.invalidate(db, key);
             let mut s = empty();
             s.warnings
                 .push(format!("cannot read {}: {e}", db.display()));
@@ -1242,6 +1244,38 @@ mod tests {
         let s = load_session(&reader, &db, "a", Access::InPlace, count, titled, empty);
         assert_eq!(s.title.as_deref(), Some("1"));
         assert!(s.warnings.is_empty(), "{:?}", s.warnings);
+    }
+
+    /// A database unreadable for a moment (replaced by something else, then back with the
+    /// same rows) gives the same row version again: the session read while it was
+    /// unreadable must not stay filed under that version.
+    #[test]
+    fn a_load_that_failed_moves_the_version_even_when_the_rows_come_back_unchanged() {
+        let (_tmp, db, w) = one_row_db();
+        drop(w);
+        let reader = Reader::new();
+        let q = |c: &Connection| c.query_row("SELECT count(*) FROM m", [], |r| r.get::<_, u64>(0));
+        let v = reader.version(&db, "a", q).unwrap();
+        let original = std::fs::read(&db).unwrap();
+        std::fs::write(&db, vec![0x5a; 8192]).unwrap();
+        let titled = |n: u64| {
+            let mut s = model::Session::new(model::Agent::Agsh, "a");
+            s.title = Some(n.to_string());
+            s
+        };
+        let empty = || model::Session::new(model::Agent::Agsh, "a");
+        let s = load_session(&reader, &db, "a", Access::InPlace, q, titled, empty);
+        assert_eq!(s.title, None);
+        assert_eq!(s.warnings.len(), 1, "{:?}", s.warnings);
+        std::thread::sleep(Duration::from_millis(10));
+        std::fs::write(&db, &original).unwrap();
+        let again = reader.version(&db, "a", q);
+        assert!(again.is_some());
+        assert_ne!(
+            again,
+            Some(v),
+            "the failed read's version would be served again"
+        );
     }
 
     #[test]
