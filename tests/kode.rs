@@ -504,3 +504,60 @@ fn mounted_sessions_sizes_erofs_and_store_untouched() {
         stores::assert_mount_read_only(m, &["kode"], 9, SECRET, &format!("kode/{LOG}"));
     });
 }
+
+/// Kode 2.0.2 and later write a REPL conversation twice: as JSONL and as a JSON-array log
+/// whose records carry the JSONL session's id. The log is linked to it and what they share
+/// counts once.
+#[test]
+fn a_log_of_a_conversation_also_in_jsonl_is_linked_and_counted_once() {
+    let home = Home::empty();
+    let h = home.path().to_path_buf();
+    let sid = "1a2b3c4d-0000-4000-8000-00000000beef";
+    let user = json!({"role": "user", "content": "Gamma prompt: rename the module"});
+    let reply = assistant(
+        "msg_g1",
+        json!([{"type": "text", "text": "Renamed it."}]),
+        (300, 40),
+    );
+    let jsonl_line = |ty: &str, uuid: &str, parent: Option<&str>, message: &Value| {
+        let m = json!({"parentUuid": parent, "isSidechain": false, "userType": "external",
+            "cwd": "/home/dev/gamma", "sessionId": sid, "version": "2.0.2", "type": ty,
+            "message": message, "uuid": uuid, "timestamp": "2026-03-07T08:00:01.000Z"});
+        format!("{m}\n")
+    };
+    put(
+        &h,
+        &format!(".kode/projects/-home-dev-gamma/{sid}.jsonl"),
+        jsonl_line("user", "g1", None, &user) + &jsonl_line("assistant", "g2", Some("g1"), &reply),
+    );
+    let el = |ty: &str, uuid: &str, message: &Value| {
+        json!({"type": ty, "uuid": uuid, "message": message, "cwd": "/home/dev/gamma",
+               "sessionId": sid, "timestamp": "2026-03-07T08:00:09.000Z", "version": "2.0.2"})
+    };
+    let log = json!([
+        el("user", "g1", &user),
+        el("assistant", "g2", &reply),
+        el(
+            "user",
+            "g3",
+            &json!({"role": "user",
+            "content": "<local-command-stdout>Gamma local output</local-command-stdout>"})
+        ),
+    ]);
+    put(
+        &h,
+        ".kode/-home-dev-gamma/messages/2026-03-07T08-00-00-000Z.json",
+        log.to_string(),
+    );
+    let out = stores::render(&home, "sessfs-kode", &[]);
+    let jsonl = meta(&out.tree, &format!("kode/{sid}"));
+    let logm = meta(&out.tree, "kode/2026-03-07T08-00-00-000Z");
+    assert_eq!(jsonl["forkedFrom"], Value::Null);
+    assert_eq!(logm["forkedFrom"], format!("kode:{sid}"));
+    assert_eq!(jsonl["cost"]["inputTokens"], 300);
+    assert_eq!(logm["cost"]["inputTokens"], 0, "{}", logm["cost"]);
+    assert!(
+        read(&out.tree, "kode/2026-03-07T08-00-00-000Z/transcript.md")
+            .contains("Gamma local output")
+    );
+}

@@ -47,7 +47,8 @@
 //! the date, linked to it when it is there; `-sidechain-<n>` files are the conversations of
 //! Task subagents and become subagents of the log they belong to (alone when it is gone).
 //! Kode 2.0.2 and later write a REPL conversation both ways; both are shown, since the
-//! array log also keeps what never reaches the JSONL (local command output).
+//! array log also keeps what never reaches the JSONL (local command output), and the log is
+//! `forkedFrom` the JSONL session its records name, so what they share counts once.
 //!
 //! A file cut mid-rewrite keeps every element before the cut; the rest is `unparsed.txt`.
 
@@ -298,7 +299,26 @@ fn load_log(listed: &Listed) -> Session {
     s
 }
 
+/// The JSONL file Kode 2.0.2 and later write for the same conversation as the log at
+/// `log` (`<base>/<project>/messages/<name>.json`): `<base>/projects/<project>/<session
+/// id>.jsonl`, the id being the one the log's records carry.
+fn jsonl_twin(log: &Path, session_id: &str) -> Option<PathBuf> {
+    if session_id.is_empty() || session_id.contains(['/', '\\']) {
+        return None;
+    }
+    let project = log.parent()?.parent()?;
+    let base = project.parent()?;
+    Some(
+        base.join("projects")
+            .join(project.file_name()?)
+            .join(format!("{session_id}.jsonl")),
+    )
+}
+
 /// One JSON-array file as a session: its elements through the Claude Code record parser.
+/// A top-level log whose conversation Kode also wrote as JSONL is `forkedFrom` that
+/// session, so the messages they share count once (in the JSONL session) and
+/// `parent.diff` shows what only the log holds.
 fn load_array(path: &Path, id: &str, parent: Option<String>) -> Session {
     let name = kit::file_name(path).to_string();
     let fail = |why: String| {
@@ -338,6 +358,7 @@ fn load_array(path: &Path, id: &str, parent: Option<String>) -> Session {
         return s;
     };
     let mut progress = 0usize;
+    let mut session_id: Option<String> = None;
     let mut written: Option<DateTime<Utc>> = None;
     let mut costs: HashMap<String, f64> = HashMap::new();
     let mut prev: Option<String> = None;
@@ -360,6 +381,12 @@ fn load_array(path: &Path, id: &str, parent: Option<String>) -> Session {
             progress += 1;
             continue;
         }
+        if session_id.is_none() {
+            session_id = o
+                .get("sessionId")
+                .and_then(Value::as_str)
+                .map(str::to_string);
+        }
         let uuid = o.get("uuid").and_then(Value::as_str).map(str::to_string);
         if let (Some(u), Some(c)) = (&uuid, o.get("costUSD").and_then(Value::as_f64)) {
             if c > 0.0 {
@@ -374,8 +401,14 @@ fn load_array(path: &Path, id: &str, parent: Option<String>) -> Session {
         }
         objects.push(serde_json::to_vec(&v).map_err(|e| e.to_string()));
     }
+    let top_level = parent.is_none();
     let mut s = claude::load_objects(Agent::Kode, id, path, objects, parent);
     s.source.format = "kode-json".into();
+    if top_level {
+        s.forked_from = session_id
+            .filter(|sid| jsonl_twin(path, sid).is_some_and(|p| p.is_file()))
+            .map(|sid| unified_id(Agent::Kode, &sid));
+    }
     for m in &mut s.messages {
         if m.role == Role::Assistant {
             if let Some(c) = m.native_id.as_deref().and_then(|u| costs.get(u)) {
