@@ -50,7 +50,6 @@ use crate::model::{
 };
 use rusqlite::Connection;
 use serde_json::Value;
-use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 const AGENT: Agent = Agent::Forge;
@@ -90,19 +89,7 @@ impl ForgeStore {
 
     /// `(root index, database)` of every database the roots lead to, each once.
     fn places(&self) -> Vec<(usize, PathBuf)> {
-        let mut seen = HashSet::new();
-        let mut out = Vec::new();
-        for (i, root) in self.base.roots.iter().enumerate() {
-            let db = if root.path.is_dir() {
-                root.path.join(DB_NAME)
-            } else {
-                root.path.clone()
-            };
-            if db.is_file() && seen.insert(db.canonicalize().unwrap_or_else(|_| db.clone())) {
-                out.push((i, db));
-            }
-        }
-        out
+        sqlite::databases(&self.base.roots, DB_NAME)
     }
 }
 

@@ -35,7 +35,6 @@ use super::{Base, Env, Glance, Listed, Root, Store};
 use crate::model::{Agent, Message, MessageKind, Role, Session, Source, TokenUsage, ToolCall};
 use rusqlite::Connection;
 use serde_json::Value;
-use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 /// `~/.grok/grok.db`.
@@ -62,19 +61,7 @@ impl GrokStore {
 
     /// `(root index, database)` of every database the roots lead to, each once.
     fn places(&self) -> Vec<(usize, PathBuf)> {
-        let mut seen = HashSet::new();
-        let mut out = Vec::new();
-        for (i, root) in self.base.roots.iter().enumerate() {
-            let db = if root.path.is_dir() {
-                root.path.join("grok.db")
-            } else {
-                root.path.clone()
-            };
-            if db.is_file() && seen.insert(db.canonicalize().unwrap_or_else(|_| db.clone())) {
-                out.push((i, db));
-            }
-        }
-        out
+        sqlite::databases(&self.base.roots, "grok.db")
     }
 }
 

@@ -39,7 +39,6 @@ use crate::model::{Agent, Message, MessageKind, Role, Session, Source, ToolCall}
 use chrono::{DateTime, Utc};
 use rusqlite::Connection;
 use serde_json::Value;
-use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 /// The databases Kiro CLI and Amazon Q Developer CLI keep, existing or not.
@@ -80,19 +79,7 @@ impl KiroStore {
     }
 
     fn places(&self) -> Vec<(usize, PathBuf)> {
-        let mut seen = HashSet::new();
-        let mut out = Vec::new();
-        for (i, root) in self.base.roots.iter().enumerate() {
-            let db = if root.path.is_dir() {
-                root.path.join("data.sqlite3")
-            } else {
-                root.path.clone()
-            };
-            if db.is_file() && seen.insert(db.canonicalize().unwrap_or_else(|_| db.clone())) {
-                out.push((i, db));
-            }
-        }
-        out
+        sqlite::databases(&self.base.roots, "data.sqlite3")
     }
 }
 

@@ -495,6 +495,25 @@ pub fn row_session(id: &str, db: &Path, root: usize) -> super::Listed {
     }
 }
 
+/// `(root index, database)` of every database `roots` lead to, each once: a root is the
+/// database itself, or the directory holding it as `file_name`. For the stores that keep
+/// every session in one database (Grok CLI, Kiro CLI, ForgeCode).
+pub fn databases(roots: &[super::Root], file_name: &str) -> Vec<(usize, PathBuf)> {
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::new();
+    for (i, root) in roots.iter().enumerate() {
+        let db = if root.path.is_dir() {
+            root.path.join(file_name)
+        } else {
+            root.path.clone()
+        };
+        if db.is_file() && seen.insert(db.canonicalize().unwrap_or_else(|_| db.clone())) {
+            out.push((i, db));
+        }
+    }
+    out
+}
+
 /// `db` with `suffix` appended to its file name (`-wal`, `-shm`, `-journal`).
 pub fn companion(db: &Path, suffix: &str) -> PathBuf {
     let mut s = db.as_os_str().to_os_string();
