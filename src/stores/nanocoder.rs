@@ -107,7 +107,7 @@ pub fn candidates(env: &Env) -> Vec<Root> {
         root(env.home.join(".local/share/nanocoder"), "default"),
         root(
             env.home.join("Library/Application Support/nanocoder"),
-            "default",
+            "default (macOS)",
         ),
     ]
 }
@@ -441,7 +441,10 @@ mod tests {
     fn roots_follow_the_data_dir_then_xdg_then_the_platform_defaults() {
         let mut env = Env::at_home(Path::new("/h"));
         let paths = |env: &Env| -> Vec<(PathBuf, String)> {
-            candidates(env).into_iter().map(|r| (r.path, r.how)).collect()
+            candidates(env)
+                .into_iter()
+                .map(|r| (r.path, r.how))
+                .collect()
         };
         assert_eq!(
             paths(&env),
@@ -452,7 +455,7 @@ mod tests {
                 ),
                 (
                     PathBuf::from("/h/Library/Application Support/nanocoder/sessions"),
-                    "default".to_string()
+                    "default (macOS)".to_string()
                 ),
             ]
         );
