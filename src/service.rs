@@ -53,6 +53,7 @@ pub const STORE_VARS: &[&str] = &[
     "LLXPRT_LOG_HOME",
     "MEKA_DATA_DIR",
     "MUX_ROOT",
+    "NANOCODER_DATA_DIR",
     "OMP_CODING_AGENT_DIR",
     "OPENCLAW_HOME",
     "OPENCLAW_STATE_DIR",

@@ -47,6 +47,7 @@ pub mod kit;
 pub mod kode;
 pub mod llxprt;
 pub mod mux;
+pub mod nanocoder;
 pub mod neovate;
 pub mod opencode;
 pub mod openhands;
@@ -495,6 +496,12 @@ pub const REGISTRY: &[Spec] = &[
         candidates: kode::candidates,
         given: as_given,
         open: |r| Box::new(kode::KodeStore::new(r)),
+    },
+    Spec {
+        agent: Agent::Nanocoder,
+        candidates: nanocoder::candidates,
+        given: as_given,
+        open: |r| Box::new(nanocoder::NanocoderStore::new(r)),
     },
 ];
 

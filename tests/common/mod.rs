@@ -151,6 +151,7 @@ pub const AGENT_VARS: &[&str] = &[
     "FORGE_CONFIG",
     "MUX_ROOT",
     "XUM_ROOT",
+    "NANOCODER_DATA_DIR",
 ];
 
 fn snapshot_dir(dir: &Path, out: &mut BTreeMap<PathBuf, Vec<u8>>) {
