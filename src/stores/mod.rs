@@ -39,6 +39,7 @@ pub mod goose;
 pub mod gptme;
 pub mod grok;
 pub mod hermes;
+pub mod interpreter;
 pub mod jsonl;
 pub mod kilo;
 pub mod kimi;
@@ -495,6 +496,12 @@ pub const REGISTRY: &[Spec] = &[
         candidates: kode::candidates,
         given: as_given,
         open: |r| Box::new(kode::KodeStore::new(r)),
+    },
+    Spec {
+        agent: Agent::Interpreter,
+        candidates: interpreter::candidates,
+        given: as_given,
+        open: |r| Box::new(interpreter::InterpreterStore::new(r)),
     },
 ];
 
