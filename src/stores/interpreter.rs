@@ -353,11 +353,10 @@ fn not_a_message(b: &mut SessionBuilder, i: usize, v: &Value, problem: &str) {
 
 /// The assistant message a call joins: the reply just before it, else a new one.
 fn push_call(b: &mut SessionBuilder, call: ToolCall) {
-    let joins = b
-        .s
-        .messages
-        .last()
-        .is_some_and(|m| m.role == Role::Assistant && m.kind == MessageKind::Normal);
+    let joins =
+        b.s.messages
+            .last()
+            .is_some_and(|m| m.role == Role::Assistant && m.kind == MessageKind::Normal);
     let mut m = match joins {
         true => b.s.messages.pop().unwrap_or_default(),
         false => Message {
