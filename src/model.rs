@@ -58,10 +58,11 @@ pub enum Agent {
     Codebuff,
     Kode,
     Nanocoder,
+    Interpreter,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 39] = [
+    pub const ALL: [Agent; 40] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Gemini,
@@ -101,6 +102,7 @@ impl Agent {
         Agent::Codebuff,
         Agent::Kode,
         Agent::Nanocoder,
+        Agent::Interpreter,
     ];
 
     /// The fixed directory name under the mount root.
@@ -145,6 +147,7 @@ impl Agent {
             Agent::Codebuff => "codebuff",
             Agent::Kode => "kode",
             Agent::Nanocoder => "nanocoder",
+            Agent::Interpreter => "interpreter",
         }
     }
 

@@ -39,6 +39,7 @@ pub mod goose;
 pub mod gptme;
 pub mod grok;
 pub mod hermes;
+pub mod interpreter;
 pub mod jsonl;
 pub mod kilo;
 pub mod kimi;
@@ -502,6 +503,12 @@ pub const REGISTRY: &[Spec] = &[
         candidates: nanocoder::candidates,
         given: as_given,
         open: |r| Box::new(nanocoder::NanocoderStore::new(r)),
+    },
+    Spec {
+        agent: Agent::Interpreter,
+        candidates: interpreter::candidates,
+        given: as_given,
+        open: |r| Box::new(interpreter::InterpreterStore::new(r)),
     },
 ];
 
