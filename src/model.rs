@@ -57,10 +57,11 @@ pub enum Agent {
     Llxprt,
     Codebuff,
     Kode,
+    Cody,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 38] = [
+    pub const ALL: [Agent; 39] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Gemini,
@@ -99,6 +100,7 @@ impl Agent {
         Agent::Llxprt,
         Agent::Codebuff,
         Agent::Kode,
+        Agent::Cody,
     ];
 
     /// The fixed directory name under the mount root.
@@ -142,6 +144,7 @@ impl Agent {
             Agent::Llxprt => "llxprt",
             Agent::Codebuff => "codebuff",
             Agent::Kode => "kode",
+            Agent::Cody => "cody",
         }
     }
 
