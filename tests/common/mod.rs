@@ -151,6 +151,8 @@ pub const AGENT_VARS: &[&str] = &[
     "FORGE_CONFIG",
     "MUX_ROOT",
     "XUM_ROOT",
+    "VSCODE_APPDATA",
+    "VSCODE_PORTABLE",
 ];
 
 fn snapshot_dir(dir: &Path, out: &mut BTreeMap<PathBuf, Vec<u8>>) {
