@@ -440,3 +440,35 @@ fn a_saved_reply_shows_within_a_second() {
         stores::file_contains(&t, "Charlie late reply after the mount")
     });
 }
+
+/// The bundled samples (`fixtures/home`, written by `scripts/make-samples`): Cody's chat, each
+/// line in exactly its session. The lines are the sample's own text, read from the script.
+#[test]
+fn bundled_sample_shows_the_cody_chat() {
+    let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/home");
+    let home = Home::empty();
+    let tmp = tempfile::Builder::new()
+        .prefix("sessfs-cody-samples")
+        .tempdir()
+        .expect("tmp");
+    let tree = tmp.path().join("tree");
+    let o = home
+        .command(&["render", tree.to_str().expect("utf-8")])
+        .env("HOME", &samples)
+        .output()
+        .expect("render");
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let chat = "cody/Mon, 02 Mar 2026 09:00:00 GMT";
+    stores::assert_session_holds(
+        &tree,
+        chat,
+        &[
+            "Why does the cart total test fail after my change?",
+            "Let me run the cart tests first.",
+            "the rounding in `cartTotal` was fixed by your last edit",
+            "/home/demo/webapp/src/cart.ts:12-28",
+        ],
+        &["Tests: 14 passed, 14 total"],
+    );
+    assert_eq!(meta(&tree, chat)["title"], "Why does the cart test fail?");
+}

@@ -803,14 +803,19 @@ fn message(
         b.context(label, lines.join("\n"), ts);
     }
 
-    // What the user or Cody chose before the prompt ran.
+    // What the user or Cody chose before the prompt ran (not repeated on the messages that
+    // only carry an agent's tool results).
     let intent = s("intent");
     let manual = s("manuallySelectedIntent");
-    if intent.is_some_and(|i| i != "chat") || manual.is_some() || s("agent").is_some() {
-        let mut e = format!("intent: {}", intent.or(manual).unwrap_or("chat"));
-        if manual.is_some() {
-            e.push_str(&format!(" (selected: {})", manual.unwrap_or_default()));
-        }
+    let results_only = !results.is_empty() && s("text").is_none();
+    if !results_only
+        && (intent.is_some_and(|i| i != "chat") || manual.is_some() || s("agent").is_some())
+    {
+        let mut e = match (intent, manual) {
+            (Some(i), Some(m)) if i != m => format!("intent: {i} (selected: {m})"),
+            (_, Some(m)) => format!("intent: {m} (selected by hand)"),
+            (i, None) => format!("intent: {}", i.unwrap_or("chat")),
+        };
         if let Some(a) = s("agent") {
             e.push_str(&format!(", agent: {a}"));
         }
