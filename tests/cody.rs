@@ -74,7 +74,8 @@ fn chat_a() -> Value {
                         "content": "alpha-file-body"
                     }]
                 },
-                "assistantMessage": {"speaker": "assistant", "model": MODEL, "text": "Alpha reply: it tokenizes first"}
+                "assistantMessage": {"speaker": "assistant", "model": MODEL, "text": "Alpha reply: it tokenizes first",
+                                      "futureField": "Alpha future value"}
             },
             {
                 "humanMessage": {"speaker": "human", "text": "Alpha second prompt: make it faster",
@@ -196,7 +197,10 @@ fn write() -> Fixture {
     db(
         &h,
         INSIDERS,
-        &[("sourcegraph.cody-ai", "{\"cody-local-chatHistory-v2\": {torn".into())],
+        &[(
+            "sourcegraph.cody-ai",
+            "{\"cody-local-chatHistory-v2\": {torn".into(),
+        )],
     );
     let mut home = home;
     home.files = common::files_under(home.path());
@@ -241,13 +245,20 @@ fn check_tree(tree: &Path) {
     stores::assert_session_holds(
         tree,
         &dir(B),
-        &["Bravo prompt: run the tests", "Bravo plan: run them", "Bravo reply: the tests pass"],
+        &[
+            "Bravo prompt: run the tests",
+            "Bravo plan: run them",
+            "Bravo reply: the tests pass",
+        ],
         &["bravo-output: 12 passed", "bravo-error: file not found"],
     );
     stores::assert_session_holds(
         tree,
         &dir(C),
-        &["Charlie prompt: waiting for a reply", "Charlie step: searching"],
+        &[
+            "Charlie prompt: waiting for a reply",
+            "Charlie step: searching",
+        ],
         &[] as &[&str],
     );
     stores::assert_session_holds(
@@ -274,18 +285,25 @@ fn every_chat_of_every_account_and_profile_is_a_session() {
     assert_eq!(a["createdAt"], "2025-03-04T10:00:00.000Z");
     assert_eq!(a["model"], MODEL);
     assert!(
-        a["tags"].to_string().contains("account:https://sourcegraph.com/-alice"),
+        a["tags"]
+            .to_string()
+            .contains("account:https://sourcegraph.com/-alice"),
         "{}",
         a["tags"]
     );
     let c = meta(&out.tree, &dir(C));
     assert!(
-        c["tags"].to_string().contains("account:https://sg.example.com/-bob"),
+        c["tags"]
+            .to_string()
+            .contains("account:https://sg.example.com/-bob"),
         "{}",
         c["tags"]
     );
     // An untitled chat is named by its first prompt.
-    assert_eq!(meta(&out.tree, &dir(B))["title"], "Bravo prompt: run the tests");
+    assert_eq!(
+        meta(&out.tree, &dir(B))["title"],
+        "Bravo prompt: run the tests"
+    );
     let d = meta(&out.tree, &dir(D));
     assert_eq!(d["createdAt"], "2023-11-02T09:00:00.000Z");
     assert_eq!(d["updatedAt"], "2023-11-02T09:05:00.000Z");
@@ -298,23 +316,52 @@ fn prompts_replies_context_and_events_in_order() {
     let out = render(&fx);
     let m = messages(&out.tree, A);
     let roles: Vec<&str> = m.iter().map(|x| x["role"].as_str().unwrap_or("")).collect();
-    // context files, prompt, reply, intent event, prompt, error event
-    assert_eq!(roles, ["system", "user", "assistant", "system", "user", "system"], "{m:?}");
+    // context files, prompt, the reply's unknown field, reply, intent event, prompt, error
+    assert_eq!(
+        roles,
+        [
+            "system",
+            "user",
+            "system",
+            "assistant",
+            "system",
+            "user",
+            "system"
+        ],
+        "{m:?}"
+    );
     assert_eq!(m[1]["content"], "Alpha prompt: explain parse()");
-    assert_eq!(m[2]["content"], "Alpha reply: it tokenizes first");
-    assert_eq!(m[2]["model"], MODEL);
+    assert_eq!(m[2]["label"], "unparsed futureField");
+    assert_eq!(m[3]["content"], "Alpha reply: it tokenizes first");
+    assert_eq!(m[3]["model"], MODEL);
+    // A field sessfs does not know is shown raw where it stands and named in a warning.
+    assert!(
+        meta(&out.tree, &dir(A))["warnings"]
+            .to_string()
+            .contains("unknown field"),
+        "{}",
+        meta(&out.tree, &dir(A))["warnings"]
+    );
+    assert!(transcript(&out.tree, A).contains("Alpha future value"));
     assert_eq!(
         m[0]["content"],
         "file /home/dev/alpha/src/parse.ts:10-20 (user)"
     );
-    assert!(m[3]["content"].as_str().unwrap_or("").contains("intent: edit"), "{}", m[3]);
     assert!(
-        m[5]["content"]
+        m[4]["content"]
+            .as_str()
+            .unwrap_or("")
+            .contains("intent: edit"),
+        "{}",
+        m[4]
+    );
+    assert!(
+        m[6]["content"]
             .as_str()
             .unwrap_or("")
             .contains("RateLimitError: Alpha error: rate limited"),
         "{}",
-        m[5]
+        m[6]
     );
     let t = transcript(&out.tree, A);
     let (p1, r1, p2, e) = (
@@ -326,7 +373,10 @@ fn prompts_replies_context_and_events_in_order() {
     assert!(p1 < r1 && r1 < p2 && p2 < e, "{t}");
     // The rich editor's copy of the prompt is not shown; the attached file's body is not
     // either (only its name and lines).
-    assert!(!t.contains("lexical-v1") && !t.contains("alpha-file-body"), "{t}");
+    assert!(
+        !t.contains("lexical-v1") && !t.contains("alpha-file-body"),
+        "{t}"
+    );
     // Old builds: the text shown, the text sent as context, the context messages.
     let d = messages(&out.tree, D);
     let users: Vec<&Value> = d.iter().filter(|x| x["role"] == "user").collect();
@@ -369,7 +419,9 @@ fn a_chat_that_is_no_transcript_and_a_torn_database_cost_a_warning_only() {
     let out = render(&fx);
     let bad = meta(&out.tree, &dir(BAD));
     assert!(
-        bad["warnings"].to_string().contains("not a transcript object"),
+        bad["warnings"]
+            .to_string()
+            .contains("not a transcript object"),
         "{}",
         bad["warnings"]
     );
@@ -398,7 +450,10 @@ fn the_access_token_and_secret_storage_are_never_read() {
 fn doctor_names_cody_and_its_databases() {
     let fx = write();
     let text = stdout(&fx.home.sessfs(&["doctor"]));
-    assert!(text.contains(&format!("{:<9} 5 sessions", "cody")), "{text}");
+    assert!(
+        text.contains(&format!("{:<9} 5 sessions", "cody")),
+        "{text}"
+    );
     assert!(text.contains(CODE), "{text}");
     assert!(text.contains(PROFILE), "{text}");
 }
@@ -421,8 +476,7 @@ fn a_saved_reply_shows_within_a_second() {
     let t = m.path().join(dir(C)).join("transcript.md");
     assert!(stores::file_contains(&t, "Charlie prompt"));
     let mut chat = chat_c();
-    chat["interactions"][0]["assistantMessage"] =
-        json!({"speaker": "assistant", "model": MODEL, "text": "Charlie late reply after the mount"});
+    chat["interactions"][0]["assistantMessage"] = json!({"speaker": "assistant", "model": MODEL, "text": "Charlie late reply after the mount"});
     let cody = json!({
         "cody-config": {"auth": {"credentials": {"token": TOKEN}}},
         "cody-local-chatHistory-v2": {

@@ -480,7 +480,14 @@ fn build(chat: &Chat, db: &Path) -> Session {
     };
     let Value::Object(t) = v else {
         let first = || format!("chat {}: a JSON {}", chat.id, chat.kind);
-        b.unparsed("chats", "not a transcript object", first, "chat", &chat.json, None);
+        b.unparsed(
+            "chats",
+            "not a transcript object",
+            first,
+            "chat",
+            &chat.json,
+            None,
+        );
         return b.finish();
     };
     unknown_fields(&mut b, &t, TRANSCRIPT_FIELDS, "transcript fields", "chat");
@@ -598,9 +605,7 @@ fn interaction(b: &mut SessionBuilder, it: &Value, i: usize, chat_model: Option<
         ),
     }
     match o.get("assistantMessage") {
-        Some(a @ Value::Object(_)) => {
-            message(b, a, Role::Assistant, ts, &place, chat_model, None)
-        }
+        Some(a @ Value::Object(_)) => message(b, a, Role::Assistant, ts, &place, chat_model, None),
         None | Some(Value::Null) => {}
         Some(other) => b.unparsed(
             "messages",
@@ -625,9 +630,7 @@ fn uri_text(v: &Value) -> Option<String> {
             let path = kit::str_any(v, &["fsPath", "path"]);
             match (scheme, path) {
                 ("file", Some(p)) => Some(p.to_string()),
-                _ => kit::str_field(v, "external")
-                    .or(path)
-                    .map(str::to_string),
+                _ => kit::str_field(v, "external").or(path).map(str::to_string),
             }
         }
         _ => None,
@@ -753,7 +756,12 @@ fn message(
     let mut part_texts = Vec::new();
     let mut calls = Vec::new();
     let mut results = Vec::new();
-    for p in v.get("content").and_then(Value::as_array).into_iter().flatten() {
+    for p in v
+        .get("content")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
         match kit::str_field(p, "type").unwrap_or_default() {
             "text" => part_texts.extend(s_of(p, "text")),
             "image_url" => {
@@ -790,7 +798,14 @@ fn message(
             "tool_result" => results.push(p.get("tool_result").cloned().unwrap_or(Value::Null)),
             other => {
                 let first = || format!("{place}: `{other}`");
-                b.unparsed("parts", "unsupported type", first, "part", &p.to_string(), ts);
+                b.unparsed(
+                    "parts",
+                    "unsupported type",
+                    first,
+                    "part",
+                    &p.to_string(),
+                    ts,
+                );
             }
         }
     }
@@ -872,11 +887,14 @@ fn message(
         .or(kit::str_at(v, &["metadata", "chatModel"]))
         .or(chat_model.filter(|_| role == Role::Assistant))
         .map(str::to_string);
-    let usage = v.get("tokenUsage").filter(|u| u.is_object()).map(|u| TokenUsage {
-        input_tokens: kit::u64_field(u, "promptTokens"),
-        output_tokens: kit::u64_field(u, "completionTokens"),
-        ..TokenUsage::default()
-    });
+    let usage = v
+        .get("tokenUsage")
+        .filter(|u| u.is_object())
+        .map(|u| TokenUsage {
+            input_tokens: kit::u64_field(u, "promptTokens"),
+            output_tokens: kit::u64_field(u, "completionTokens"),
+            ..TokenUsage::default()
+        });
     if let Some(search) = v.get("search").filter(|x| x.is_object()) {
         let q = kit::str_any(search, &["queryWithSelectedFilters", "query"]).unwrap_or_default();
         let mut e = format!("code search: {q}");
