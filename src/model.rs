@@ -59,10 +59,11 @@ pub enum Agent {
     Kode,
     Nanocoder,
     Interpreter,
+    Cody,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 40] = [
+    pub const ALL: [Agent; 41] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Gemini,
@@ -103,6 +104,7 @@ impl Agent {
         Agent::Kode,
         Agent::Nanocoder,
         Agent::Interpreter,
+        Agent::Cody,
     ];
 
     /// The fixed directory name under the mount root.
@@ -148,6 +150,7 @@ impl Agent {
             Agent::Kode => "kode",
             Agent::Nanocoder => "nanocoder",
             Agent::Interpreter => "interpreter",
+            Agent::Cody => "cody",
         }
     }
 

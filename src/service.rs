@@ -64,6 +64,8 @@ pub const STORE_VARS: &[&str] = &[
     "PI_CONFIG_DIR",
     "QWEN_RUNTIME_DIR",
     "VIBE_HOME",
+    "VSCODE_APPDATA",
+    "VSCODE_PORTABLE",
     "XDG_CACHE_HOME",
     "XDG_CONFIG_HOME",
     "XDG_DATA_HOME",

@@ -27,6 +27,7 @@ pub mod cline;
 pub mod cline_sdk;
 pub mod codebuff;
 pub mod codex;
+pub mod cody;
 pub mod r#continue;
 pub mod copilot;
 pub mod copilot_chat;
@@ -509,6 +510,12 @@ pub const REGISTRY: &[Spec] = &[
         candidates: interpreter::candidates,
         given: as_given,
         open: |r| Box::new(interpreter::InterpreterStore::new(r)),
+    },
+    Spec {
+        agent: Agent::Cody,
+        candidates: cody::candidates,
+        given: as_given,
+        open: |r| Box::new(cody::CodyStore::new(r)),
     },
 ];
 

@@ -152,6 +152,8 @@ pub const AGENT_VARS: &[&str] = &[
     "MUX_ROOT",
     "XUM_ROOT",
     "NANOCODER_DATA_DIR",
+    "VSCODE_APPDATA",
+    "VSCODE_PORTABLE",
 ];
 
 fn snapshot_dir(dir: &Path, out: &mut BTreeMap<PathBuf, Vec<u8>>) {
