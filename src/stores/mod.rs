@@ -58,6 +58,7 @@ pub mod qwen;
 pub mod sqlite;
 pub mod vibe;
 pub mod zed;
+pub mod void;
 
 use crate::model::{Agent, Session};
 use chrono::{DateTime, Utc};
@@ -516,6 +517,12 @@ pub const REGISTRY: &[Spec] = &[
         candidates: cody::candidates,
         given: as_given,
         open: |r| Box::new(cody::CodyStore::new(r)),
+    },
+    Spec {
+        agent: Agent::Void,
+        candidates: void::candidates,
+        given: as_given,
+        open: |r| Box::new(void::VoidStore::new(r)),
     },
 ];
 
