@@ -57,8 +57,8 @@ pub mod pi;
 pub mod qwen;
 pub mod sqlite;
 pub mod vibe;
-pub mod zed;
 pub mod void;
+pub mod zed;
 
 use crate::model::{Agent, Session};
 use chrono::{DateTime, Utc};

@@ -189,7 +189,11 @@ impl Store for VoidStore {
             s
         };
         match self.snap(db) {
-            Ok(snap) => match snap.by_id.get(&listed.id).and_then(|&i| snap.threads.get(i)) {
+            Ok(snap) => match snap
+                .by_id
+                .get(&listed.id)
+                .and_then(|&i| snap.threads.get(i))
+            {
                 Some(t) => {
                     let mut s = build(t, db);
                     if let Some(n) = &snap.note {
@@ -242,7 +246,8 @@ fn fetch(c: &Connection) -> rusqlite::Result<(Vec<Thread>, Option<String>)> {
     }
     let valid = Rows::query(
         c,
-        "SELECT json_valid(CAST(value AS TEXT)) AS ok, json_type(CAST(value AS TEXT)) AS type
+        "SELECT json_valid(CAST(value AS TEXT)),
+                CASE WHEN json_valid(CAST(value AS TEXT)) THEN json_type(CAST(value AS TEXT)) END
            FROM ItemTable WHERE key = ?1",
         vec!["valid".into(), "type".into()],
         [THREAD_KEY],
@@ -250,8 +255,7 @@ fn fetch(c: &Connection) -> rusqlite::Result<(Vec<Thread>, Option<String>)> {
     let Some(row) = valid.first() else {
         return Ok((Vec::new(), None));
     };
-    if row.get("valid").int() != Some(1) || row.get("type").text().as_deref() != Some("object")
-    {
+    if row.get("valid").int() != Some(1) || row.get("type").text().as_deref() != Some("object") {
         return Ok((
             Vec::new(),
             Some(format!(
@@ -445,7 +449,13 @@ fn message(b: &mut SessionBuilder, m: &Value, i: usize) {
         Some("tool_request") => {
             let name = text_of(m, &["name"]);
             let id = text_of(m, &["voidToolId", "id"]);
-            call(b, &id, &name, m.get("params").cloned().unwrap_or(Value::Null), i);
+            call(
+                b,
+                &id,
+                &name,
+                m.get("params").cloned().unwrap_or(Value::Null),
+                i,
+            );
             b.event(format!("tool {name} awaiting approval"), None);
         }
         Some("interrupted_streaming_tool") => {
@@ -528,7 +538,13 @@ fn tool(b: &mut SessionBuilder, m: &Value, i: usize) {
             _ => None,
         }
     });
-    let or_content = |t: String| if content.is_empty() { t } else { content.clone() };
+    let or_content = |t: String| {
+        if content.is_empty() {
+            t
+        } else {
+            content.clone()
+        }
+    };
     match kind.as_deref() {
         Some("success") => {
             let out = or_content(result_text(m.get("result")));
