@@ -57,6 +57,7 @@ pub mod pi;
 pub mod qwen;
 pub mod sqlite;
 pub mod vibe;
+pub mod void;
 pub mod zed;
 
 use crate::model::{Agent, Session};
@@ -516,6 +517,12 @@ pub const REGISTRY: &[Spec] = &[
         candidates: cody::candidates,
         given: as_given,
         open: |r| Box::new(cody::CodyStore::new(r)),
+    },
+    Spec {
+        agent: Agent::Void,
+        candidates: void::candidates,
+        given: as_given,
+        open: |r| Box::new(void::VoidStore::new(r)),
     },
 ];
 
