@@ -8,7 +8,7 @@
 mod common;
 
 use common::stores::{self, meta};
-use common::{stdout, Home};
+use common::{stdout, Home, Mount};
 use rusqlite::{params, Connection};
 use serde_json::{json, Value};
 use std::path::Path;
@@ -205,4 +205,41 @@ fn the_settings_and_their_api_keys_are_never_read() {
     let out = stores::render(&home, "sessfs-void", &[]);
     stores::assert_nowhere(&out.tree, API_KEY);
     stores::assert_list_hides(&home, API_KEY, &[]);
+}
+
+#[test]
+fn mounted_sizes_erofs_and_store_untouched() {
+    let home = write();
+    stores::mounted_untouched(&home, Home::snapshot, |m| {
+        let t = m.path().join(format!("void/{A}/transcript.md"));
+        assert!(stores::file_contains(&t, "Alpha prompt: fix the cart"));
+        stores::assert_mount_read_only(m, &["void"], 6, API_KEY, &format!("void/{A}"));
+    });
+}
+
+/// Void rewrites its thread row when a thread changes: the new reply shows within a second,
+/// in its thread only.
+#[test]
+fn a_saved_reply_shows_within_a_second() {
+    let home = write();
+    let m = Mount::new(&home, &[]);
+    let t = m.path().join(format!("void/{B}/transcript.md"));
+    assert!(stores::file_contains(&t, "Bravo prompt: hello"));
+    let mut all = threads();
+    all[B]["messages"].as_array_mut().expect("messages").push(
+        json!({"role": "assistant", "displayContent": "Bravo late reply after the mount",
+                     "reasoning": "", "anthropicReasoning": null}),
+    );
+    let c = Connection::open(home.path().join(MAIN)).expect("db");
+    c.execute(
+        "UPDATE ItemTable SET value = ?1 WHERE key = 'void.chatThreadStorageII'",
+        params![all.to_string()],
+    )
+    .expect("update");
+    stores::assert_within_a_second("saved reply", || {
+        stores::file_contains(&t, "Bravo late reply after the mount")
+    });
+    let a =
+        std::fs::read_to_string(m.path().join(format!("void/{A}/transcript.md"))).expect("alpha");
+    assert!(!a.contains("Bravo late reply"), "{a}");
 }
