@@ -60,10 +60,11 @@ pub enum Agent {
     Nanocoder,
     Interpreter,
     Cody,
+    Aichat,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 41] = [
+    pub const ALL: [Agent; 42] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Gemini,
@@ -105,6 +106,7 @@ impl Agent {
         Agent::Nanocoder,
         Agent::Interpreter,
         Agent::Cody,
+        Agent::Aichat,
     ];
 
     /// The fixed directory name under the mount root.
@@ -151,6 +153,7 @@ impl Agent {
             Agent::Nanocoder => "nanocoder",
             Agent::Interpreter => "interpreter",
             Agent::Cody => "cody",
+            Agent::Aichat => "aichat",
         }
     }
 

@@ -19,6 +19,7 @@
 
 pub mod agentuse;
 pub mod agsh;
+pub mod aichat;
 pub mod aider;
 pub mod amp;
 pub mod atsf;
@@ -57,6 +58,7 @@ pub mod pi;
 pub mod qwen;
 pub mod sqlite;
 pub mod vibe;
+pub mod yaml;
 pub mod zed;
 
 use crate::model::{Agent, Session};
@@ -516,6 +518,12 @@ pub const REGISTRY: &[Spec] = &[
         candidates: cody::candidates,
         given: as_given,
         open: |r| Box::new(cody::CodyStore::new(r)),
+    },
+    Spec {
+        agent: Agent::Aichat,
+        candidates: aichat::candidates,
+        given: as_given,
+        open: |r| Box::new(aichat::AichatStore::new(r)),
     },
 ];
 
