@@ -159,14 +159,19 @@ impl Store for AichatStore {
 /// A config directory (`sessions/`, `agents/` or `config.yaml` in it), as opposed to a
 /// sessions directory.
 fn is_config_dir(root: &Path) -> bool {
-    root.join("sessions").is_dir() || root.join("agents").is_dir() || root.join("config.yaml").exists()
+    root.join("sessions").is_dir()
+        || root.join("agents").is_dir()
+        || root.join("config.yaml").exists()
 }
 
 /// The session files under a root with their ids (see the module docs); a root that is one
 /// file is its own session.
 pub fn session_files(root: &Path) -> Vec<(String, PathBuf)> {
     if root.is_file() {
-        let id = root.file_stem().map(crate::names::os_id).unwrap_or_default();
+        let id = root
+            .file_stem()
+            .map(crate::names::os_id)
+            .unwrap_or_default();
         return vec![(id, root.to_path_buf())];
     }
     if !is_config_dir(root) {
@@ -177,7 +182,10 @@ pub fn session_files(root: &Path) -> Vec<(String, PathBuf)> {
         if t != EntryType::Dir {
             continue;
         }
-        let name = agent.file_name().map(crate::names::os_id).unwrap_or_default();
+        let name = agent
+            .file_name()
+            .map(crate::names::os_id)
+            .unwrap_or_default();
         out.extend(in_sessions_dir(
             &agent.join("sessions"),
             &format!("agents/{name}/"),
@@ -342,7 +350,11 @@ fn session_fields(b: &mut SessionBuilder, f: &Map<String, Value>) {
     }
     let settings: Vec<String> = SETTINGS
         .iter()
-        .filter_map(|k| f.get(*k).filter(|v| !v.is_null()).map(|v| format!("{k}: {}", scalar_text(v))))
+        .filter_map(|k| {
+            f.get(*k)
+                .filter(|v| !v.is_null())
+                .map(|v| format!("{k}: {}", scalar_text(v)))
+        })
         .collect();
     if !settings.is_empty() {
         b.context("session settings", settings.join("\n"), None);
@@ -418,7 +430,10 @@ fn message(b: &mut SessionBuilder, key: &str, n: usize, m: &Value, summary: bool
         return;
     };
     let content = m.get("content").unwrap_or(&Value::Null);
-    if let Some(calls) = content.as_object().filter(|c| c.contains_key("tool_results")) {
+    if let Some(calls) = content
+        .as_object()
+        .filter(|c| c.contains_key("tool_results"))
+    {
         tool_calls(b, key, n, calls);
         return;
     }
@@ -496,9 +511,11 @@ fn tool_calls(b: &mut SessionBuilder, key: &str, n: usize, c: &Map<String, Value
             .filter(|id| !id.is_empty())
             .map_or_else(|| format!("{n}-{ci}"), str::to_string);
         let input = match call.get("arguments") {
-            Some(Value::String(s)) => kit::call_arguments(s, "tool call arguments", &mut b.unparsed, || {
-                format!("{key}, message {n}, call {ci}")
-            }),
+            Some(Value::String(s)) => {
+                kit::call_arguments(s, "tool call arguments", &mut b.unparsed, || {
+                    format!("{key}, message {n}, call {ci}")
+                })
+            }
             Some(v) => v.clone(),
             None => Value::Null,
         };
@@ -542,7 +559,10 @@ mod tests {
     fn roots_follow_the_sessions_dir_then_the_config_dir() {
         let mut env = Env::at_home(Path::new("/h"));
         let paths = |env: &Env| -> Vec<(PathBuf, String)> {
-            candidates(env).into_iter().map(|r| (r.path, r.how)).collect()
+            candidates(env)
+                .into_iter()
+                .map(|r| (r.path, r.how))
+                .collect()
         };
         assert_eq!(
             paths(&env),
@@ -592,7 +612,12 @@ mod tests {
         ids.sort();
         assert_eq!(
             ids,
-            ["_/20260301T100000-fix-ci", "agents/coder/task", "plain", "work/nested"]
+            [
+                "_/20260301T100000-fix-ci",
+                "agents/coder/task",
+                "plain",
+                "work/nested"
+            ]
         );
         // The sessions directory given by itself.
         let mut ids: Vec<String> = session_files(&d.join("sessions"))

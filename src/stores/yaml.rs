@@ -191,11 +191,11 @@ mod tests {
         assert_eq!(
             v,
             json!({"model": "openai:gpt-4o", "temperature": 0.2, "n": -3, "hex": 31,
-                   "flag": true, "none": null, "q": "true",
-                   "messages": [
-                       {"role": "user", "content": "line one\nline two\n"},
-                       {"role": "tool", "content": {"tool_results": [], "text": "", "sequence": false}}
-                   ]})
+            "flag": true, "none": null, "q": "true",
+            "messages": [
+                {"role": "user", "content": "line one\nline two\n"},
+                {"role": "tool", "content": {"tool_results": [], "text": "", "sequence": false}}
+            ]})
         );
     }
 
@@ -223,7 +223,10 @@ mod tests {
         let d = parse("messages:\n- role: user\n  content: before\n- role: assistant\n  content: \"never closed\n");
         assert!(d.error.is_some());
         let v = d.value.expect("partial");
-        assert_eq!(v["messages"][0], json!({"role": "user", "content": "before"}));
+        assert_eq!(
+            v["messages"][0],
+            json!({"role": "user", "content": "before"})
+        );
         assert_eq!(v["messages"][1]["role"], "assistant");
     }
 
