@@ -61,10 +61,11 @@ pub enum Agent {
     Interpreter,
     Cody,
     Void,
+    Aichat,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 42] = [
+    pub const ALL: [Agent; 43] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Gemini,
@@ -107,6 +108,7 @@ impl Agent {
         Agent::Interpreter,
         Agent::Cody,
         Agent::Void,
+        Agent::Aichat,
     ];
 
     /// The fixed directory name under the mount root.
@@ -154,6 +156,7 @@ impl Agent {
             Agent::Interpreter => "interpreter",
             Agent::Cody => "cody",
             Agent::Void => "void",
+            Agent::Aichat => "aichat",
         }
     }
 

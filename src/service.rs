@@ -25,6 +25,8 @@ pub const LAUNCHD_LABEL: &str = "dev.sessfs.mount";
 /// the stores read is here.)
 pub const STORE_VARS: &[&str] = &[
     "AGSH_DATA_DIR",
+    "AICHAT_CONFIG_DIR",
+    "AICHAT_SESSIONS_DIR",
     "AIDER_CHAT_HISTORY_FILE",
     "CLAUDE_CONFIG_DIR",
     "CLAWDBOT_STATE_DIR",

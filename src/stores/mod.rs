@@ -19,6 +19,7 @@
 
 pub mod agentuse;
 pub mod agsh;
+pub mod aichat;
 pub mod aider;
 pub mod amp;
 pub mod atsf;
@@ -58,6 +59,7 @@ pub mod qwen;
 pub mod sqlite;
 pub mod vibe;
 pub mod void;
+pub mod yaml;
 pub mod zed;
 
 use crate::model::{Agent, Session};
@@ -523,6 +525,12 @@ pub const REGISTRY: &[Spec] = &[
         candidates: void::candidates,
         given: as_given,
         open: |r| Box::new(void::VoidStore::new(r)),
+    },
+    Spec {
+        agent: Agent::Aichat,
+        candidates: aichat::candidates,
+        given: as_given,
+        open: |r| Box::new(aichat::AichatStore::new(r)),
     },
 ];
 
