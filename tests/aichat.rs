@@ -438,3 +438,48 @@ fn bundled_sample_shows_the_aichat_session() {
     assert_eq!(m["model"], "openai:gpt-4o");
     assert_eq!(m["tags"], json!(["role:coder"]));
 }
+
+/// The AIChat store's glance: with nothing changed a search lists no store; a saved message,
+/// a new session in a subdirectory and a deleted session are each found by the next search.
+#[test]
+fn aichat_changes_are_found_by_the_next_search() {
+    use common::{age, logged_search};
+    use std::collections::BTreeSet;
+    let home = Home::empty();
+    let sessions = home.path().join(".config/aichat/sessions");
+    let write_session = |rel: &str, prompt: &str| {
+        put(
+            home.path(),
+            &format!(".config/aichat/sessions/{rel}"),
+            format!("model: openai:gpt-4o\nmessages:\n- role: user\n  content: {prompt}\n- role: assistant\n  content: ok\n"),
+        );
+    };
+    write_session("alpha.yaml", "the aichatone question");
+    write_session("bravo.yaml", "the aichattwo question");
+    age(&sessions, 3600);
+    age(&home.path().join(".config/aichat"), 3600);
+    let set = |ids: &[&str]| -> BTreeSet<String> {
+        ids.iter().map(|id| format!("aichat/{id}")).collect()
+    };
+    assert_eq!(logged_search(&home, "aichatone"), (set(&["alpha"]), false));
+    assert_eq!(logged_search(&home, "aichattwo"), (set(&["bravo"]), true));
+    // A message saved into a session: the file is rewritten whole.
+    write_session("alpha.yaml", "the aichatone question, appendedaichat");
+    assert_eq!(logged_search(&home, "appendedaichat").0, set(&["alpha"]));
+    assert_eq!(
+        logged_search(&home, "appendedaichat"),
+        (set(&["alpha"]), true)
+    );
+    // A new session one directory down.
+    write_session("_/20260301T100000-charlie.yaml", "the aichatthree question");
+    age(&sessions.join("_"), 2400);
+    age(&sessions, 2400);
+    assert_eq!(
+        logged_search(&home, "aichatthree").0,
+        set(&["_%2F20260301T100000-charlie"])
+    );
+    // A deleted session.
+    std::fs::remove_file(sessions.join("bravo.yaml")).expect("rm");
+    age(&sessions, 1800);
+    assert_eq!(logged_search(&home, "aichattwo").0, BTreeSet::new());
+}

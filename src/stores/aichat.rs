@@ -61,7 +61,7 @@
 
 use super::kit::{self, EntryType, SessionBuilder};
 use super::yaml;
-use super::{Env, Listed, Root, Store};
+use super::{Env, Glance, Listed, Root, Store};
 use crate::model::{Agent, Message, MessageKind, Role, Session, ToolCall};
 use chrono::{DateTime, Local, NaiveDateTime, TimeZone, Utc};
 use serde_json::{Map, Value};
@@ -151,6 +151,37 @@ impl Store for AichatStore {
         true
     }
 
+    /// The directories [`session_files`] reads: each sessions directory and its
+    /// subdirectories, and of a config directory also `agents/` and each agent's.
+    fn glance(&self, _listed: &[Listed]) -> Option<Glance> {
+        let mut g = Glance::default();
+        for root in &self.base.roots {
+            if root.path.is_file() {
+                continue;
+            }
+            if !root.path.is_dir() {
+                return None;
+            }
+            if !is_config_dir(&root.path) {
+                sessions_dirs(&root.path, &mut g.dirs);
+                continue;
+            }
+            g.dirs.push(root.path.clone());
+            sessions_dirs(&root.path.join("sessions"), &mut g.dirs);
+            let agents = root.path.join("agents");
+            if agents.is_dir() {
+                g.dirs.push(agents.clone());
+                for (agent, t) in kit::typed_entries(&agents) {
+                    if t == EntryType::Dir {
+                        g.dirs.push(agent.clone());
+                        sessions_dirs(&agent.join("sessions"), &mut g.dirs);
+                    }
+                }
+            }
+        }
+        Some(g)
+    }
+
     fn load(&self, listed: &Listed) -> Session {
         load_session(&listed.path, &listed.id)
     }
@@ -192,6 +223,19 @@ pub fn session_files(root: &Path) -> Vec<(String, PathBuf)> {
         ));
     }
     out
+}
+
+/// A sessions directory and its subdirectories, the directories [`in_sessions_dir`] reads.
+fn sessions_dirs(dir: &Path, out: &mut Vec<PathBuf>) {
+    if !dir.is_dir() {
+        return;
+    }
+    out.push(dir.to_path_buf());
+    for (p, t) in kit::typed_entries(dir) {
+        if t == EntryType::Dir {
+            out.push(p);
+        }
+    }
 }
 
 /// `<dir>/*.yaml` and `<dir>/<sub>/*.yaml`, ids prefixed with `prefix`.
