@@ -59,6 +59,7 @@ pub mod qwen;
 pub mod sqlite;
 pub mod vibe;
 pub mod void;
+pub mod vscode;
 pub mod yaml;
 pub mod zed;
 

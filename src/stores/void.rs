@@ -49,9 +49,9 @@
 //! directory or per-message time. `filesWithUserChanges`, `currCheckpointIdx`,
 //! `focusedMessageIdx` and `linksOfMessageIdx` are UI state and not shown.
 
-use super::cody::{state_dbs, state_glance, vscode_roots};
 use super::kit::{self, SessionBuilder};
 use super::sqlite::{self, DbVersion, Reader, Rows, Table};
+use super::vscode::{state_dbs, state_glance, vscode_roots};
 use super::{Base, Env, Glance, Listed, Root, Store};
 use crate::model::{Agent, Message, Role, Session, Source, ToolCall, SEALED_THINKING};
 use rusqlite::Connection;
