@@ -483,3 +483,29 @@ fn aichat_changes_are_found_by_the_next_search() {
     age(&sessions, 1800);
     assert_eq!(logged_search(&home, "aichattwo").0, BTreeSet::new());
 }
+
+/// AIChat rewrites a session's file whole when it saves: the new reply shows within a
+/// second, in its session only.
+#[test]
+fn a_saved_reply_shows_within_a_second() {
+    let fx = write();
+    let m = common::Mount::new(&fx.home, &[]);
+    let t = m.path().join("aichat/alpha/transcript.md");
+    assert!(stores::file_contains(&t, "Alpha"), "alpha transcript");
+    let saved = ALPHA.replace(
+        "  content: Alpha unknown role\n",
+        "  content: Alpha unknown role\n- role: user\n  content: Alpha late prompt after the mount\n- role: assistant\n  content: Alpha late reply after the mount\n",
+    );
+    assert_ne!(saved, ALPHA);
+    put(
+        fx.home.path(),
+        &format!("{CONFIG}/sessions/alpha.yaml"),
+        saved,
+    );
+    stores::assert_within_a_second("saved reply", || {
+        stores::file_contains(&t, "Alpha late reply after the mount")
+    });
+    let other = m.path().join("aichat/agents%2Fcoder%2Fbravo/transcript.md");
+    let bravo = std::fs::read_to_string(&other).expect("bravo");
+    assert!(!bravo.contains("Alpha late reply"), "{bravo}");
+}
