@@ -483,7 +483,8 @@ fn doctor_names_neovate_and_where_it_found_it() {
         text.contains(&format!("{:<9} 4 sessions", "neovate")),
         "{text}"
     );
-    assert!(text.contains(".neovate/projects"), "{text}");
+    let root = home.path().join(".neovate").display().to_string();
+    assert!(text.contains(&root), "{text}");
 }
 
 #[test]
@@ -522,4 +523,28 @@ fn an_appended_message_shows_within_a_second() {
     stores::assert_within_a_second("appended message", || {
         stores::file_contains(&t, "Bravo fresh prompt after the mount")
     });
+}
+
+/// A session's cwd comes from `data.json`: when Neovate rewrites that file, the session's
+/// `meta.json` follows within a second (found by the chaos test, which garbled the file).
+#[test]
+fn a_changed_data_json_moves_the_cwd_within_a_second() {
+    let home = write();
+    let m = Mount::new(&home, &[]);
+    let meta_path = m.path().join(format!("neovate/{B}/meta.json"));
+    let cwd = || -> Value {
+        std::fs::read_to_string(&meta_path)
+            .ok()
+            .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+            .map(|v| v["cwd"].clone())
+            .unwrap_or(Value::Null)
+    };
+    assert_eq!(cwd(), "/home/dev/beta");
+    put(
+        home.path(),
+        ".neovate/data.json",
+        serde_json::to_vec(&json!({"projects": {"/home/dev/alpha": {"history": []}}}))
+            .expect("json"),
+    );
+    stores::assert_within_a_second("cwd gone with its data.json key", || cwd().is_null());
 }

@@ -73,11 +73,12 @@ const MAX_DATA_JSON: u64 = 32 << 20;
 /// At most this many branches are built; the rest are counted in a warning.
 const MAX_BRANCHES: usize = 100;
 
-/// `~/.neovate/projects`, then `~/.takumi/projects`.
+/// `~/.neovate`, then `~/.takumi`: the product's directory, whose `projects/` holds the
+/// sessions and whose `data.json` names their projects' paths (so both are watched).
 pub fn candidates(env: &Env) -> Vec<Root> {
     PRODUCTS
         .iter()
-        .map(|p| Root::new(Agent::Neovate, env.home.join(p).join("projects"), "default"))
+        .map(|p| Root::new(Agent::Neovate, env.home.join(p), "default"))
         .collect()
 }
 
@@ -130,7 +131,12 @@ impl Store for NeovateStore {
                             continue;
                         }
                     }
-                    out.push(Listed::file(id, p, i));
+                    let mut l = Listed::file(id, p, i);
+                    // The session's cwd comes from `data.json`'s keys ([`project_path`]).
+                    if let Some(base) = project.parent().and_then(Path::parent) {
+                        l.sources.push(base.join("data.json"));
+                    }
+                    out.push(l);
                 }
             }
         }
