@@ -52,7 +52,7 @@
 //! and no per-message times since early 2024 (the chat's creation time is its id).
 
 use super::kit::{self, SessionBuilder};
-use super::sqlite::{self, DbVersion, Reader, Rows, Table};
+use super::sqlite::{self, Reader, Rows, Table};
 use super::vscode::{state_dbs, state_glance, vscode_roots};
 use super::{Base, Env, Glance, Listed, Root, Store};
 use crate::model::{Agent, Message, Role, Session, Source, TokenUsage, ToolCall};
@@ -61,7 +61,7 @@ use rusqlite::Connection;
 use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 /// The extension id: the `ItemTable` key of Cody's global state.
 pub const EXTENSION_ID: &str = "sourcegraph.cody-ai";
@@ -78,18 +78,15 @@ pub fn candidates(env: &Env) -> Vec<Root> {
 pub struct CodyStore {
     base: Base,
     reader: Reader,
-    snaps: Mutex<HashMap<PathBuf, Arc<Snap>>>,
+    snaps: sqlite::Snapshots<Fetched>,
 }
 
 /// One database's chats as last read: each chat's JSON text, by listing key.
-struct Snap {
-    at: DbVersion,
+struct Fetched {
     chats: Vec<Chat>,
     by_key: HashMap<String, usize>,
     /// Why no chat could be read (the extension's value is not JSON).
     problem: Option<String>,
-    /// The private-copy note of [`Reader::read`].
-    note: Option<String>,
 }
 
 struct Chat {
@@ -110,7 +107,7 @@ impl CodyStore {
         CodyStore {
             base: Base::new(Agent::Cody, roots),
             reader: Reader::new(),
-            snaps: Mutex::new(HashMap::new()),
+            snaps: sqlite::Snapshots::default(),
         }
     }
 
@@ -120,43 +117,20 @@ impl CodyStore {
 
     /// The chats of `db`, read again only when the database or its WAL changed. While the
     /// database is busy the last read is kept (and the next call tries again).
-    fn snap(&self, db: &Path) -> Result<Arc<Snap>, sqlite::Error> {
-        let now = sqlite::db_version(db);
-        let old = self
-            .snaps
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(db)
-            .cloned();
-        if let Some(s) = old.as_ref().filter(|s| s.at == now) {
-            return Ok(Arc::clone(s));
-        }
-        match self
-            .reader
-            .read(db, sqlite::Access::InPlace, |c| sqlite::snapshot(c, fetch))
-        {
-            Ok(((chats, problem), note)) => {
-                let by_key = chats
-                    .iter()
-                    .enumerate()
-                    .map(|(i, c)| (key_of(&c.account, &c.id), i))
-                    .collect();
-                let s = Arc::new(Snap {
-                    at: now,
-                    chats,
-                    by_key,
-                    problem,
-                    note,
-                });
-                self.snaps
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .insert(db.to_path_buf(), Arc::clone(&s));
-                Ok(s)
-            }
-            Err(sqlite::Error::Busy) if old.is_some() => old.ok_or(sqlite::Error::Busy),
-            Err(e) => Err(e),
-        }
+    fn snap(&self, db: &Path) -> Result<Arc<sqlite::Snapshot<Fetched>>, sqlite::Error> {
+        self.snaps.get(&self.reader, db, |c| {
+            let (chats, problem) = fetch(c)?;
+            let by_key = chats
+                .iter()
+                .enumerate()
+                .map(|(i, c)| (key_of(&c.account, &c.id), i))
+                .collect();
+            Ok(Fetched {
+                chats,
+                by_key,
+                problem,
+            })
+        })
     }
 }
 

@@ -549,6 +549,74 @@ pub fn db_version(db: &Path) -> DbVersion {
     (stat_version(db), stat_version(&companion(db, "-wal")))
 }
 
+/// What one read of a database gave, kept until the database or its WAL changes: for the
+/// stores that read one row holding every session (Cody's and Void's `ItemTable` rows), so
+/// listing, versioning and loading share one read per change.
+pub struct Snapshot<T> {
+    at: DbVersion,
+    pub value: T,
+    /// The private-copy note of [`Reader::read`].
+    pub note: Option<String>,
+}
+
+impl<T> std::ops::Deref for Snapshot<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.value
+    }
+}
+
+/// The last [`Snapshot`] of each database.
+pub struct Snapshots<T> {
+    by_db: Mutex<HashMap<PathBuf, Arc<Snapshot<T>>>>,
+}
+
+impl<T> Default for Snapshots<T> {
+    fn default() -> Self {
+        Snapshots {
+            by_db: Mutex::new(HashMap::new()),
+        }
+    }
+}
+
+impl<T> Snapshots<T> {
+    /// The snapshot of `db`: the kept one while the database is unchanged, else `fetch` in
+    /// one read transaction. While the database is busy the last one is kept.
+    pub fn get(
+        &self,
+        reader: &Reader,
+        db: &Path,
+        mut fetch: impl FnMut(&Connection) -> rusqlite::Result<T>,
+    ) -> Result<Arc<Snapshot<T>>, Error> {
+        let now = db_version(db);
+        let old = self
+            .by_db
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(db)
+            .cloned();
+        if let Some(s) = old.as_ref().filter(|s| s.at == now) {
+            return Ok(Arc::clone(s));
+        }
+        match reader.read(db, Access::InPlace, |c| snapshot(c, &mut fetch)) {
+            Ok((value, note)) => {
+                let s = Arc::new(Snapshot {
+                    at: now,
+                    value,
+                    note,
+                });
+                self.by_db
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .insert(db.to_path_buf(), Arc::clone(&s));
+                Ok(s)
+            }
+            Err(Error::Busy) if old.is_some() => old.ok_or(Error::Busy),
+            Err(e) => Err(e),
+        }
+    }
+}
+
 /// A copy of a database and its WAL in a private temporary directory, removed on drop.
 pub struct PrivateCopy {
     pub dir: PathBuf,

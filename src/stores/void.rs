@@ -50,15 +50,15 @@
 //! `focusedMessageIdx` and `linksOfMessageIdx` are UI state and not shown.
 
 use super::kit::{self, SessionBuilder};
-use super::sqlite::{self, DbVersion, Reader, Rows, Table};
+use super::sqlite::{self, Reader, Rows, Table};
 use super::vscode::{state_dbs, state_glance, vscode_roots};
 use super::{Base, Env, Glance, Listed, Root, Store};
 use crate::model::{Agent, Message, Role, Session, Source, ToolCall, SEALED_THINKING};
 use rusqlite::Connection;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::path::Path;
+use std::sync::Arc;
 
 /// The `ItemTable` key of every chat thread (`THREAD_STORAGE_KEY`).
 pub const THREAD_KEY: &str = "void.chatThreadStorageII";
@@ -73,17 +73,15 @@ pub fn candidates(env: &Env) -> Vec<Root> {
 pub struct VoidStore {
     base: Base,
     reader: Reader,
-    snaps: Mutex<HashMap<PathBuf, Arc<Snap>>>,
+    snaps: sqlite::Snapshots<Fetched>,
 }
 
 /// One database's threads as last read.
-struct Snap {
-    at: DbVersion,
+struct Fetched {
     threads: Vec<Thread>,
     by_id: HashMap<String, usize>,
     /// Why no thread could be read (the value is not JSON).
     problem: Option<String>,
-    note: Option<String>,
 }
 
 struct Thread {
@@ -98,49 +96,26 @@ impl VoidStore {
         VoidStore {
             base: Base::new(Agent::Void, roots),
             reader: Reader::new(),
-            snaps: Mutex::new(HashMap::new()),
+            snaps: sqlite::Snapshots::default(),
         }
     }
 
     /// The threads of `db`, read again only when the database or its WAL changed; while
     /// it is busy the last read is kept.
-    fn snap(&self, db: &Path) -> Result<Arc<Snap>, sqlite::Error> {
-        let now = sqlite::db_version(db);
-        let old = self
-            .snaps
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(db)
-            .cloned();
-        if let Some(s) = old.as_ref().filter(|s| s.at == now) {
-            return Ok(Arc::clone(s));
-        }
-        match self
-            .reader
-            .read(db, sqlite::Access::InPlace, |c| sqlite::snapshot(c, fetch))
-        {
-            Ok(((threads, problem), note)) => {
-                let by_id = threads
-                    .iter()
-                    .enumerate()
-                    .map(|(i, t)| (t.id.clone(), i))
-                    .collect();
-                let s = Arc::new(Snap {
-                    at: now,
-                    threads,
-                    by_id,
-                    problem,
-                    note,
-                });
-                self.snaps
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .insert(db.to_path_buf(), Arc::clone(&s));
-                Ok(s)
-            }
-            Err(sqlite::Error::Busy) if old.is_some() => old.ok_or(sqlite::Error::Busy),
-            Err(e) => Err(e),
-        }
+    fn snap(&self, db: &Path) -> Result<Arc<sqlite::Snapshot<Fetched>>, sqlite::Error> {
+        self.snaps.get(&self.reader, db, |c| {
+            let (threads, problem) = fetch(c)?;
+            let by_id = threads
+                .iter()
+                .enumerate()
+                .map(|(i, t)| (t.id.clone(), i))
+                .collect();
+            Ok(Fetched {
+                threads,
+                by_id,
+                problem,
+            })
+        })
     }
 }
 
