@@ -134,21 +134,7 @@ impl Store for ContinueStore {
     /// own. The index `sessions.json` is not stamped: the listing never reads it, and no
     /// session is versioned by it (Continue rewrites a session's file with its entry).
     fn glance(&self, _listed: &[Listed]) -> Option<Glance> {
-        let mut g = Glance::default();
-        for root in &self.base.roots {
-            if root.path.is_file() {
-                continue;
-            }
-            if !root.path.is_dir() {
-                return None;
-            }
-            g.dirs.push(root.path.clone());
-            let sessions = root.path.join("sessions");
-            if sessions.is_dir() {
-                g.dirs.push(sessions);
-            }
-        }
-        Some(g)
+        kit::root_and_sessions_glance(&self.base.roots)
     }
 
     fn load(&self, listed: &Listed) -> Session {

@@ -658,6 +658,27 @@ pub use crate::names::unique_name;
 // ---------------------------------------------------------------------------------------
 // Titles
 
+/// The glance of stores whose roots are a directory of session files or a data directory
+/// with them in `sessions/` (Continue, Nanocoder): each root directory and its `sessions/`;
+/// a root that is one session file is its own source. `None` while a root is missing.
+pub fn root_and_sessions_glance(roots: &[Root]) -> Option<super::Glance> {
+    let mut g = super::Glance::default();
+    for root in roots {
+        if root.path.is_file() {
+            continue;
+        }
+        if !root.path.is_dir() {
+            return None;
+        }
+        g.dirs.push(root.path.clone());
+        let sessions = root.path.join("sessions");
+        if sessions.is_dir() {
+            g.dirs.push(sessions);
+        }
+    }
+    Some(g)
+}
+
 /// A title from a prompt: its first non-empty line, whitespace collapsed, at most
 /// [`TITLE_CHARS`] characters. `None` for an empty prompt.
 pub fn title_from_text(text: &str) -> Option<String> {

@@ -148,21 +148,7 @@ impl Store for NanocoderStore {
     /// The listing reads the names in each root directory and in its `sessions/`; a root
     /// that is one session file is its own source.
     fn glance(&self, _listed: &[Listed]) -> Option<Glance> {
-        let mut g = Glance::default();
-        for root in &self.base.roots {
-            if root.path.is_file() {
-                continue;
-            }
-            if !root.path.is_dir() {
-                return None;
-            }
-            g.dirs.push(root.path.clone());
-            let sessions = root.path.join("sessions");
-            if sessions.is_dir() {
-                g.dirs.push(sessions);
-            }
-        }
-        Some(g)
+        kit::root_and_sessions_glance(&self.base.roots)
     }
 
     fn load(&self, listed: &Listed) -> Session {
