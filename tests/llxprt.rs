@@ -552,3 +552,127 @@ fn an_appended_event_shows_within_a_second() {
         stores::file_contains(&t, "Charlie fresh prompt after the mount")
     });
 }
+
+/// `gzip -c`, the system's: the archive is written by a tool sessfs does not share code with.
+fn gzip(bytes: &str) -> Vec<u8> {
+    use std::io::Write;
+    let mut child = std::process::Command::new("gzip")
+        .arg("-c")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("gzip");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(bytes.as_bytes())
+        .expect("gzip stdin");
+    let out = child.wait_with_output().expect("gzip");
+    assert!(out.status.success());
+    out.stdout
+}
+
+/// The janitor's archives (`chats/archive/<file>.gz`, a byte-for-byte gzip of the session
+/// file): one whose file is gone, one whose file was kept beside it, and one cut short.
+#[test]
+fn archived_sessions_are_read_and_a_kept_file_wins_over_its_archive() {
+    const F: &str = "ffff6666-0000-4000-8000-000000000006";
+    const G: &str = "9999aaaa-0000-4000-8000-000000000007";
+    const H: &str = "hhhh8888-0000-4000-8000-000000000008";
+    let home = Home::empty();
+    let h = home.path().to_path_buf();
+    let archive = format!("{}/archive", chats(STATE));
+
+    let mut f = ev(1, &ts(0), "session_start", start(F, "/home/dev/foxtrot"));
+    f += &ev(
+        2,
+        &ts(1),
+        "content",
+        human("Foxtrot archived prompt", at(1)),
+    );
+    f += &ev(
+        3,
+        &ts(2),
+        "content",
+        ai(
+            json!([{"type": "text", "text": "Foxtrot archived reply"}]),
+            at(2),
+            Some((200, 20, 0)),
+        ),
+    );
+    put(
+        &h,
+        &format!("{archive}/session-2026-03-01T10-00-00-ffff6666.jsonl.gz"),
+        gzip(&f),
+    );
+
+    // G's archive was made, then one more turn went to the kept file.
+    let mut g = ev(1, &ts(0), "session_start", start(G, "/home/dev/golf"));
+    g += &ev(2, &ts(1), "content", human("Golf first prompt", at(1)));
+    put(
+        &h,
+        &format!("{archive}/session-2026-03-01T10-00-00-9999aaaa.jsonl.gz"),
+        gzip(&g),
+    );
+    g += &ev(
+        3,
+        &ts(3),
+        "content",
+        human("Golf prompt only in the file", at(3)),
+    );
+    put(
+        &h,
+        &format!(
+            "{}/session-2026-03-01T10-00-00-9999aaaa.jsonl",
+            chats(STATE)
+        ),
+        &g,
+    );
+
+    // H's archive lost its second half.
+    let mut t = ev(1, &ts(0), "session_start", start(H, "/home/dev/hotel"));
+    t += &ev(2, &ts(1), "content", human("Hotel first prompt", at(1)));
+    for i in 0..200 {
+        t += &ev(
+            3 + i,
+            &ts(2),
+            "content",
+            human(
+                &format!("Hotel filler {i} {}", "x".repeat(i as usize)),
+                at(2),
+            ),
+        );
+    }
+    let whole = gzip(&t);
+    put(
+        &h,
+        &format!("{archive}/session-2026-03-01T10-00-00-hhhh8888.jsonl.gz"),
+        &whole[..whole.len() / 2],
+    );
+
+    let out = render(&home);
+    assert_eq!(stores::entries(&out.tree, "llxprt"), 3);
+
+    let ft = transcript(&out.tree, F);
+    for line in ["Foxtrot archived prompt", "Foxtrot archived reply"] {
+        assert!(ft.contains(line), "{line}: {ft}");
+    }
+    let fm = meta(&out.tree, &format!("llxprt/{F}"));
+    assert_eq!(fm["cwd"], "/home/dev/foxtrot", "{fm}");
+    assert_eq!(fm["warnings"], json!([]), "{fm}");
+
+    let gt = transcript(&out.tree, G);
+    assert!(gt.contains("Golf prompt only in the file"), "{gt}");
+    // One session from the kept file, its two prompts once each (the archive is not
+    // shown beside it).
+    assert_eq!(gt.matches("### User").count(), 2, "{gt}");
+
+    let ht = transcript(&out.tree, H);
+    assert!(ht.contains("Hotel first prompt"), "{ht}");
+    let hm = meta(&out.tree, &format!("llxprt/{H}"));
+    assert!(
+        !hm["warnings"].as_array().expect("warnings").is_empty(),
+        "{hm}"
+    );
+}

@@ -57,8 +57,12 @@
 //! - **Nothing is dropped silently**: an event of an unknown type, a content that is not one,
 //!   or a block of an unknown type is counted (one warning per kind, [`kit::Unparsed`]) and
 //!   shown as `unparsed` context where it stood; a line that is no JSON goes to
-//!   `unparsed.txt`; a `v` above 1 costs a warning. A gzip archive is listed and its session
-//!   says it was not read (sessfs reads no gzip).
+//!   `unparsed.txt`; a `v` above 1 costs a warning.
+//! - **An archive is read like the file it was made from**: the janitor gzips an old
+//!   session file, byte for byte, into `chats/archive/` and then removes the original, or
+//!   keeps it when the archive could not be made durable. So the same id in a plain file
+//!   and in an archive is shown once, from the plain file; a damaged archive shows what
+//!   decompressed before the damage, and a warning.
 //! - **Never read**: the 0.8.x `uiHistory` (what the terminal showed, the same turns again),
 //!   `logs.json` (prompt history) and `checkpoint-*.json` (`/chat save`, as for Gemini CLI),
 //!   the `<id>.lock` files, the conversation logs, and every credential LLxprt keeps beside
@@ -71,6 +75,7 @@ use crate::model::{
     unified_id, Agent, Branch, Message, MessageKind, Role, Session, TokenUsage, ToolCall,
 };
 use chrono::{DateTime, Utc};
+use flate2::read::MultiGzDecoder;
 use serde::Deserialize;
 use serde_json::Value;
 use std::collections::HashSet;
@@ -148,7 +153,7 @@ impl Store for LlxprtStore {
     }
 
     fn list(&self) -> Vec<Listed> {
-        let mut out: Vec<(Listed, u64)> = Vec::new();
+        let mut out: Vec<(Listed, (bool, u64))> = Vec::new();
         for (i, root) in self.base.roots.iter().enumerate() {
             for chats in gemini::chats_dirs(&root.path) {
                 let mut files = kit::typed_entries(&chats);
@@ -162,16 +167,18 @@ impl Store for LlxprtStore {
                     }
                     let id = listed_id(&p);
                     let size = std::fs::metadata(&p).map(|m| m.len()).unwrap_or(0);
+                    // A plain file ranks above any archive (the archive is a copy of it
+                    // the janitor keeps until the copy is durable), then the larger file.
+                    let rank = (!is_archive(&p), size);
                     match out.iter_mut().find(|(l, _)| l.id == id) {
-                        // A copy in another root (or the archive of a live file): the
-                        // larger one holds the conversation.
-                        Some((l, s)) => {
-                            if size > *s {
+                        // A copy in another root (or the archive of a live file).
+                        Some((l, r)) => {
+                            if rank > *r {
                                 *l = Listed::file(id, p.clone(), i);
-                                *s = size;
+                                *r = rank;
                             }
                         }
-                        None => out.push((Listed::file(id, p.clone(), i), size)),
+                        None => out.push((Listed::file(id, p.clone(), i), rank)),
                     }
                 }
             }
@@ -207,10 +214,7 @@ fn listed_id(p: &Path) -> String {
     let Some((kind, stem)) = kind_of(name) else {
         return name.to_string();
     };
-    let head = match kind {
-        Kind::Archive => None,
-        _ => head(p),
-    };
+    let head = head(p, kind == Kind::Archive);
     let id = head.and_then(|h| match kind {
         Kind::Events => {
             let line = h.split(|b| *b == b'\n').next()?;
@@ -223,11 +227,23 @@ fn listed_id(p: &Path) -> String {
         .unwrap_or_else(|| stem.to_string())
 }
 
-fn head(p: &Path) -> Option<Vec<u8>> {
+/// The first bytes of a chat file (of what it decompresses to, for an archive). A head cut
+/// short by damage is still a head: the id is on its first line.
+fn head(p: &Path, archive: bool) -> Option<Vec<u8>> {
     let f = kit::open_file(p).ok()?;
     let mut buf = Vec::new();
-    f.take(HEAD_BYTES).read_to_end(&mut buf).ok()?;
-    Some(buf)
+    let read = if archive {
+        MultiGzDecoder::new(f)
+            .take(HEAD_BYTES)
+            .read_to_end(&mut buf)
+    } else {
+        f.take(HEAD_BYTES).read_to_end(&mut buf)
+    };
+    (read.is_ok() || !buf.is_empty()).then_some(buf)
+}
+
+fn is_archive(p: &Path) -> bool {
+    kind_of(kit::file_name(p)).is_some_and(|(k, _)| k == Kind::Archive)
 }
 
 /// The top-level `sessionId` of a pretty-printed 0.8.x document, from its first bytes
@@ -252,17 +268,8 @@ fn load_file(path: &Path, id: &str) -> Session {
     let name = kit::file_name(path);
     match kind_of(name).map(|k| k.0) {
         Some(Kind::Document) => load_document(path, id),
-        Some(Kind::Archive) => {
-            let mut b = kit::SessionBuilder::new(Agent::Llxprt, id);
-            b.s.source.paths = vec![path.to_path_buf()];
-            b.s.source.format = "llxprt-jsonl-gz".into();
-            b.warn(format!(
-                "{name} is a gzip-compressed archive of the session; sessfs does not read gzip, \
-                 so its events are not shown"
-            ));
-            b.finish()
-        }
-        _ => load_events(path, id),
+        Some(Kind::Archive) => load_events(path, id, true),
+        _ => load_events(path, id, false),
     }
 }
 
@@ -722,9 +729,15 @@ fn usage(u: &Value) -> Option<TokenUsage> {
     })
 }
 
-fn load_events(path: &Path, id: &str) -> Session {
-    let mut r = Reader::new(path, id, "llxprt-jsonl");
-    let scanned = jsonl::read_lines(path, |n, line| {
+/// A session file, or its gzip archive read as it streams out of the decompressor.
+fn load_events(path: &Path, id: &str, archive: bool) -> Session {
+    let format = if archive {
+        "llxprt-jsonl-gz"
+    } else {
+        "llxprt-jsonl"
+    };
+    let mut r = Reader::new(path, id, format);
+    let mut each = |n: usize, line: &[u8]| {
         let at = format!("line {n}");
         match serde_json::from_slice::<Line>(line) {
             Ok(rec) => r.line(rec, line, &at),
@@ -742,7 +755,19 @@ fn load_events(path: &Path, id: &str) -> Session {
             Err(e) => return Err(format!("not a session event: {e}")),
         }
         Ok(())
-    });
+    };
+    let scanned = if archive {
+        match kit::open_file(path) {
+            Ok(f) => {
+                let name = path.display().to_string();
+                jsonl::read_lines_from(MultiGzDecoder::new(f), &name, &mut each)
+            }
+            // The warning a plain file that cannot be opened gives.
+            Err(_) => jsonl::read_lines(path, each),
+        }
+    } else {
+        jsonl::read_lines(path, each)
+    };
     let mut s = r.finish();
     scanned.into_session(&mut s);
     s

@@ -22,8 +22,8 @@ pub const CHECKED_ELSEWHERE: &[(&str, &str)] = &[(
 /// Folders of a set that hold no session data sessfs could show (schemas, notes).
 pub const NO_SESSIONS: &[&str] = &["agentuse", "agsh", "indusagi"];
 
-/// Read a file of the set, decompressing `.gz` with the system `gzip` (the crate has no
-/// gzip dependency, and this suite is the only reader).
+/// Read a file of the set, decompressing `.gz` with the system `gzip` (a reader that shares
+/// no code with the LLxprt store's own gzip reading).
 pub fn read_set_file(p: &Path) -> Vec<u8> {
     if p.extension().is_some_and(|e| e == "gz") {
         let out = std::process::Command::new("gzip")
