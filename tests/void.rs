@@ -243,3 +243,41 @@ fn a_saved_reply_shows_within_a_second() {
         std::fs::read_to_string(m.path().join(format!("void/{A}/transcript.md"))).expect("alpha");
     assert!(!a.contains("Bravo late reply"), "{a}");
 }
+
+/// The bundled samples (`fixtures/home`, written by `scripts/make-samples`): Void's thread,
+/// each line in exactly its session. The lines are the sample's own text, read from the
+/// script.
+#[test]
+fn bundled_sample_shows_the_void_thread() {
+    let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/home");
+    let home = Home::empty();
+    let tmp = tempfile::Builder::new()
+        .prefix("sessfs-void-samples")
+        .tempdir()
+        .expect("tmp");
+    let tree = tmp.path().join("tree");
+    let o = home
+        .command(&["render", tree.to_str().expect("utf-8")])
+        .env("HOME", &samples)
+        .output()
+        .expect("render");
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let thread = "void/8d2e6f40-5a1c-4b7e-9c3d-5e0f1a2b3c4d";
+    stores::assert_session_holds(
+        &tree,
+        thread,
+        &[
+            "Round the cart total to cents",
+            "The total is summed in floats; rounding belongs at the end.",
+            "I will read `cartTotal` first.",
+            "There is no test script; `cartTotal` now rounds with `Math.round(s * 100) / 100`.",
+        ],
+        &[
+            "return items.reduce((s, i) => s + i.price, 0);",
+            "npm ERR! missing script: test",
+        ],
+    );
+    let m = meta(&tree, thread);
+    assert_eq!(m["title"], "Round the cart total to cents");
+    assert_eq!(m["createdAt"], "2026-03-03T14:00:00.000Z");
+}
