@@ -9,7 +9,7 @@
 mod common;
 
 use common::stores::{self, meta, put, Rendered};
-use common::{stdout, Home};
+use common::{stdout, Home, Mount};
 use serde_json::{json, Value};
 use std::path::Path;
 
@@ -431,5 +431,26 @@ fn mounted_chats_sizes_erofs_and_store_untouched() {
     stores::mounted_untouched(&fx.home, Home::snapshot, |m| {
         check_tree(m.path(), &fx);
         stores::assert_mount_read_only(m, &["codebuff"], 12, SECRET, A);
+    });
+}
+
+/// Codebuff rewrites a chat's `chat-messages.json` whole after each message: the new
+/// message shows within a second on a mount.
+#[test]
+fn a_rewritten_chat_shows_within_a_second() {
+    let fx = write();
+    let m = Mount::new(&fx.home, &[]);
+    let t = m.path().join(format!("{A}/transcript.md"));
+    assert!(stores::file_contains(&t, "Alpha reply after the tools"));
+    let path = fx.home.path().join(format!("{A_CHAT}/chat-messages.json"));
+    let mut ui: Value = serde_json::from_slice(&std::fs::read(&path).expect("read")).expect("json");
+    ui.as_array_mut().expect("array").push(user_msg(
+        "u-9",
+        "Alpha fresh prompt after the mount",
+        "2026-03-01T10:05:00.000Z",
+    ));
+    std::fs::write(&path, ui.to_string()).expect("write");
+    stores::assert_within_a_second("rewritten chat", || {
+        stores::file_contains(&t, "Alpha fresh prompt after the mount")
     });
 }

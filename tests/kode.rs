@@ -9,7 +9,7 @@
 mod common;
 
 use common::stores::{self, meta, put, Rendered};
-use common::{stdout, Home};
+use common::{stdout, Home, Mount};
 use serde_json::{json, Value};
 use std::path::Path;
 
@@ -560,4 +560,61 @@ fn a_log_of_a_conversation_also_in_jsonl_is_linked_and_counted_once() {
         read(&out.tree, "kode/2026-03-07T08-00-00-000Z/transcript.md")
             .contains("Gamma local output")
     );
+}
+
+/// Kode appends to a session's JSONL and rewrites a log's JSON array whole at each turn:
+/// both show within a second on a mount.
+#[test]
+fn an_appended_line_and_a_rewritten_log_show_within_a_second() {
+    let home = write();
+    let m = Mount::new(&home, &[]);
+    let jsonl = m.path().join(format!("kode/{A}/transcript.md"));
+    let logged = m.path().join(format!("kode/{LOG}/transcript.md"));
+    assert!(stores::file_contains(
+        &jsonl,
+        "Alpha prompt: fix the parser"
+    ));
+    assert!(stores::file_contains(&logged, "Bravo reply: src and tests"));
+
+    let path = home
+        .path()
+        .join(format!(".kode/projects/-home-dev-alpha/{A}.jsonl"));
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .expect("open");
+    std::io::Write::write_all(
+        &mut f,
+        line(
+            "user",
+            "u9",
+            Some("a2"),
+            9,
+            json!({"role": "user", "content": "Alpha fresh prompt after the mount"}),
+        )
+        .as_bytes(),
+    )
+    .expect("append");
+    drop(f);
+    stores::assert_within_a_second("appended line", || {
+        stores::file_contains(&jsonl, "Alpha fresh prompt after the mount")
+    });
+
+    let path = home
+        .path()
+        .join(format!(".kode/-home-dev-beta/messages/{LOG}.json"));
+    let mut log: Value =
+        serde_json::from_slice(&std::fs::read(&path).expect("read")).expect("json");
+    let mut last = log.as_array().expect("array").last().expect("last").clone();
+    last["uuid"] = json!("l9");
+    last["message"] = assistant(
+        "msg_l9",
+        json!([{"type": "text", "text": "Bravo fresh reply after the mount"}]),
+        (700, 30),
+    );
+    log.as_array_mut().expect("array").push(last);
+    std::fs::write(&path, serde_json::to_vec_pretty(&log).expect("json")).expect("write");
+    stores::assert_within_a_second("rewritten log", || {
+        stores::file_contains(&logged, "Bravo fresh reply after the mount")
+    });
 }
