@@ -12,7 +12,14 @@
 //! whose rows are copied out and parsed after it, busy handling, versions from the
 //! session's own rows). The schema went from version 2 to 30 within months, adding columns
 //! with every release, so every column is probed and missing ones read as `NULL`; tables
-//! other than `sessions`, `messages` and `schema_version` are never read.
+//! other than `sessions`, `messages`, `schema_version` and `system_prompts` are never read.
+//!
+//! **System prompt and model.** A session's system prompt is its row's `system_prompt`
+//! (older schemas), else the `system_prompts` row its `system_prompt_hash` names (v30
+//! moves every prompt there, content-addressed): the first context of the session, and
+//! again where a stitched continuation's prompt differs. The row's `model` is the
+//! session's model also when no reply row names one (a session reset before its first
+//! reply).
 //!
 //! **Lineage.** `parent_session_id` links four kinds of child (Hermes' own predicates):
 //! - a **compression continuation** (the parent ended with `end_reason = 'compression'`) is
@@ -578,6 +585,7 @@ struct Tables {
     sessions: Table,
     messages: Table,
     schema_version: Table,
+    system_prompts: Table,
 }
 
 impl Tables {
@@ -586,12 +594,13 @@ impl Tables {
             sessions: Table::probe(c, "sessions")?,
             messages: Table::probe(c, "messages")?,
             schema_version: Table::probe(c, "schema_version")?,
+            system_prompts: Table::probe(c, "system_prompts")?,
         })
     }
 }
 
 /// Session columns read, when present.
-const SESSION_COLUMNS: [&str; 20] = [
+const SESSION_COLUMNS: [&str; 21] = [
     "id",
     "parent_session_id",
     "end_reason",
@@ -612,6 +621,7 @@ const SESSION_COLUMNS: [&str; 20] = [
     "estimated_cost_usd",
     "actual_cost_usd",
     "message_count",
+    "system_prompt_hash",
 ];
 
 /// Message columns read, when present.
@@ -759,6 +769,7 @@ impl HermesStore {
                     messages(c, &t, sid)
                 })?;
                 let origin = fork_origin(c, &t, id)?;
+                let prompts = system_prompts(c, &t, &fam)?;
                 let version = if t.schema_version.has("version") {
                     c.query_row("SELECT max(version) FROM schema_version", [], |r| {
                         Ok(Cell::of(r.get_ref(0)?).text())
@@ -766,10 +777,10 @@ impl HermesStore {
                 } else {
                     None
                 };
-                Ok((fam, origin, version, t.sessions.exists()))
+                Ok((fam, origin, version, t.sessions.exists(), prompts))
             },
-            |(fam, origin, version, has_sessions)| {
-                let mut s = build(&fam, id, &source(version));
+            |(fam, origin, version, has_sessions, prompts)| {
+                let mut s = build(&fam, id, &source(version), &prompts);
                 s.forked_from = origin.map(|o| model::unified_id(Agent::Hermes, &o));
                 if !has_sessions {
                     s.warnings
@@ -1062,6 +1073,54 @@ fn thinking(m: &Msg) -> Option<String> {
     }
 }
 
+/// Each session's system prompt by session id: the row's own `system_prompt` (schemas
+/// before content addressing), else the `system_prompts` row its `system_prompt_hash`
+/// names; `Err(hash)` when that row is missing.
+type Prompts = HashMap<String, Result<String, String>>;
+
+/// The system prompts of a family's sessions, read in the load's transaction. Hermes writes
+/// a session's prompt once, when its first turn starts, before any message row, so the
+/// version (the row with `system_prompt_hash`, and the messages) moves with it; the text
+/// itself is read here only, never hashed for the version.
+fn system_prompts(c: &Connection, t: &Tables, fam: &Family<Rows>) -> rusqlite::Result<Prompts> {
+    let mut ids: Vec<(String, Option<String>)> = Vec::new();
+    fam.each(&mut |f| {
+        if let Some(r) = f.row.first() {
+            if let Some(id) = r.get("id").text() {
+                ids.push((id, r.get("system_prompt_hash").non_empty()));
+            }
+        }
+    });
+    let mut out = Prompts::new();
+    for (id, hash) in ids {
+        let inline = Rows::fetch(c, &t.sessions, &["system_prompt"], "WHERE id = ?1", [&id])?;
+        if let Some(p) = inline
+            .first()
+            .and_then(|r| r.get("system_prompt").non_empty())
+        {
+            out.insert(id, Ok(p));
+            continue;
+        }
+        let Some(hash) = hash else { continue };
+        let stored = if t.system_prompts.has("hash") {
+            Rows::fetch(
+                c,
+                &t.system_prompts,
+                &["prompt"],
+                "WHERE hash = ?1",
+                [&hash],
+            )?
+        } else {
+            Rows::default()
+        };
+        match stored.first().and_then(|r| r.get("prompt").non_empty()) {
+            Some(p) => out.insert(id, Ok(p)),
+            None => out.insert(id, Err(hash)),
+        };
+    }
+    Ok(out)
+}
+
 /// A session's model as Hermes stored it, or none: some sessions (scheduled jobs run
 /// without a model of their own) hold the text `null` where no model was known, and a
 /// Python `None` written as text reads `None`. Neither names a model.
@@ -1071,7 +1130,7 @@ fn model_name(m: Option<String>) -> Option<String> {
 
 /// The conversation rooted at `fam`: its own rows, then each continuation's (stitched),
 /// then its subagents nested.
-fn build(fam: &Family<Rows>, id: &str, source: &Source) -> Session {
+fn build(fam: &Family<Rows>, id: &str, source: &Source, prompts: &Prompts) -> Session {
     let head = fam.row.first();
     let mut out = Builder {
         b: SessionBuilder::new(Agent::Hermes, id),
@@ -1079,6 +1138,8 @@ fn build(fam: &Family<Rows>, id: &str, source: &Source) -> Session {
         what: "messages rows",
     };
     out.b.s.source = source.clone();
+    // A session with no reply yet (or none kept) still ran on its row's model.
+    out.b.s.set_model = out.model.clone();
     if let Some(r) = head {
         out.b.s.title = r
             .get("title")
@@ -1109,15 +1170,28 @@ fn build(fam: &Family<Rows>, id: &str, source: &Source) -> Session {
         stack.extend(f.continuations.iter().rev());
     }
     let mut branches: Vec<Branch> = Vec::new();
+    let mut shown_prompt: Option<&str> = None;
     for (i, seg) in segments.iter().enumerate() {
         let r = seg.row.first();
+        let sid = r.and_then(|r| r.get("id").text()).unwrap_or_default();
+        let ts = r.and_then(|r| r.get("started_at").time());
         if i > 0 {
-            let sid = r.and_then(|r| r.get("id").text()).unwrap_or_default();
-            let ts = r.and_then(|r| r.get("started_at").time());
             out.b.event(
                 format!("[continued after compression as session {sid}]"),
                 ts,
             );
+        }
+        // Each segment's system prompt, where it differs from the one already shown (a
+        // continuation rebuilds it after the compression).
+        match prompts.get(&sid) {
+            Some(Ok(p)) if shown_prompt != Some(p.as_str()) => {
+                out.b.context("system prompt", p.clone(), ts);
+                shown_prompt = Some(p);
+            }
+            Some(Err(hash)) => out.b.warn(format!(
+                "session {sid}: its system prompt {hash} is not in `system_prompts`"
+            )),
+            _ => {}
         }
         if let Some(r) = r {
             let n = |k: &str| r.get(k).int().unwrap_or(0).max(0) as u64;
@@ -1153,7 +1227,7 @@ fn build(fam: &Family<Rows>, id: &str, source: &Source) -> Session {
             .first()
             .and_then(|r| r.get("id").text())
             .unwrap_or_default();
-        let mut child = build(sub, &sid, source);
+        let mut child = build(sub, &sid, source, prompts);
         child.parent = Some(parent.clone());
         out.b.s.subagents.push(Subagent {
             name: kit::unique_name(&mut taken, &names::escape(&sid)),

@@ -320,7 +320,8 @@ fn a_model_stored_as_the_text_null_is_no_model() {
          INSERT INTO messages (session_id, role, content, timestamp) VALUES ('cron_a', 'user', 'brief me', 1768172352.0);
          INSERT INTO messages (session_id, role, content, timestamp) VALUES ('cron_a', 'assistant', 'done', 1768172353.0);
          INSERT INTO messages (session_id, role, content, timestamp) VALUES ('cron_b', 'user', 'brief me', 1768172352.0);
-         INSERT INTO messages (session_id, role, content, timestamp) VALUES ('cron_b', 'assistant', 'done', 1768172353.0);",
+         INSERT INTO messages (session_id, role, content, timestamp) VALUES ('cron_b', 'assistant', 'done', 1768172353.0);
+         INSERT INTO sessions (id, source, model, started_at) VALUES ('tg_empty', 'telegram', 'glm-5', 1768172351.5);",
     )
     .unwrap();
     let st = store(tmp.path());
@@ -337,7 +338,81 @@ fn a_model_stored_as_the_text_null_is_no_model() {
         models,
         [
             ("cron_a".to_string(), vec![]),
-            ("cron_b".to_string(), vec!["glm-5".to_string()])
+            ("cron_b".to_string(), vec!["glm-5".to_string()]),
+            // No message row: the session row's model still names it.
+            ("tg_empty".to_string(), vec!["glm-5".to_string()])
         ]
+    );
+}
+
+/// The system prompt Hermes keeps per session: inline in `sessions.system_prompt` (v2), or
+/// content-addressed in `system_prompts` by `system_prompt_hash` (v30). It is the first
+/// context of its session, and again where a continuation's prompt differs.
+#[test]
+fn each_session_shows_its_system_prompt_first() {
+    let tmp = tempfile::tempdir().unwrap();
+    let prof = tmp.path().join("profiles/old");
+    std::fs::create_dir_all(&prof).unwrap();
+    let c = Connection::open(tmp.path().join("state.db")).unwrap();
+    c.execute_batch(V30).unwrap();
+    c.execute_batch(
+        "PRAGMA foreign_keys = OFF; -- 'lost' names a prompt the table lacks
+         INSERT INTO system_prompts (hash, prompt) VALUES ('h1', 'You are Hermes. Prompt one.');
+         INSERT INTO system_prompts (hash, prompt) VALUES ('h2', 'You are Hermes. Prompt two, after compression.');
+         INSERT INTO sessions (id, source, started_at, end_reason, system_prompt_hash) VALUES ('p', 'cli', 10, 'compression', 'h1');
+         INSERT INTO sessions (id, source, started_at, parent_session_id, end_reason, system_prompt_hash) VALUES ('p2', 'cli', 20, 'p', 'compression', 'h1');
+         INSERT INTO sessions (id, source, started_at, parent_session_id, system_prompt_hash) VALUES ('p3', 'cli', 30, 'p2', 'h2');
+         INSERT INTO messages (session_id, role, content, timestamp) VALUES ('p', 'user', 'first prompt', 11);
+         INSERT INTO messages (session_id, role, content, timestamp) VALUES ('p2', 'user', 'second prompt', 21);
+         INSERT INTO messages (session_id, role, content, timestamp) VALUES ('p3', 'user', 'third prompt', 31);
+         INSERT INTO sessions (id, source, started_at, system_prompt_hash) VALUES ('lost', 'cli', 40, 'h9');
+         INSERT INTO messages (session_id, role, content, timestamp) VALUES ('lost', 'user', 'lost prompt', 41);",
+    )
+    .unwrap();
+    let old = Connection::open(prof.join("state.db")).unwrap();
+    old.execute_batch(V2).unwrap();
+    old.execute_batch(
+        "INSERT INTO sessions (id, source, started_at, system_prompt) VALUES ('v2', 'cli', 5, 'You are Hermes. Inline prompt.');
+         INSERT INTO messages (session_id, role, content, timestamp) VALUES ('v2', 'user', 'old prompt', 6);",
+    )
+    .unwrap();
+    let st = store(tmp.path());
+    let by_id: HashMap<String, Session> = st
+        .list()
+        .iter()
+        .map(|l| {
+            let s = st.load(l);
+            (s.id.clone(), s)
+        })
+        .collect();
+    let shown = |id: &str| -> Vec<(Option<String>, String)> {
+        by_id[id]
+            .messages
+            .iter()
+            .map(|m| (m.label.clone(), m.content.clone()))
+            .filter(|(l, c)| l.is_some() || !c.starts_with('['))
+            .collect()
+    };
+    let sp = |t: &str| (Some("system prompt".to_string()), t.to_string());
+    let text = |t: &str| (None, t.to_string());
+    assert_eq!(
+        shown("p"),
+        [
+            sp("You are Hermes. Prompt one."),
+            text("first prompt"),
+            text("second prompt"),
+            sp("You are Hermes. Prompt two, after compression."),
+            text("third prompt"),
+        ]
+    );
+    assert_eq!(
+        shown("v2"),
+        [sp("You are Hermes. Inline prompt."), text("old prompt")]
+    );
+    assert_eq!(shown("lost"), [text("lost prompt")]);
+    assert!(
+        by_id["lost"].warnings.iter().any(|w| w.contains("h9")),
+        "{:?}",
+        by_id["lost"].warnings
     );
 }
