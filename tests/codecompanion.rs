@@ -116,7 +116,10 @@ fn write() -> Fixture {
             "Alpha reply three: pin Node 20 in the workflow",
             "Alpha summary: CI ran Node 18",
         ],
-        outputs: vec!["alpha-output: node-version: 18", "alpha-failure: exit code 2"],
+        outputs: vec![
+            "alpha-output: node-version: 18",
+            "alpha-failure: exit code 2",
+        ],
     });
 
     // --- B (CodeCompanion v18): `_meta` tags, `tools.calls`/`tools.call_id`, message times, a
@@ -316,7 +319,10 @@ fn every_message_kind_lands_in_messages_jsonl() {
         .filter(|x| x["role"] == "user")
         .map(|x| &x["content"])
         .collect();
-    assert_eq!(prompts, [&json!("Alpha prompt: the build fails on CI only")]);
+    assert_eq!(
+        prompts,
+        [&json!("Alpha prompt: the build fails on CI only")]
+    );
     let reply = m
         .iter()
         .find(|x| x["content"] == "Alpha reply: reading the workflow")

@@ -664,7 +664,8 @@ mod tests {
 
     #[test]
     fn anthropic_tool_output_tables_give_their_text() {
-        let c = json!({"type": "tool_result", "tool_use_id": "t1", "content": "ok", "is_error": false});
+        let c =
+            json!({"type": "tool_result", "tool_use_id": "t1", "content": "ok", "is_error": false});
         assert_eq!(content_text(Some(&c)), "ok");
     }
 }
