@@ -27,6 +27,7 @@ pub mod claude;
 pub mod cline;
 pub mod cline_sdk;
 pub mod codebuff;
+pub mod codecompanion;
 pub mod codex;
 pub mod cody;
 pub mod r#continue;
@@ -532,6 +533,12 @@ pub const REGISTRY: &[Spec] = &[
         candidates: aichat::candidates,
         given: as_given,
         open: |r| Box::new(aichat::AichatStore::new(r)),
+    },
+    Spec {
+        agent: Agent::Codecompanion,
+        candidates: codecompanion::candidates,
+        given: as_given,
+        open: |r| Box::new(codecompanion::CodecompanionStore::new(r)),
     },
 ];
 

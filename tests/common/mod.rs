@@ -152,6 +152,7 @@ pub const AGENT_VARS: &[&str] = &[
     "MUX_ROOT",
     "XUM_ROOT",
     "NANOCODER_DATA_DIR",
+    "NVIM_APPNAME",
     "VSCODE_APPDATA",
     "VSCODE_PORTABLE",
 ];
