@@ -56,6 +56,7 @@ pub const STORE_VARS: &[&str] = &[
     "MEKA_DATA_DIR",
     "MUX_ROOT",
     "NANOCODER_DATA_DIR",
+    "NVIM_APPNAME",
     "OMP_CODING_AGENT_DIR",
     "OPENCLAW_HOME",
     "OPENCLAW_STATE_DIR",

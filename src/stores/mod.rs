@@ -22,6 +22,7 @@ pub mod agsh;
 pub mod aichat;
 pub mod aider;
 pub mod amp;
+pub mod avante;
 pub mod atsf;
 pub mod claude;
 pub mod cline;
@@ -532,6 +533,12 @@ pub const REGISTRY: &[Spec] = &[
         candidates: aichat::candidates,
         given: as_given,
         open: |r| Box::new(aichat::AichatStore::new(r)),
+    },
+    Spec {
+        agent: Agent::Avante,
+        candidates: avante::candidates,
+        given: as_given,
+        open: |r| Box::new(avante::AvanteStore::new(r)),
     },
 ];
 
