@@ -10,7 +10,7 @@
 mod common;
 
 use common::stores::{self, meta, put};
-use common::{stdout, stderr, Home, Mount};
+use common::{stderr, stdout, Home, Mount};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use tempfile::TempDir;
@@ -211,7 +211,10 @@ fn write() -> Fixture {
     put(&h, &history(CHARLIE, 0), &text[..cut]);
     chats.push(Written {
         dir: format!("avante/{CHARLIE}-0"),
-        lines: vec!["Delta prompt: before the cut", "Delta reply: also before the cut"],
+        lines: vec![
+            "Delta prompt: before the cut",
+            "Delta reply: also before the cut",
+        ],
         outputs: vec![],
     });
 
@@ -301,14 +304,21 @@ fn ids_titles_cwd_times_model_and_usage() {
     assert_eq!(a["model"], "claude-sonnet-4-5");
     assert_eq!(a["tags"], json!(["provider:claude"]));
     // The latest request's usage, the only usage avante keeps.
-    assert_eq!(stores::tokens(&a["cost"]), (Some(1200), Some(300), Some(0), Some(0)));
+    assert_eq!(
+        stores::tokens(&a["cost"]),
+        (Some(1200), Some(300), Some(0), Some(0))
+    );
     // `untitled` is avante's placeholder: the first prompt names the chat.
     let b = meta(&out.tree, &format!("avante/{ALPHA}-1"));
     assert_eq!(b["title"], "Bravo old prompt: explain the lexer");
     assert_eq!(b["cwd"], "/home/dev/alpha");
     assert_eq!(
         b["tags"],
-        json!(["acp-session:acp-bravo-1", "provider:claude-code", "mode:plan"])
+        json!([
+            "acp-session:acp-bravo-1",
+            "provider:claude-code",
+            "mode:plan"
+        ])
     );
     // The pre-2025-03 project file: no project root anywhere.
     let c = meta(&out.tree, &format!("avante/{BRAVO}"));
@@ -371,7 +381,10 @@ fn every_message_kind_lands_in_messages_jsonl() {
             .clone()
     };
     let notice = find("Alpha notice: rate limited");
-    assert_eq!((notice["role"].as_str(), notice["kind"].as_str()), (Some("system"), Some("event")));
+    assert_eq!(
+        (notice["role"].as_str(), notice["kind"].as_str()),
+        (Some("system"), Some("event"))
+    );
     let reminder = find("Alpha reminder");
     assert_eq!(reminder["kind"], "context");
     assert_eq!(reminder["label"], "hidden prompt");

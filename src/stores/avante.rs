@@ -87,7 +87,11 @@ pub fn candidates(env: &Env) -> Vec<Root> {
     } else {
         how.to_string()
     };
-    vec![Root::new(Agent::Avante, state.join(app).join("avante"), how)]
+    vec![Root::new(
+        Agent::Avante,
+        state.join(app).join("avante"),
+        how,
+    )]
 }
 
 pub struct AvanteStore {
@@ -126,7 +130,10 @@ fn project_dirs(root: &Path) -> Vec<PathBuf> {
 pub fn chats(root: &Path) -> Vec<(String, PathBuf, Option<PathBuf>)> {
     let mut out = Vec::new();
     if root.is_file() {
-        let id = root.file_stem().map(crate::names::os_id).unwrap_or_default();
+        let id = root
+            .file_stem()
+            .map(crate::names::os_id)
+            .unwrap_or_default();
         out.push((id, root.to_path_buf(), None));
         return out;
     }
@@ -196,7 +203,11 @@ impl Store for AvanteStore {
     }
 
     fn load(&self, listed: &Listed) -> Session {
-        load_chat(&listed.path, listed.sources.get(1).map(PathBuf::as_path), &listed.id)
+        load_chat(
+            &listed.path,
+            listed.sources.get(1).map(PathBuf::as_path),
+            &listed.id,
+        )
     }
 }
 
@@ -385,12 +396,11 @@ fn usage(b: &mut SessionBuilder, f: &Map<String, Value>) {
     if usage.is_zero() {
         return;
     }
-    let last = b
-        .s
-        .messages
-        .iter_mut()
-        .rev()
-        .find(|m| m.role == Role::Assistant && m.kind == MessageKind::Normal);
+    let last =
+        b.s.messages
+            .iter_mut()
+            .rev()
+            .find(|m| m.role == Role::Assistant && m.kind == MessageKind::Normal);
     match last {
         Some(m) => m.token_usage = Some(usage),
         None => b.s.reported_usage = Some(usage),
@@ -451,7 +461,10 @@ fn messages_repeat_entries(entries: &[Value], messages: &[Value]) -> bool {
         .flat_map(|e| {
             [
                 ("user", kit::str_field(e, "request").unwrap_or_default()),
-                ("assistant", kit::str_field(e, "response").unwrap_or_default()),
+                (
+                    "assistant",
+                    kit::str_field(e, "response").unwrap_or_default(),
+                ),
             ]
         })
         .filter(|(_, t)| !t.is_empty())
@@ -459,8 +472,7 @@ fn messages_repeat_entries(entries: &[Value], messages: &[Value]) -> bool {
     made.len() <= messages.len()
         && made.iter().zip(messages).all(|((role, text), m)| {
             kit::str_at(m, &["message", "role"]) == Some(role)
-                && kit::value_at(m, &["message", "content"]).and_then(Value::as_str)
-                    == Some(text)
+                && kit::value_at(m, &["message", "content"]).and_then(Value::as_str) == Some(text)
         })
 }
 
@@ -643,7 +655,11 @@ fn message(
     let flag = |k: &str| m.get(k).and_then(Value::as_bool) == Some(true);
     let uuid = kit::str_field(m, "uuid").map(str::to_string);
     if flag("is_user_submission") {
-        let s = |k: &str| kit::str_field(m, k).filter(|x| !x.is_empty()).map(str::to_string);
+        let s = |k: &str| {
+            kit::str_field(m, k)
+                .filter(|x| !x.is_empty())
+                .map(str::to_string)
+        };
         turn.provider = s("provider").or(turn.provider.take());
         turn.model = s("model").or(turn.model.take());
         turn.mode = s("mode").or(turn.mode.take());
@@ -694,8 +710,8 @@ fn message(
                 }
                 Some("tool_result") => {
                     let id = kit::str_field(item, "tool_use_id").unwrap_or_default();
-                    let declined = item.get("is_user_declined").and_then(Value::as_bool)
-                        == Some(true);
+                    let declined =
+                        item.get("is_user_declined").and_then(Value::as_bool) == Some(true);
                     let failed =
                         item.get("is_error").and_then(Value::as_bool) == Some(true) || declined;
                     let mut out = result_text(item.get("content"))
