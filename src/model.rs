@@ -63,10 +63,11 @@ pub enum Agent {
     Void,
     Aichat,
     Codecompanion,
+    Avante,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 44] = [
+    pub const ALL: [Agent; 45] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Gemini,
@@ -111,6 +112,7 @@ impl Agent {
         Agent::Void,
         Agent::Aichat,
         Agent::Codecompanion,
+        Agent::Avante,
     ];
 
     /// The fixed directory name under the mount root.
@@ -160,6 +162,7 @@ impl Agent {
             Agent::Void => "void",
             Agent::Aichat => "aichat",
             Agent::Codecompanion => "codecompanion",
+            Agent::Avante => "avante",
         }
     }
 

@@ -23,6 +23,7 @@ pub mod aichat;
 pub mod aider;
 pub mod amp;
 pub mod atsf;
+pub mod avante;
 pub mod claude;
 pub mod cline;
 pub mod cline_sdk;
@@ -539,6 +540,12 @@ pub const REGISTRY: &[Spec] = &[
         candidates: codecompanion::candidates,
         given: as_given,
         open: |r| Box::new(codecompanion::CodecompanionStore::new(r)),
+    },
+    Spec {
+        agent: Agent::Avante,
+        candidates: avante::candidates,
+        given: as_given,
+        open: |r| Box::new(avante::AvanteStore::new(r)),
     },
 ];
 
