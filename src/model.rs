@@ -62,10 +62,11 @@ pub enum Agent {
     Cody,
     Void,
     Aichat,
+    Llm,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 43] = [
+    pub const ALL: [Agent; 44] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Gemini,
@@ -109,6 +110,7 @@ impl Agent {
         Agent::Cody,
         Agent::Void,
         Agent::Aichat,
+        Agent::Llm,
     ];
 
     /// The fixed directory name under the mount root.
@@ -157,6 +159,7 @@ impl Agent {
             Agent::Cody => "cody",
             Agent::Void => "void",
             Agent::Aichat => "aichat",
+            Agent::Llm => "llm",
         }
     }
 

@@ -48,6 +48,7 @@ pub mod kimi;
 pub mod kiro;
 pub mod kit;
 pub mod kode;
+pub mod llm;
 pub mod llxprt;
 pub mod mux;
 pub mod nanocoder;
@@ -532,6 +533,12 @@ pub const REGISTRY: &[Spec] = &[
         candidates: aichat::candidates,
         given: as_given,
         open: |r| Box::new(aichat::AichatStore::new(r)),
+    },
+    Spec {
+        agent: Agent::Llm,
+        candidates: llm::candidates,
+        given: as_given,
+        open: |r| Box::new(llm::LlmStore::new(r)),
     },
 ];
 
