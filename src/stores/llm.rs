@@ -936,3 +936,48 @@ fn thread(b: &mut SessionBuilder, raw: &Raw) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_user_dir_follows_llm_user_path_then_xdg_then_both_platforms() {
+        let mut env = Env {
+            home: PathBuf::from("/h"),
+            vars: Default::default(),
+        };
+        let paths =
+            |env: &Env| -> Vec<PathBuf> { candidates(env).into_iter().map(|r| r.path).collect() };
+        assert_eq!(
+            paths(&env),
+            [
+                PathBuf::from("/h/.config/io.datasette.llm/logs.db"),
+                PathBuf::from("/h/Library/Application Support/io.datasette.llm/logs.db"),
+            ]
+        );
+        env.vars.insert("XDG_CONFIG_HOME".into(), "/x".into());
+        assert_eq!(paths(&env), [PathBuf::from("/x/io.datasette.llm/logs.db")]);
+        env.vars.insert("LLM_USER_PATH".into(), "/u".into());
+        assert_eq!(paths(&env), [PathBuf::from("/u/logs.db")]);
+    }
+
+    #[test]
+    fn text_refs_resolve_to_the_fragment_text() {
+        let rows = Rows {
+            names: ["type", "text", "payload"].map(String::from).to_vec(),
+            rows: vec![vec![
+                Cell::Text("text".into()),
+                Cell::Null,
+                Cell::Text(
+                    r#"{"text_ref":[{"literal":"see "},{"fragment":3},{"literal":"!"}]}"#.into(),
+                ),
+            ]],
+        };
+        let frags = HashMap::from([(3, "the notes".to_string())]);
+        let row = rows.first().expect("row");
+        let v = part_value(&row, &frags).expect("value");
+        assert_eq!(v["text"], "see the notes!");
+        assert!(part_value(&row, &HashMap::new()).is_err());
+    }
+}
