@@ -32,8 +32,7 @@ const B: &str = "01jbravo0continued0in0thread";
 
 fn response(
     c: &Connection,
-    id: &str,
-    conv: Option<&str>,
+    (id, conv): (&str, Option<&str>),
     prompt: &str,
     system: &str,
     reply: &str,
@@ -112,8 +111,7 @@ fn write() -> Home {
     .expect("conv");
     response(
         &c,
-        "01jalpha0r1",
-        Some(A),
+        ("01jalpha0r1", Some(A)),
         "Alpha prompt: count the files",
         "Alpha system prompt",
         "",
@@ -122,8 +120,7 @@ fn write() -> Home {
     );
     response(
         &c,
-        "01jalpha0r2",
-        Some(A),
+        ("01jalpha0r2", Some(A)),
         "",
         "Alpha system prompt",
         "Alpha reply: 14 files",
@@ -176,8 +173,7 @@ fn write() -> Home {
     // --- R: a response with no conversation.
     response(
         &c,
-        R,
-        None,
+        (R, None),
         "Lone prompt without a conversation",
         "",
         "Lone reply",
@@ -289,8 +285,7 @@ fn write() -> Home {
     .expect("conv");
     response(
         &c,
-        "01jbravo0r1",
-        Some(B),
+        ("01jbravo0r1", Some(B)),
         "Bravo first prompt",
         "",
         "Bravo first reply",
@@ -591,8 +586,7 @@ fn a_new_response_shows_within_a_second_and_only_appends() {
     let c = Connection::open(home.path().join(DB)).expect("db");
     response(
         &c,
-        "01jalpha0r3",
-        Some(A),
+        ("01jalpha0r3", Some(A)),
         "Alpha fresh prompt after the mount",
         "Alpha system prompt",
         "Alpha fresh reply",
@@ -605,4 +599,50 @@ fn a_new_response_shows_within_a_second_and_only_appends() {
     let after = std::fs::read_to_string(&t).expect("transcript");
     let first = before.find("### ").expect("a message");
     assert!(after[first..].starts_with(&before[first..]), "{after}");
+}
+
+/// The bundled samples (`fixtures/home`, written by `scripts/make-samples`): LLM's legacy
+/// conversation and 0.32 thread, each line in exactly its session. The lines are the
+/// sample's own text, read from the script.
+#[test]
+fn bundled_sample_shows_the_conversation_and_the_thread() {
+    let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/home");
+    let home = Home::empty();
+    let tmp = tempfile::Builder::new()
+        .prefix("sessfs-llm-samples")
+        .tempdir()
+        .expect("tmp");
+    let tree = tmp.path().join("tree");
+    let o = home
+        .command(&["render", tree.to_str().expect("utf-8")])
+        .env("HOME", &samples)
+        .output()
+        .expect("render");
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let conv = "llm/01k3demo0legacy0conversation";
+    stores::assert_session_holds(
+        &tree,
+        conv,
+        &[
+            "You are a terse shell helper.",
+            "Project layout: src/ holds the code.",
+            "There are 14 Python files.",
+        ],
+        &[] as &[&str],
+    );
+    let thread = "llm/01k3demo0thread0message0store";
+    stores::assert_session_holds(
+        &tree,
+        thread,
+        &[
+            "Reading the file answers this.",
+            "There is no README.md to check.",
+        ],
+        &["FileNotFoundError: README.md"],
+    );
+    assert_eq!(
+        meta(&tree, conv)["title"],
+        "How many Python files are there?"
+    );
+    assert_eq!(stores::tokens(&meta(&tree, thread)["cost"]).0, Some(890));
 }

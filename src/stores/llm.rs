@@ -777,15 +777,10 @@ fn provenance<'a>(raw: &'a Raw, hashes: &[String]) -> Provenance<'a> {
         )
         .collect();
     let is_tip = |i: usize| turns.iter().any(|(j, _)| *j == i);
-    let roles: Vec<String> = raw
-        .chain
-        .iter()
-        .map(|r| r.get("role").text().unwrap_or_default())
-        .collect();
     let mut next = 0usize;
     let mut legacy = raw.responses.iter();
-    for i in 0..hashes.len() {
-        if roles[i] != "assistant" || is_tip(i) {
+    for (i, row) in raw.chain.iter().enumerate() {
+        if row.get("role").str() != Some("assistant") || is_tip(i) {
             continue;
         }
         let Some(r) = legacy.next() else { break };
