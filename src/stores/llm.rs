@@ -957,6 +957,26 @@ mod tests {
         assert_eq!(paths(&env), [PathBuf::from("/u/logs.db")]);
     }
 
+    /// `threads.datetime_utc` is `str(datetime.now(timezone.utc))` (`llm/logs.py` `_now`),
+    /// the responses' and turns' an `isoformat()`.
+    #[test]
+    fn both_time_forms_llm_writes_are_read() {
+        for (text, want) in [
+            (
+                "2026-05-03 14:00:00.250000+00:00",
+                "2026-05-03T14:00:00.250Z",
+            ),
+            (
+                "2026-05-03T14:00:00.250000+00:00",
+                "2026-05-03T14:00:00.250Z",
+            ),
+            ("2026-05-03T14:00:00.250000", "2026-05-03T14:00:00.250Z"),
+        ] {
+            let t = Cell::Text(text.into()).time().expect(text);
+            assert_eq!(t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true), want);
+        }
+    }
+
     #[test]
     fn text_refs_resolve_to_the_fragment_text() {
         let rows = Rows {
