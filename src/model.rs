@@ -64,10 +64,11 @@ pub enum Agent {
     Aichat,
     Codecompanion,
     Avante,
+    Llm,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 45] = [
+    pub const ALL: [Agent; 46] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Gemini,
@@ -113,6 +114,7 @@ impl Agent {
         Agent::Aichat,
         Agent::Codecompanion,
         Agent::Avante,
+        Agent::Llm,
     ];
 
     /// The fixed directory name under the mount root.
@@ -163,6 +165,7 @@ impl Agent {
             Agent::Aichat => "aichat",
             Agent::Codecompanion => "codecompanion",
             Agent::Avante => "avante",
+            Agent::Llm => "llm",
         }
     }
 

@@ -51,6 +51,7 @@ pub const STORE_VARS: &[&str] = &[
     "KODE_CONFIG_DIR",
     "KODE_LEGACY_CACHE_ROOT",
     "KODE_LOG_ROOT",
+    "LLM_USER_PATH",
     "LLXPRT_CONFIG_HOME",
     "LLXPRT_LOG_HOME",
     "MEKA_DATA_DIR",

@@ -50,6 +50,7 @@ pub mod kimi;
 pub mod kiro;
 pub mod kit;
 pub mod kode;
+pub mod llm;
 pub mod llxprt;
 pub mod mux;
 pub mod nanocoder;
@@ -546,6 +547,12 @@ pub const REGISTRY: &[Spec] = &[
         candidates: avante::candidates,
         given: as_given,
         open: |r| Box::new(avante::AvanteStore::new(r)),
+    },
+    Spec {
+        agent: Agent::Llm,
+        candidates: llm::candidates,
+        given: as_given,
+        open: |r| Box::new(llm::LlmStore::new(r)),
     },
 ];
 

@@ -130,6 +130,7 @@ pub const AGENT_VARS: &[&str] = &[
     "CURSOR_CONFIG_DIR",
     "XDG_DATA_HOME",
     "XDG_CONFIG_HOME",
+    "LLM_USER_PATH",
     "XDG_CACHE_HOME",
     "OPENCODE_DB",
     "KILO_DB",
