@@ -34,6 +34,7 @@ pub mod cody;
 pub mod r#continue;
 pub mod copilot;
 pub mod copilot_chat;
+pub mod copilotchat;
 pub mod crush;
 pub mod cursor;
 pub mod droid;
@@ -553,6 +554,12 @@ pub const REGISTRY: &[Spec] = &[
         candidates: llm::candidates,
         given: as_given,
         open: |r| Box::new(llm::LlmStore::new(r)),
+    },
+    Spec {
+        agent: Agent::Copilotchat,
+        candidates: copilotchat::candidates,
+        given: as_given,
+        open: |r| Box::new(copilotchat::CopilotchatStore::new(r)),
     },
 ];
 
