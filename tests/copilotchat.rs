@@ -110,7 +110,10 @@ fn write() -> Fixture {
     put(&h, &file("default"), encode(&b));
     chats.push(Written {
         dir: "copilotchat/default".into(),
-        lines: vec!["Bravo prompt: explain this function", "Bravo reply: it folds the list"],
+        lines: vec![
+            "Bravo prompt: explain this function",
+            "Bravo reply: it folds the list",
+        ],
         outputs: vec![],
     });
 
@@ -125,7 +128,10 @@ fn write() -> Fixture {
     put(&h, &file("charlie"), &text[..cut]);
     chats.push(Written {
         dir: "copilotchat/charlie".into(),
-        lines: vec!["Charlie prompt: before the cut", "Charlie reply: also before the cut"],
+        lines: vec![
+            "Charlie prompt: before the cut",
+            "Charlie reply: also before the cut",
+        ],
         outputs: vec![],
     });
 
@@ -215,7 +221,10 @@ fn every_message_kind_lands_in_messages_jsonl() {
     );
     assert_eq!(m[1]["role"], "assistant");
     assert_eq!(m[1]["content"], "\nAlpha reply: reading the parser\n");
-    assert_eq!(m[1]["thinking"], "Alpha thinking: the lexer allocates per token");
+    assert_eq!(
+        m[1]["thinking"],
+        "Alpha thinking: the lexer allocates per token"
+    );
     assert_eq!(m[1]["model"], "gpt-4.1");
     assert_eq!(
         m[1]["toolCalls"][0],
@@ -252,7 +261,10 @@ fn every_message_kind_lands_in_messages_jsonl() {
         .iter()
         .find(|x| x["content"] == "Alpha system note: be brief")
         .expect("system message");
-    assert_eq!((&system["role"], &system["kind"]), (&json!("system"), &json!("context")));
+    assert_eq!(
+        (&system["role"], &system["kind"]),
+        (&json!("system"), &json!("context"))
+    );
     let last = m.last().expect("last");
     assert_eq!(last["content"], "Alpha reply three: cache the tokens");
     assert_eq!(last["model"], "claude-sonnet-4");
@@ -266,11 +278,17 @@ fn every_message_kind_lands_in_messages_jsonl() {
     assert_eq!(b.len(), 2);
     assert_eq!(
         (&b[0]["role"], &b[0]["content"]),
-        (&json!("user"), &json!("Bravo prompt: explain this function\nwith a second line"))
+        (
+            &json!("user"),
+            &json!("Bravo prompt: explain this function\nwith a second line")
+        )
     );
     assert_eq!(
         (&b[1]["role"], &b[1]["content"]),
-        (&json!("assistant"), &json!("Bravo reply: it folds the list"))
+        (
+            &json!("assistant"),
+            &json!("Bravo reply: it folds the list")
+        )
     );
 }
 
@@ -309,7 +327,10 @@ fn tokens_are_never_read() {
 #[test]
 fn nvim_appname_moves_the_store() {
     let fx = write();
-    let moved = fx.home.path().join(".local/share/astro/copilotchat_history");
+    let moved = fx
+        .home
+        .path()
+        .join(".local/share/astro/copilotchat_history");
     std::fs::create_dir_all(&moved).expect("mkdir");
     std::fs::copy(
         fx.home.path().join(file("default")),
@@ -339,7 +360,10 @@ fn doctor_names_copilotchat_and_where_it_found_it() {
     let text = stdout(&fx.home.sessfs(&["doctor"]));
     assert!(text.contains("copilotchat"), "{text}");
     assert!(text.contains("4 sessions"), "{text}");
-    assert!(text.contains(".local/share/nvim/copilotchat_history"), "{text}");
+    assert!(
+        text.contains(".local/share/nvim/copilotchat_history"),
+        "{text}"
+    );
 }
 
 #[test]

@@ -395,7 +395,13 @@ mod tests {
     #[test]
     fn token_files_and_hidden_files_are_never_chats() {
         let dir = tempfile::tempdir().expect("tmp");
-        for f in ["tokens.json", "hosts.json", ".swap.json", "work.json", "x.txt"] {
+        for f in [
+            "tokens.json",
+            "hosts.json",
+            ".swap.json",
+            "work.json",
+            "x.txt",
+        ] {
             std::fs::write(dir.path().join(f), "[]").expect("write");
         }
         let names: Vec<String> = chat_files(dir.path())
