@@ -65,10 +65,11 @@ pub enum Agent {
     Codecompanion,
     Avante,
     Llm,
+    Gp,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 46] = [
+    pub const ALL: [Agent; 47] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Gemini,
@@ -115,6 +116,7 @@ impl Agent {
         Agent::Codecompanion,
         Agent::Avante,
         Agent::Llm,
+        Agent::Gp,
     ];
 
     /// The fixed directory name under the mount root.
@@ -166,6 +168,7 @@ impl Agent {
             Agent::Codecompanion => "codecompanion",
             Agent::Avante => "avante",
             Agent::Llm => "llm",
+            Agent::Gp => "gp",
         }
     }
 

@@ -108,17 +108,25 @@ const KNOWN_FIELDS: &[&str] = &[
     "project_root",
 ];
 
-/// Every history directory the extension may use by default, existing or not.
-pub fn candidates(env: &Env) -> Vec<Root> {
+/// Neovim's `stdpath("data")`, with what chose it: `$XDG_DATA_HOME/<app>`, else
+/// `~/.local/share/<app>` (macOS too), `<app>` being `$NVIM_APPNAME`, else `nvim`. Every
+/// Neovim plugin's store (CodeCompanion's history, gp.nvim's chats) starts from it.
+pub fn nvim_data_dir(env: &Env) -> (PathBuf, &'static str) {
     let app = env.var("NVIM_APPNAME").unwrap_or("nvim");
     let how = match (env.var("XDG_DATA_HOME"), env.var("NVIM_APPNAME")) {
         (Some(_), _) => "XDG_DATA_HOME",
         (None, Some(_)) => "NVIM_APPNAME",
         (None, None) => "default",
     };
+    (env.xdg_data_home().join(app), how)
+}
+
+/// Every history directory the extension may use by default, existing or not.
+pub fn candidates(env: &Env) -> Vec<Root> {
+    let (data, how) = nvim_data_dir(env);
     vec![Root::new(
         Agent::Codecompanion,
-        env.xdg_data_home().join(app).join(HISTORY_DIR),
+        data.join(HISTORY_DIR),
         how,
     )]
 }

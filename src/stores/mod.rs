@@ -40,6 +40,7 @@ pub mod droid;
 pub mod forge;
 pub mod gemini;
 pub mod goose;
+pub mod gp;
 pub mod gptme;
 pub mod grok;
 pub mod hermes;
@@ -553,6 +554,12 @@ pub const REGISTRY: &[Spec] = &[
         candidates: llm::candidates,
         given: as_given,
         open: |r| Box::new(llm::LlmStore::new(r)),
+    },
+    Spec {
+        agent: Agent::Gp,
+        candidates: gp::candidates,
+        given: as_given,
+        open: |r| Box::new(gp::GpStore::new(r)),
     },
 ];
 
