@@ -344,7 +344,10 @@ fn a_cut_header_a_torn_reply_and_bad_bytes_cost_warnings_not_chats() {
     assert!(w.contains("not valid UTF-8"), "{w}");
     assert!(w.contains("ends inside a reply"), "{w}");
     let dm = messages(&out.tree, &format!("gp/{D}"));
-    assert_eq!(dm.last().expect("last")["content"], "Delta torn reply \u{fffd}");
+    assert_eq!(
+        dm.last().expect("last")["content"],
+        "Delta torn reply \u{fffd}"
+    );
     // The other chats are whole and warn of nothing.
     let a = meta(&out.tree, &format!("gp/{A}"));
     assert_eq!(a["warnings"], json!([]), "{}", a["warnings"]);
@@ -414,4 +417,42 @@ fn a_streamed_reply_shows_within_a_second_and_only_appends() {
     let after = std::fs::read_to_string(&t).expect("transcript");
     let first = before.find("### ").expect("a message");
     assert!(after[first..].starts_with(&before[first..]), "{after}");
+}
+
+/// The bundled sample (`fixtures/home/.local/share/nvim/gp/chats/`): its prompts, the reply's
+/// thinking and text, each in the one session, the header's model and no warning. The lines
+/// are the sample's own text.
+#[test]
+fn bundled_sample_shows_the_chat() {
+    let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/home");
+    let home = Home::empty();
+    let tmp = tempfile::Builder::new()
+        .prefix("sessfs-gp-samples")
+        .tempdir()
+        .expect("tmp");
+    let tree = tmp.path().join("tree");
+    let o = home
+        .command(&["render", tree.to_str().expect("utf-8")])
+        .env("HOME", &samples)
+        .output()
+        .expect("render");
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let dir = "gp/2026-01-02.09-15-30.482";
+    stores::assert_session_holds(
+        &tree,
+        dir,
+        &[
+            "fires a request on every keystroke",
+            "A small generic debounce helper with a timer is enough",
+            "timer = setTimeout(() => fn(...args), ms);",
+            "And cancel the pending call when the component unmounts?",
+            "Return a `cancel` function beside the wrapper",
+        ],
+        &[] as &[&str],
+    );
+    let m = meta(&tree, dir);
+    assert_eq!(m["title"], "Debounce a search box in TypeScript");
+    assert_eq!(m["model"], "claude-sonnet-4-20250514");
+    assert_eq!(m["warnings"], json!([]), "{}", m["warnings"]);
+    assert_eq!(stores::entries(&tree, "gp"), 1);
 }

@@ -124,11 +124,7 @@ pub fn nvim_data_dir(env: &Env) -> (PathBuf, &'static str) {
 /// Every history directory the extension may use by default, existing or not.
 pub fn candidates(env: &Env) -> Vec<Root> {
     let (data, how) = nvim_data_dir(env);
-    vec![Root::new(
-        Agent::Codecompanion,
-        data.join(HISTORY_DIR),
-        how,
-    )]
+    vec![Root::new(Agent::Codecompanion, data.join(HISTORY_DIR), how)]
 }
 
 pub struct CodecompanionStore {

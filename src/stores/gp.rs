@@ -326,7 +326,11 @@ fn header(b: &mut SessionBuilder, lines: &[&str]) {
     }
     if let Some(r) = role.filter(|r| !r.trim().is_empty()) {
         // `chat_respond` turns the escaped newlines back and sends the rest as it is.
-        b.context("system prompt", r.replace("\\n", "\n").trim().to_string(), None);
+        b.context(
+            "system prompt",
+            r.replace("\\n", "\n").trim().to_string(),
+            None,
+        );
     }
     let kept = kept.join("\n");
     let kept = kept.trim_matches('\n');
