@@ -66,10 +66,11 @@ pub enum Agent {
     Avante,
     Llm,
     Copilotchat,
+    Gp,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 47] = [
+    pub const ALL: [Agent; 48] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Gemini,
@@ -117,6 +118,7 @@ impl Agent {
         Agent::Avante,
         Agent::Llm,
         Agent::Copilotchat,
+        Agent::Gp,
     ];
 
     /// The fixed directory name under the mount root.
@@ -169,6 +171,7 @@ impl Agent {
             Agent::Avante => "avante",
             Agent::Llm => "llm",
             Agent::Copilotchat => "copilotchat",
+            Agent::Gp => "gp",
         }
     }
 

@@ -41,6 +41,7 @@ pub mod droid;
 pub mod forge;
 pub mod gemini;
 pub mod goose;
+pub mod gp;
 pub mod gptme;
 pub mod grok;
 pub mod hermes;
@@ -560,6 +561,12 @@ pub const REGISTRY: &[Spec] = &[
         candidates: copilotchat::candidates,
         given: as_given,
         open: |r| Box::new(copilotchat::CopilotchatStore::new(r)),
+    },
+    Spec {
+        agent: Agent::Gp,
+        candidates: gp::candidates,
+        given: as_given,
+        open: |r| Box::new(gp::GpStore::new(r)),
     },
 ];
 
