@@ -69,8 +69,6 @@ use std::path::{Path, PathBuf};
 
 /// Larger session files are not parsed (a whole file is held while parsing).
 const MAX_YAML_BYTES: u64 = 64 << 20;
-/// Longest raw text of an unreadable file kept in the transcript.
-const MAX_RAW_CHARS: usize = 64 << 10;
 /// YAML files of a config directory that are no sessions (the first holds API keys): never
 /// listed, even when a `--store` path names such a directory.
 const NOT_SESSIONS: &[&str] = &["config.yaml", "models-override.yaml"];
@@ -296,13 +294,6 @@ fn autoname(id: &str) -> (Option<DateTime<Utc>>, Option<String>) {
     (t, title)
 }
 
-fn raw_text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes)
-        .chars()
-        .take(MAX_RAW_CHARS)
-        .collect()
-}
-
 /// Load one session file.
 pub fn load_session(path: &Path, id: &str) -> Session {
     let file = kit::file_name(path).to_string();
@@ -349,7 +340,7 @@ pub fn load_session(path: &Path, id: &str) -> Session {
             "{file}: not a YAML mapping{}; its text is shown raw",
             doc.error.map(|e| format!(" ({e})")).unwrap_or_default()
         ));
-        let raw = raw_text(&bytes);
+        let raw = kit::raw_text(&bytes);
         if !raw.trim().is_empty() {
             b.context("unparsed file", raw, None);
         }
@@ -362,7 +353,7 @@ pub fn load_session(path: &Path, id: &str) -> Session {
     }
     session_fields(&mut b, &f);
     if doc.error.is_some() {
-        b.context(&format!("unparsed {file}"), raw_text(&bytes), None);
+        b.context(&format!("unparsed {file}"), kit::raw_text(&bytes), None);
     }
     b.finish()
 }

@@ -213,6 +213,33 @@ pub fn parse_doc(bytes: &[u8]) -> Option<Doc> {
     parse_doc_of(bytes, "messages")
 }
 
+/// [`parse_doc_of`] with the warnings every store of one-JSON-document sessions gives: a
+/// file that is no JSON object costs a warning and is shown raw (`None`); a cut one says how
+/// many `items` came before the cut, the rest being raw text the reader shows.
+pub fn doc_or_raw(
+    b: &mut kit::SessionBuilder,
+    bytes: &[u8],
+    file: &str,
+    list: &str,
+    items: &str,
+) -> Option<Doc> {
+    let Some(doc) = parse_doc_of(bytes, list) else {
+        b.warn(format!("{file}: not a JSON object; its text is shown raw"));
+        let raw = kit::raw_text(bytes);
+        if !raw.trim().is_empty() {
+            b.context("unparsed file", raw, None);
+        }
+        return None;
+    };
+    if doc.cut.is_some() {
+        b.warn(format!(
+            "{file}: cut after {} {items} (half-written?); the rest is shown as raw text",
+            doc.messages.len()
+        ));
+    }
+    Some(doc)
+}
+
 /// [`parse_doc`] for a document whose list of messages is the field `list` (Continue's
 /// sessions call it `history`). A `list` that is no array stays among the fields.
 pub fn parse_doc_of(bytes: &[u8], list: &str) -> Option<Doc> {

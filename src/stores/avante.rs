@@ -53,7 +53,7 @@
 //!   `stdpath("data")/avante`, which is never read; nor are `pasted_images/` or
 //!   `~/.config/avante.nvim/config.json` (the last model chosen).
 
-use super::amp::parse_doc_of;
+use super::amp::doc_or_raw;
 use super::kit::{self, title_from_text, EntryType, SessionBuilder};
 use super::{Base, Env, Glance, Listed, Root, Store};
 use crate::model::{
@@ -66,8 +66,6 @@ use std::path::{Path, PathBuf};
 
 /// Larger chat files are not parsed (a whole file is held while parsing).
 const MAX_JSON_BYTES: u64 = 256 << 20;
-/// Longest raw text of an unreadable file kept in the transcript.
-const MAX_RAW_CHARS: usize = 64 << 10;
 /// The project file beside the chats: the project root and the latest chat.
 const METADATA: &str = "metadata.json";
 /// The title avante gives a chat before its first prompt.
@@ -211,13 +209,6 @@ impl Store for AvanteStore {
     }
 }
 
-fn raw_text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes)
-        .chars()
-        .take(MAX_RAW_CHARS)
-        .collect()
-}
-
 /// avante's times: local time without a zone (`%Y-%m-%d %H:%M:%S`), read as this machine's
 /// local time; RFC 3339 text or epoch milliseconds are taken too.
 pub fn time(v: Option<&Value>) -> Option<DateTime<Utc>> {
@@ -258,25 +249,8 @@ pub fn load_chat(path: &Path, meta: Option<&Path>, id: &str) -> Session {
     if let Some(m) = meta {
         b.s.cwd = project_root(m, &mut b);
     }
-    let bytes = match std::fs::metadata(path) {
-        Ok(m) if m.len() > MAX_JSON_BYTES => {
-            b.warn(format!(
-                "{file}: {} bytes, too large to parse, skipped",
-                m.len()
-            ));
-            return b.finish();
-        }
-        Ok(_) => match kit::read_file(path) {
-            Ok(bytes) => bytes,
-            Err(e) => {
-                b.warn(format!("{file}: cannot read: {e}"));
-                return b.finish();
-            }
-        },
-        Err(e) => {
-            b.warn(format!("{file}: cannot read: {e}"));
-            return b.finish();
-        }
+    let Some(bytes) = kit::read_capped(&mut b, path, &file, MAX_JSON_BYTES) else {
+        return b.finish();
     };
     // Before 2025-03 a project's history was one list of entries.
     if let Ok(Value::Array(entries)) = serde_json::from_slice::<Value>(&bytes) {
@@ -286,26 +260,15 @@ pub fn load_chat(path: &Path, meta: Option<&Path>, id: &str) -> Session {
         }
         return b.finish();
     }
-    let Some(doc) = parse_doc_of(&bytes, "messages") else {
-        b.warn(format!("{file}: not a JSON object; its text is shown raw"));
-        let raw = raw_text(&bytes);
-        if !raw.trim().is_empty() {
-            b.context("unparsed file", raw, None);
-        }
+    let Some(doc) = doc_or_raw(&mut b, &bytes, &file, "messages", "messages") else {
         return b.finish();
     };
-    if doc.cut.is_some() {
-        b.warn(format!(
-            "{file}: cut after {} messages (half-written?); the rest is shown as raw text",
-            doc.messages.len()
-        ));
-    }
     let f = &doc.fields;
     if f.contains_key("messages") {
         b.warn(format!(
             "{file}: `messages` is not a list; the file is shown raw"
         ));
-        b.context("unparsed file", raw_text(&bytes), None);
+        b.context("unparsed file", kit::raw_text(&bytes), None);
     }
     header(&mut b, f);
     let entries: &[Value] = match f.get("entries") {

@@ -73,7 +73,7 @@
 //!   `in_use` (the tools offered), `cycle` and `title_refresh_count` (counters); unknown
 //!   top-level fields are named in a warning.
 
-use super::amp::parse_doc_of;
+use super::amp::doc_or_raw;
 use super::kit::{self, title_from_text, EntryType, SessionBuilder};
 use super::{Base, Env, Listed, Root, Store};
 use crate::model::{Agent, Message, MessageKind, Role, Session, ToolCall};
@@ -83,8 +83,6 @@ use std::path::{Path, PathBuf};
 
 /// Larger chat files are not parsed (a whole file is held while parsing).
 const MAX_JSON_BYTES: u64 = 256 << 20;
-/// Longest raw text of an unreadable file kept in the transcript.
-const MAX_RAW_CHARS: usize = 64 << 10;
 /// The history directory under Neovim's data directory.
 const HISTORY_DIR: &str = "codecompanion-history";
 /// The session file a chat's summary becomes.
@@ -234,13 +232,6 @@ impl Store for CodecompanionStore {
     }
 }
 
-fn raw_text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes)
-        .chars()
-        .take(MAX_RAW_CHARS)
-        .collect()
-}
-
 /// A time in Unix seconds (a number or a numeric string); milliseconds when it is too large
 /// to be seconds (a duplicated chat's `save_id`).
 fn unix_time(v: &Value) -> Option<DateTime<Utc>> {
@@ -262,7 +253,7 @@ fn unix_time(v: &Value) -> Option<DateTime<Utc>> {
 /// A chat's summary file, when there is one: `None` when absent, a warning when unreadable.
 fn read_summary(b: &mut SessionBuilder, path: &Path) -> Option<String> {
     match kit::read_file(path) {
-        Ok(bytes) => Some(raw_text(&bytes)),
+        Ok(bytes) => Some(kit::raw_text(&bytes)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => {
             b.warn(format!("{}: cannot read: {e}", kit::file_name(path)));
@@ -308,40 +299,12 @@ pub fn load_chat(path: &Path, summary: Option<&Path>, id: &str) -> Session {
         b.s.extra_files.push((SUMMARY_FILE.into(), text));
     }
     b.s.created_at = unix_time(&Value::String(id.to_string()));
-    let bytes = match std::fs::metadata(path) {
-        Ok(m) if m.len() > MAX_JSON_BYTES => {
-            b.warn(format!(
-                "{file}: {} bytes, too large to parse, skipped",
-                m.len()
-            ));
-            return b.finish();
-        }
-        Ok(_) => match kit::read_file(path) {
-            Ok(bytes) => bytes,
-            Err(e) => {
-                b.warn(format!("{file}: cannot read: {e}"));
-                return b.finish();
-            }
-        },
-        Err(e) => {
-            b.warn(format!("{file}: cannot read: {e}"));
-            return b.finish();
-        }
-    };
-    let Some(doc) = parse_doc_of(&bytes, "messages") else {
-        b.warn(format!("{file}: not a JSON object; its text is shown raw"));
-        let raw = raw_text(&bytes);
-        if !raw.trim().is_empty() {
-            b.context("unparsed file", raw, None);
-        }
+    let Some(bytes) = kit::read_capped(&mut b, path, &file, MAX_JSON_BYTES) else {
         return b.finish();
     };
-    if doc.cut.is_some() {
-        b.warn(format!(
-            "{file}: cut after {} messages (half-written?); the rest is shown as raw text",
-            doc.messages.len()
-        ));
-    }
+    let Some(doc) = doc_or_raw(&mut b, &bytes, &file, "messages", "messages") else {
+        return b.finish();
+    };
     let f = &doc.fields;
     header(&mut b, f, &file);
     if f.contains_key("messages") {
@@ -349,7 +312,7 @@ pub fn load_chat(path: &Path, summary: Option<&Path>, id: &str) -> Session {
         b.warn(format!(
             "{file}: `messages` is not a list; the file is shown raw"
         ));
-        b.context("unparsed file", raw_text(&bytes), None);
+        b.context("unparsed file", kit::raw_text(&bytes), None);
     }
     context_items(&mut b, f);
     for (i, m) in doc.messages.iter().enumerate() {

@@ -66,8 +66,6 @@ use std::sync::{Arc, Mutex};
 
 /// Larger session files are not parsed (a whole file is held while parsing).
 const MAX_JSON_BYTES: u64 = 256 << 20;
-/// Longest raw text of an unreadable file kept in the transcript.
-const MAX_RAW_CHARS: usize = 64 << 10;
 /// The index Continue keeps beside the session files; not a session.
 const INDEX_FILE: &str = "sessions.json";
 /// JSON files of Continue's global directory that are no sessions (the config holds API
@@ -292,13 +290,6 @@ fn read_bytes(path: &Path, file: &str) -> Result<Vec<u8>, ReadError> {
     })
 }
 
-fn raw_text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes)
-        .chars()
-        .take(MAX_RAW_CHARS)
-        .collect()
-}
-
 /// Load one session file; `entry` is its line in `sessions.json`, if any.
 pub fn load_session(path: &Path, id: &str, entry: Option<IndexEntry>) -> Session {
     let file = kit::file_name(path).to_string();
@@ -318,7 +309,7 @@ pub fn load_session(path: &Path, id: &str, entry: Option<IndexEntry>) -> Session
     };
     let Some(doc) = parse_doc_of(&bytes, "history") else {
         b.warn(ReadError::NotObject { file }.to_string());
-        let raw = raw_text(&bytes);
+        let raw = kit::raw_text(&bytes);
         if !raw.trim().is_empty() {
             b.context("unparsed file", raw, None);
         }
@@ -336,7 +327,7 @@ pub fn load_session(path: &Path, id: &str, entry: Option<IndexEntry>) -> Session
     if f.contains_key("history") {
         // `parse_doc_of` keeps a `history` that is no list among the fields.
         b.warn(ReadError::NoHistory { file: file.clone() }.to_string());
-        b.context("unparsed file", raw_text(&bytes), None);
+        b.context("unparsed file", kit::raw_text(&bytes), None);
     }
     b.s.title = field(f, "title")
         .filter(|t| !PLACEHOLDER_TITLES.contains(&t.trim()))

@@ -67,8 +67,6 @@ use std::path::{Path, PathBuf};
 
 /// Larger chat files are not parsed (a whole file is held while parsing).
 const MAX_JSON_BYTES: u64 = 256 << 20;
-/// Longest raw text of an unreadable file kept in the transcript.
-const MAX_RAW_CHARS: usize = 64 << 10;
 /// The history directory under Neovim's data directory.
 const HISTORY_DIR: &str = "copilotchat_history";
 /// The name `:CopilotChatSave` uses when it is given none: no title.
@@ -167,13 +165,6 @@ impl Store for CopilotchatStore {
     }
 }
 
-fn raw_text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes)
-        .chars()
-        .take(MAX_RAW_CHARS)
-        .collect()
-}
-
 /// Load one saved chat.
 pub fn load_chat(path: &Path, id: &str) -> Session {
     let file = kit::file_name(path).to_string();
@@ -205,7 +196,7 @@ pub fn load_chat(path: &Path, id: &str) -> Session {
     };
     let Some(records) = parse_array(&bytes) else {
         b.warn(format!("{file}: not a JSON array; its text is shown raw"));
-        let raw = raw_text(&bytes);
+        let raw = kit::raw_text(&bytes);
         if !raw.trim().is_empty() {
             b.context("unparsed file", raw, None);
         }

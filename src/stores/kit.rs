@@ -300,6 +300,47 @@ pub fn read_json(path: &Path, label: &str, max_bytes: u64) -> Result<Value, Stri
     parsed.map_err(|e| format!("{label}: invalid JSON: {e}"))
 }
 
+/// How much of a session file that does not parse is shown raw (`unparsed file` context).
+pub const MAX_RAW_CHARS: usize = 64 << 10;
+
+/// The first [`MAX_RAW_CHARS`] characters of a file that does not parse, invalid UTF-8
+/// replaced.
+pub fn raw_text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes)
+        .chars()
+        .take(MAX_RAW_CHARS)
+        .collect()
+}
+
+/// The bytes of one whole session file of at most `max_bytes`, or `None` after a warning
+/// on `b` naming it `file` (too large, unreadable): what every store of one-document
+/// sessions reads before it parses.
+pub fn read_capped(
+    b: &mut SessionBuilder,
+    path: &Path,
+    file: &str,
+    max_bytes: u64,
+) -> Option<Vec<u8>> {
+    let read = std::fs::metadata(path).and_then(|m| {
+        if m.len() > max_bytes {
+            Ok(Err(m.len()))
+        } else {
+            read_file(path).map(Ok)
+        }
+    });
+    match read {
+        Ok(Ok(bytes)) => Some(bytes),
+        Ok(Err(len)) => {
+            b.warn(format!("{file}: {len} bytes, too large to parse, skipped"));
+            None
+        }
+        Err(e) => {
+            b.warn(format!("{file}: cannot read: {e}"));
+            None
+        }
+    }
+}
+
 /// Parse an ISO 8601 / RFC 3339 timestamp.
 pub fn parse_rfc3339(s: &str) -> Option<DateTime<Utc>> {
     DateTime::parse_from_rfc3339(s)

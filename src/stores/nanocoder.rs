@@ -61,7 +61,7 @@
 //! - **Times**: `createdAt`, and `lastAccessedAt` (bumped by every save and every resume) as
 //!   the update time; messages have no times of their own.
 
-use super::amp::parse_doc_of;
+use super::amp::doc_or_raw;
 use super::kit::{self, title_from_text, EntryType, SessionBuilder};
 use super::{Base, Env, Glance, Listed, Root, Store};
 use crate::model::{Agent, Message, MessageKind, Role, Session, ToolCall};
@@ -70,8 +70,6 @@ use std::path::{Path, PathBuf};
 
 /// Larger session files are not parsed (a whole file is held while parsing).
 const MAX_JSON_BYTES: u64 = 256 << 20;
-/// Longest raw text of an unreadable file kept in the transcript.
-const MAX_RAW_CHARS: usize = 64 << 10;
 /// The index Nanocoder keeps beside the session files; not a session.
 const INDEX_FILE: &str = "sessions.json";
 /// JSON files of Nanocoder's data and config directories that are no sessions (the
@@ -183,13 +181,6 @@ pub fn session_files(root: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-fn raw_text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes)
-        .chars()
-        .take(MAX_RAW_CHARS)
-        .collect()
-}
-
 /// A string field of the document's top level.
 fn field<'a>(f: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
     f.get(key).and_then(Value::as_str)
@@ -201,47 +192,19 @@ pub fn load_session(path: &Path, id: &str) -> Session {
     let mut b = SessionBuilder::new(Agent::Nanocoder, id);
     b.s.source.format = "nanocoder-session-json".into();
     b.s.source.paths.push(path.to_path_buf());
-    let bytes = match std::fs::metadata(path) {
-        Ok(m) if m.len() > MAX_JSON_BYTES => {
-            b.warn(format!(
-                "{file}: {} bytes, too large to parse, skipped",
-                m.len()
-            ));
-            return b.finish();
-        }
-        Ok(_) => match kit::read_file(path) {
-            Ok(bytes) => bytes,
-            Err(e) => {
-                b.warn(format!("{file}: cannot read: {e}"));
-                return b.finish();
-            }
-        },
-        Err(e) => {
-            b.warn(format!("{file}: cannot read: {e}"));
-            return b.finish();
-        }
-    };
-    let Some(doc) = parse_doc_of(&bytes, "messages") else {
-        b.warn(format!("{file}: not a JSON object; its text is shown raw"));
-        let raw = raw_text(&bytes);
-        if !raw.trim().is_empty() {
-            b.context("unparsed file", raw, None);
-        }
+    let Some(bytes) = kit::read_capped(&mut b, path, &file, MAX_JSON_BYTES) else {
         return b.finish();
     };
-    if doc.cut.is_some() {
-        b.warn(format!(
-            "{file}: cut after {} messages (half-written?); the rest is shown as raw text",
-            doc.messages.len()
-        ));
-    }
+    let Some(doc) = doc_or_raw(&mut b, &bytes, &file, "messages", "messages") else {
+        return b.finish();
+    };
     let f = &doc.fields;
     if f.contains_key("messages") {
         // `parse_doc_of` keeps a `messages` that is no list among the fields.
         b.warn(format!(
             "{file}: `messages` is not a list; the file is shown raw"
         ));
-        b.context("unparsed file", raw_text(&bytes), None);
+        b.context("unparsed file", kit::raw_text(&bytes), None);
     }
     b.title_or_placeholder(field(f, "title").and_then(title_from_text), |t| {
         t == PLACEHOLDER_TITLE
