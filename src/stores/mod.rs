@@ -38,6 +38,7 @@ pub mod copilotchat;
 pub mod crush;
 pub mod cursor;
 pub mod droid;
+pub mod fabric;
 pub mod forge;
 pub mod gemini;
 pub mod goose;
@@ -567,6 +568,12 @@ pub const REGISTRY: &[Spec] = &[
         candidates: gp::candidates,
         given: as_given,
         open: |r| Box::new(gp::GpStore::new(r)),
+    },
+    Spec {
+        agent: Agent::Fabric,
+        candidates: fabric::candidates,
+        given: as_given,
+        open: |r| Box::new(fabric::FabricStore::new(r)),
     },
 ];
 
