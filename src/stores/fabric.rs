@@ -233,10 +233,11 @@ fn content_text(b: &mut SessionBuilder, i: usize, c: Option<&Value>) -> String {
                     },
                     other => {
                         let ty = other.unwrap_or("(none)");
-                        b.unparsed
-                            .note("content parts", &format!("unknown part type {ty}"), || {
-                                format!("message {i}")
-                            });
+                        b.unparsed.note(
+                            "content parts",
+                            &format!("unknown part type {ty}"),
+                            || format!("message {i}"),
+                        );
                         p.to_string()
                     }
                 };
@@ -334,7 +335,12 @@ fn tool_calls(b: &mut SessionBuilder, i: usize, m: &Value) -> Vec<ToolCall> {
     let calls = listed
         .into_iter()
         .flatten()
-        .map(|c| (kit::str_field(c, "id").unwrap_or_default(), c.get("function")))
+        .map(|c| {
+            (
+                kit::str_field(c, "id").unwrap_or_default(),
+                c.get("function"),
+            )
+        })
         .chain(single.map(|f| ("", Some(f))));
     for (ci, (id, f)) in calls.enumerate() {
         let f = f.unwrap_or(&Value::Null);
@@ -406,7 +412,10 @@ mod tests {
         };
         // The data directory and its `sessions/` list the same files.
         assert_eq!(names(data), [".scratch.json", "work.json"]);
-        assert_eq!(names(&data.join("sessions")), [".scratch.json", "work.json"]);
+        assert_eq!(
+            names(&data.join("sessions")),
+            [".scratch.json", "work.json"]
+        );
     }
 
     #[test]
@@ -423,10 +432,12 @@ mod tests {
         let s = b.finish();
         assert_eq!(
             s.messages[0].content,
-            "describe this\n[image: image/png, 3.0 KB]\n[image: https://x/y.png]\n{\"data\":\"zz\",\"type\":\"audio\"}"
+            "describe this\n[image: image/png, 3.0 KB]\n[image: https://x/y.png]\n{\"type\":\"audio\",\"data\":\"zz\"}"
         );
         assert!(
-            s.warnings.iter().any(|w| w.contains("unknown part type audio")),
+            s.warnings
+                .iter()
+                .any(|w| w.contains("unknown part type audio")),
             "{:?}",
             s.warnings
         );
