@@ -24,6 +24,7 @@ pub mod aider;
 pub mod amp;
 pub mod atsf;
 pub mod avante;
+pub mod chatgptnvim;
 pub mod claude;
 pub mod cline;
 pub mod cline_sdk;
@@ -567,6 +568,12 @@ pub const REGISTRY: &[Spec] = &[
         candidates: gp::candidates,
         given: as_given,
         open: |r| Box::new(gp::GpStore::new(r)),
+    },
+    Spec {
+        agent: Agent::Chatgptnvim,
+        candidates: chatgptnvim::candidates,
+        given: as_given,
+        open: |r| Box::new(chatgptnvim::ChatgptnvimStore::new(r)),
     },
 ];
 
