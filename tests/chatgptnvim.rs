@@ -377,13 +377,7 @@ fn mounted_sessions_sizes_erofs_and_store_untouched() {
     let fx = write();
     stores::mounted_untouched(&fx.home, Home::snapshot, |m| {
         check_tree(m.path(), &fx);
-        stores::assert_mount_read_only(
-            m,
-            &["chatgptnvim"],
-            8,
-            SECRET,
-            &format!("chatgptnvim/{A}"),
-        );
+        stores::assert_mount_read_only(m, &["chatgptnvim"], 8, SECRET, &format!("chatgptnvim/{A}"));
     });
 }
 
@@ -407,4 +401,48 @@ fn an_added_reply_shows_within_a_second_and_only_appends() {
     let after = std::fs::read_to_string(&t).expect("transcript");
     let first = before.find("### ").expect("a message");
     assert!(after[first..].starts_with(&before[first..]), "{after}");
+}
+
+/// The bundled sample (`fixtures/home/.local/state/nvim/chatgpt/`): its system message,
+/// prompts and replies, each in the one session, its name and times, and no warning. The lines
+/// are the sample's own text.
+#[test]
+fn bundled_sample_shows_the_session() {
+    let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/home");
+    let home = Home::empty();
+    let tmp = tempfile::Builder::new()
+        .prefix("sessfs-chatgptnvim-samples")
+        .tempdir()
+        .expect("tmp");
+    let tree = tmp.path().join("tree");
+    let o = home
+        .command(&["render", tree.to_str().expect("utf-8")])
+        .env("HOME", &samples)
+        .env("TZ", "UTC")
+        .output()
+        .expect("render");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let dir = "chatgptnvim/1767345330";
+    stores::assert_session_holds(
+        &tree,
+        dir,
+        &[
+            "You are a concise senior Go reviewer.",
+            "The upstream drops one call in twenty.",
+            "Loop a few times and double the wait after each failure:",
+            "time.Sleep(base << attempt)",
+            "Should the wait be randomised too?",
+            "add jitter (a random part of the wait)",
+        ],
+        &[] as &[&str],
+    );
+    let m = meta(&tree, dir);
+    assert_eq!(
+        m["title"],
+        "How do I retry an HTTP request with backoff in Go?"
+    );
+    assert_eq!(m["createdAt"], "2026-01-02T09:15:30.000Z");
+    assert_eq!(m["updatedAt"], "2026-01-02T09:18:05.000Z");
+    assert_eq!(m["warnings"], json!([]), "{}", m["warnings"]);
+    assert_eq!(stores::entries(&tree, "chatgptnvim"), 1);
 }
