@@ -68,10 +68,11 @@ pub enum Agent {
     Copilotchat,
     Gp,
     Fabric,
+    Chatgptnvim,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 49] = [
+    pub const ALL: [Agent; 50] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Gemini,
@@ -121,6 +122,7 @@ impl Agent {
         Agent::Copilotchat,
         Agent::Gp,
         Agent::Fabric,
+        Agent::Chatgptnvim,
     ];
 
     /// The fixed directory name under the mount root.
@@ -175,6 +177,7 @@ impl Agent {
             Agent::Copilotchat => "copilotchat",
             Agent::Gp => "gp",
             Agent::Fabric => "fabric",
+            Agent::Chatgptnvim => "chatgptnvim",
         }
     }
 

@@ -75,21 +75,8 @@ pub const TODOS_FILE: &str = "todos.md";
 
 /// Every storage path avante may use, existing or not.
 pub fn candidates(env: &Env) -> Vec<Root> {
-    let app = env.var("NVIM_APPNAME").unwrap_or("nvim");
-    let (state, how) = match env.path_var("XDG_STATE_HOME") {
-        Some(p) => (p, "XDG_STATE_HOME"),
-        None => (env.home.join(".local/state"), "default"),
-    };
-    let how = if env.var("NVIM_APPNAME").is_some() {
-        format!("{how}, NVIM_APPNAME")
-    } else {
-        how.to_string()
-    };
-    vec![Root::new(
-        Agent::Avante,
-        state.join(app).join("avante"),
-        how,
-    )]
+    let (state, how) = super::codecompanion::nvim_state_dir(env);
+    vec![Root::new(Agent::Avante, state.join("avante"), how)]
 }
 
 pub struct AvanteStore {

@@ -119,6 +119,23 @@ pub fn nvim_data_dir(env: &Env) -> (PathBuf, &'static str) {
     (env.xdg_data_home().join(app), how)
 }
 
+/// Neovim's state directory (`stdpath("state")`): `$XDG_STATE_HOME/<app>`, else
+/// `~/.local/state/<app>` (macOS too), `<app>` being `$NVIM_APPNAME` else `nvim`; with the
+/// variables that placed it (`default` when none did). Shared by the Neovim plugins' stores.
+pub fn nvim_state_dir(env: &Env) -> (PathBuf, String) {
+    let app = env.var("NVIM_APPNAME").unwrap_or("nvim");
+    let (state, how) = match env.path_var("XDG_STATE_HOME") {
+        Some(p) => (p, "XDG_STATE_HOME"),
+        None => (env.home.join(".local/state"), "default"),
+    };
+    let how = if env.var("NVIM_APPNAME").is_some() {
+        format!("{how}, NVIM_APPNAME")
+    } else {
+        how.to_string()
+    };
+    (state.join(app), how)
+}
+
 /// Every history directory the extension may use by default, existing or not.
 pub fn candidates(env: &Env) -> Vec<Root> {
     let (data, how) = nvim_data_dir(env);

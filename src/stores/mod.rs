@@ -24,6 +24,7 @@ pub mod aider;
 pub mod amp;
 pub mod atsf;
 pub mod avante;
+pub mod chatgptnvim;
 pub mod claude;
 pub mod cline;
 pub mod cline_sdk;
@@ -574,6 +575,12 @@ pub const REGISTRY: &[Spec] = &[
         candidates: fabric::candidates,
         given: as_given,
         open: |r| Box::new(fabric::FabricStore::new(r)),
+    },
+    Spec {
+        agent: Agent::Chatgptnvim,
+        candidates: chatgptnvim::candidates,
+        given: as_given,
+        open: |r| Box::new(chatgptnvim::ChatgptnvimStore::new(r)),
     },
 ];
 
