@@ -566,7 +566,7 @@ pub const REGISTRY: &[Spec] = &[
         agent: Agent::Gp,
         candidates: gp::candidates,
         given: as_given,
-        open: |r| Box::new(gp::GpStore::new(r)),
+        open: |r| Box::new(gp::open(r)),
     },
 ];
 
