@@ -67,10 +67,11 @@ pub enum Agent {
     Llm,
     Copilotchat,
     Gp,
+    Parrot,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 48] = [
+    pub const ALL: [Agent; 49] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Gemini,
@@ -119,6 +120,7 @@ impl Agent {
         Agent::Llm,
         Agent::Copilotchat,
         Agent::Gp,
+        Agent::Parrot,
     ];
 
     /// The fixed directory name under the mount root.
@@ -172,6 +174,7 @@ impl Agent {
             Agent::Llm => "llm",
             Agent::Copilotchat => "copilotchat",
             Agent::Gp => "gp",
+            Agent::Parrot => "parrot",
         }
     }
 

@@ -59,6 +59,7 @@ pub mod nanocoder;
 pub mod neovate;
 pub mod opencode;
 pub mod openhands;
+pub mod parrot;
 pub mod pi;
 pub mod qwen;
 pub mod sqlite;
@@ -567,6 +568,12 @@ pub const REGISTRY: &[Spec] = &[
         candidates: gp::candidates,
         given: as_given,
         open: |r| Box::new(gp::open(r)),
+    },
+    Spec {
+        agent: Agent::Parrot,
+        candidates: parrot::candidates,
+        given: as_given,
+        open: |r| Box::new(parrot::open(r)),
     },
 ];
 
