@@ -449,3 +449,43 @@ fn a_streamed_reply_shows_within_a_second_and_only_appends() {
     let first = before.find("### ").expect("a message");
     assert!(after[first..].starts_with(&before[first..]), "{after}");
 }
+
+/// The bundled sample (`fixtures/home/.local/share/nvim/parrot/chats/`): its system prompt,
+/// prompts, the reply's thinking and text, each in the one session, the first reply's model,
+/// both providers and no warning. The lines are the sample's own text.
+#[test]
+fn bundled_sample_shows_the_chat() {
+    let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/home");
+    let home = Home::empty();
+    let tmp = tempfile::Builder::new()
+        .prefix("sessfs-parrot-samples")
+        .tempdir()
+        .expect("tmp");
+    let tree = tmp.path().join("tree");
+    let o = home
+        .command(&["render", tree.to_str().expect("utf-8")])
+        .env("HOME", &samples)
+        .output()
+        .expect("render");
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let dir = "parrot/2026-01-03.16-40-12.207";
+    stores::assert_session_holds(
+        &tree,
+        dir,
+        &[
+            "You are a senior TypeScript engineer. Keep answers short.",
+            "fails now and then with a 503. How do I retry it?",
+            "await new Promise((r) => setTimeout(r, baseMs * 2 ** i));",
+            "Should it retry a 404 too?",
+            "A 404 will not go away by waiting",
+            "retry only 429, 502, 503 and 504",
+        ],
+        &[] as &[&str],
+    );
+    let m = meta(&tree, dir);
+    assert_eq!(m["title"], "Retry a flaky fetch with backoff");
+    assert_eq!(m["model"], "claude-sonnet-4-5");
+    assert_eq!(m["tags"], json!(["provider:anthropic", "provider:ollama"]));
+    assert_eq!(m["warnings"], json!([]), "{}", m["warnings"]);
+    assert_eq!(stores::entries(&tree, "parrot"), 1);
+}
