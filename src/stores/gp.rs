@@ -47,6 +47,10 @@
 //! directory in a chat, so sessions have none. The empty `💬:` line gp leaves for the next
 //! prompt is no message.
 //!
+//! **Shared.** parrot.nvim, forked from gp.nvim, keeps the same chat file: its store
+//! ([`super::parrot`]) is this parser with its own [`Dialect`] (prefixes, header fields and
+//! reply line).
+//!
 //! **Not read.** `last.md` (a symlink to the last chat, older versions), `state_dir`'s
 //! `state.json` (the last chat's path and the selected agents), `vault_state.json` (a
 //! Copilot bearer token) and `imager_state.json`; the Neovim configuration.
