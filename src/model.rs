@@ -69,10 +69,11 @@ pub enum Agent {
     Gp,
     Fabric,
     Chatgptnvim,
+    Parrot,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 50] = [
+    pub const ALL: [Agent; 51] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Gemini,
@@ -123,6 +124,7 @@ impl Agent {
         Agent::Gp,
         Agent::Fabric,
         Agent::Chatgptnvim,
+        Agent::Parrot,
     ];
 
     /// The fixed directory name under the mount root.
@@ -178,6 +180,7 @@ impl Agent {
             Agent::Gp => "gp",
             Agent::Fabric => "fabric",
             Agent::Chatgptnvim => "chatgptnvim",
+            Agent::Parrot => "parrot",
         }
     }
 

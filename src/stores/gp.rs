@@ -47,6 +47,10 @@
 //! directory in a chat, so sessions have none. The empty `💬:` line gp leaves for the next
 //! prompt is no message.
 //!
+//! **Shared.** parrot.nvim, forked from gp.nvim, keeps the same chat file: its store
+//! ([`super::parrot`]) is this parser with its own [`Dialect`] (prefixes, header fields and
+//! reply line).
+//!
 //! **Not read.** `last.md` (a symlink to the last chat, older versions), `state_dir`'s
 //! `state.json` (the last chat's path and the selected agents), `vault_state.json` (a
 //! Copilot bearer token) and `imager_state.json`; the Neovim configuration.
@@ -65,12 +69,48 @@ pub const USER_PREFIX: &str = "💬:";
 pub const OLD_USER_PREFIX: &str = "🗨:";
 /// The static part of `chat_assistant_prefix`'s default.
 pub const ASSISTANT_PREFIX: &str = "🤖:";
-/// Header fields gp.nvim writes.
-const HEADER_FIELDS: &[&str] = &["topic", "file", "model", "provider", "role"];
-/// The symlink older gp.nvim kept to the last chat opened.
+/// The symlink older gp.nvim (and parrot.nvim before July 2024) kept to the last chat opened.
 const LAST_LINK: &str = "last.md";
 /// Larger chat files are not read.
 const MAX_CHAT_BYTES: u64 = 64 << 20;
+
+/// A Markdown chat format of gp.nvim's lineage: a `[-#] <word>: <value>` header ended by a
+/// `---` line, then prompts and replies each starting at a line with its prefix. gp.nvim and
+/// the plugins forked from it (parrot.nvim) differ only in what is below, so they share this
+/// parser: each store gives its dialect.
+pub struct Dialect {
+    pub agent: Agent,
+    /// The plugin's name, for warnings.
+    pub name: &'static str,
+    /// [`crate::model::Source::format`].
+    pub format: &'static str,
+    /// Line prefixes that start a user message, the current default first.
+    pub user_prefixes: &'static [&'static str],
+    /// Line prefixes that start a reply; the rest of that line names the model.
+    pub assistant_prefixes: &'static [&'static str],
+    /// Header fields the plugin writes (others are named in a warning).
+    pub header_fields: &'static [&'static str],
+    /// Header fields holding a custom system prompt, newlines escaped as `\n`.
+    pub system_fields: &'static [&'static str],
+    /// What the plugin appends to the model's name in a reply's prefix line when the chat has
+    /// a custom system prompt.
+    pub custom_markers: &'static [&'static str],
+    /// Whether a reply's prefix line is `[<model> - <provider>]`.
+    pub reply_provider: bool,
+}
+
+/// gp.nvim's chats.
+pub const GP: Dialect = Dialect {
+    agent: AGENT,
+    name: "gp.nvim",
+    format: "gp-nvim-chat-md",
+    user_prefixes: &[USER_PREFIX, OLD_USER_PREFIX],
+    assistant_prefixes: &[ASSISTANT_PREFIX],
+    header_fields: &["topic", "file", "model", "provider", "role"],
+    system_fields: &["role"],
+    custom_markers: &[" & custom role"],
+    reply_provider: false,
+};
 
 /// The chat directory gp.nvim uses by default, existing or not.
 pub fn candidates(env: &Env) -> Vec<Root> {
@@ -78,16 +118,24 @@ pub fn candidates(env: &Env) -> Vec<Root> {
     vec![Root::new(AGENT, data.join("gp").join("chats"), how)]
 }
 
-pub struct GpStore {
+/// The store of one dialect's chat directories.
+pub struct ChatStore {
     base: Base,
+    dialect: &'static Dialect,
 }
 
-impl GpStore {
-    pub fn new(roots: Vec<Root>) -> GpStore {
-        GpStore {
-            base: Base::new(AGENT, roots),
+impl ChatStore {
+    pub fn new(dialect: &'static Dialect, roots: Vec<Root>) -> ChatStore {
+        ChatStore {
+            base: Base::new(dialect.agent, roots),
+            dialect,
         }
     }
+}
+
+/// gp.nvim's store.
+pub fn open(roots: Vec<Root>) -> ChatStore {
+    ChatStore::new(&GP, roots)
 }
 
 fn stem(p: &Path) -> String {
@@ -109,7 +157,7 @@ fn chats(dir: &Path) -> Vec<std::path::PathBuf> {
         .collect()
 }
 
-impl Store for GpStore {
+impl Store for ChatStore {
     fn base(&self) -> &Base {
         &self.base
     }
@@ -148,7 +196,7 @@ impl Store for GpStore {
     }
 
     fn load(&self, listed: &Listed) -> Session {
-        load_chat(&listed.path, &listed.id)
+        load(self.dialect, &listed.path, &listed.id)
     }
 }
 
@@ -167,11 +215,16 @@ pub fn name_time(id: &str) -> Option<DateTime<Utc>> {
         .map(|d| d.with_timezone(&Utc))
 }
 
-/// Load one chat file.
+/// Load one gp.nvim chat file.
 pub fn load_chat(path: &Path, id: &str) -> Session {
+    load(&GP, path, id)
+}
+
+/// Load one chat file of `d`'s format.
+pub fn load(d: &Dialect, path: &Path, id: &str) -> Session {
     let file = kit::file_name(path).to_string();
-    let mut b = SessionBuilder::new(AGENT, id);
-    b.s.source.format = "gp-nvim-chat-md".into();
+    let mut b = SessionBuilder::new(d.agent, id);
+    b.s.source.format = d.format.into();
     b.s.source.paths.push(path.to_path_buf());
     b.s.created_at = name_time(id);
     let bytes = match std::fs::metadata(path) {
@@ -207,7 +260,7 @@ pub fn load_chat(path: &Path, id: &str) -> Session {
             String::from_utf8_lossy(e.as_bytes()).into_owned()
         }
     };
-    parse_chat(&mut b, &text, &file);
+    parse(d, &mut b, &text, &file);
     b.finish()
 }
 
@@ -231,16 +284,30 @@ fn header_model(value: &str) -> Option<String> {
     (!v.is_empty()).then(|| v.replace("\\_", "_"))
 }
 
-/// The agent named in a reply's prefix line after `🤖:`: `[ChatGPT4o]` gives `ChatGPT4o`
-/// (` & custom role`, which gp adds for a chat with a `- role:` header, left out).
-fn reply_agent(rest: &str) -> Option<String> {
+/// The model and provider named in a reply's prefix line after its prefix: gp's
+/// `[ChatGPT4o]` gives `ChatGPT4o` (` & custom role`, which gp adds for a chat with a
+/// `- role:` header, left out); parrot's `[gpt-4o & custom system prompt - openai]` gives
+/// `gpt-4o` and `openai`.
+fn reply_agent(d: &Dialect, rest: &str) -> (Option<String>, Option<String>) {
     let r = rest.trim();
     let name = r
         .strip_prefix('[')
         .and_then(|r| r.strip_suffix(']'))
         .unwrap_or(r);
-    let name = name.strip_suffix(" & custom role").unwrap_or(name).trim();
-    (!name.is_empty()).then(|| name.to_string())
+    let (name, provider) = match name.rsplit_once(" - ") {
+        Some((n, p)) if d.reply_provider && !p.trim().is_empty() => (n, Some(p.trim())),
+        _ => (name, None),
+    };
+    let name = d
+        .custom_markers
+        .iter()
+        .find_map(|m| name.strip_suffix(m))
+        .unwrap_or(name)
+        .trim();
+    (
+        (!name.is_empty()).then(|| name.to_string()),
+        provider.map(str::to_string),
+    )
 }
 
 /// A reply's leading `<think>…</think>` block as its reasoning, and the rest.
@@ -263,15 +330,21 @@ enum Block {
     Assistant(Option<String>),
 }
 
-/// Parse a chat's text into `b`, as `chat_respond` reads it.
+/// Parse a gp.nvim chat's text into `b`, as `chat_respond` reads it.
 pub fn parse_chat(b: &mut SessionBuilder, text: &str, file: &str) {
+    parse(&GP, b, text, file)
+}
+
+/// Parse a chat's text of `d`'s format into `b`, as the plugin reads it back to answer.
+pub fn parse(d: &Dialect, b: &mut SessionBuilder, text: &str, file: &str) {
     let lines: Vec<&str> = text
         .split('\n')
         .map(|l| l.strip_suffix('\r').unwrap_or(l))
         .collect();
     let Some(end) = lines.iter().position(|l| l.starts_with("---")) else {
         b.warn(format!(
-            "{file}: no `---` line ends the chat header (gp.nvim answers no such file); the text is shown as context"
+            "{file}: no `---` line ends the chat header ({} answers no such file); the text is shown as context",
+            d.name
         ));
         if let Some(t) = lines.iter().find_map(|l| l.strip_prefix("# topic: ")) {
             topic(b, t);
@@ -281,8 +354,8 @@ pub fn parse_chat(b: &mut SessionBuilder, text: &str, file: &str) {
         }
         return;
     };
-    header(b, &lines[..end]);
-    body(b, &lines[end + 1..], file);
+    header(d, b, &lines[..end]);
+    body(d, b, &lines[end + 1..], file);
 }
 
 fn topic(b: &mut SessionBuilder, t: &str) {
@@ -292,7 +365,7 @@ fn topic(b: &mut SessionBuilder, t: &str) {
     }
 }
 
-fn header(b: &mut SessionBuilder, lines: &[&str]) {
+fn header(d: &Dialect, b: &mut SessionBuilder, lines: &[&str]) {
     let mut kept: Vec<&str> = Vec::new();
     let mut role = None;
     let mut unknown = Vec::new();
@@ -303,7 +376,7 @@ fn header(b: &mut SessionBuilder, lines: &[&str]) {
         };
         match key {
             "topic" => topic(b, value),
-            "role" => role = Some(value),
+            _ if d.system_fields.contains(&key) => role = Some(value),
             _ => {
                 match key {
                     "model" => b.s.set_model = header_model(value),
@@ -311,7 +384,7 @@ fn header(b: &mut SessionBuilder, lines: &[&str]) {
                         b.s.tags.retain(|t| !t.starts_with("provider:"));
                         b.s.tags.push(format!("provider:{}", value.trim()));
                     }
-                    _ if !HEADER_FIELDS.contains(&key) => unknown.push(key.to_string()),
+                    _ if !d.header_fields.contains(&key) => unknown.push(key.to_string()),
                     _ => {}
                 }
                 kept.push(line);
@@ -339,18 +412,28 @@ fn header(b: &mut SessionBuilder, lines: &[&str]) {
     }
 }
 
-fn body(b: &mut SessionBuilder, lines: &[&str], file: &str) {
+fn body(d: &Dialect, b: &mut SessionBuilder, lines: &[&str], file: &str) {
     let mut block = Block::Before;
     let mut content = String::new();
     let mut prefixes = 0usize;
     for &line in lines {
-        let start = if let Some(rest) = line.strip_prefix(USER_PREFIX) {
-            Some((Block::User, rest))
-        } else if let Some(rest) = line.strip_prefix(OLD_USER_PREFIX) {
+        let user = d.user_prefixes.iter().find_map(|p| line.strip_prefix(p));
+        let start = if let Some(rest) = user {
             Some((Block::User, rest))
         } else {
-            line.strip_prefix(ASSISTANT_PREFIX)
-                .map(|rest| (Block::Assistant(reply_agent(rest)), ""))
+            d.assistant_prefixes
+                .iter()
+                .find_map(|p| line.strip_prefix(p))
+                .map(|rest| {
+                    let (model, provider) = reply_agent(d, rest);
+                    if let Some(p) = provider {
+                        let tag = format!("provider:{p}");
+                        if !b.s.tags.contains(&tag) {
+                            b.s.tags.push(tag);
+                        }
+                    }
+                    (Block::Assistant(model), "")
+                })
         };
         match start {
             Some((next, first)) => {
@@ -367,8 +450,19 @@ fn body(b: &mut SessionBuilder, lines: &[&str], file: &str) {
     let ends_in_reply = matches!(block, Block::Assistant(_));
     flush(b, block, &content);
     if prefixes == 0 && !lines.iter().all(|l| l.trim().is_empty()) {
+        let all: Vec<String> = d
+            .user_prefixes
+            .iter()
+            .chain(d.assistant_prefixes)
+            .map(|p| format!("`{p}`"))
+            .collect();
+        let all = match all.split_last() {
+            Some((last, [])) => last.clone(),
+            Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+            None => String::new(),
+        };
         b.warn(format!(
-            "{file}: no `{USER_PREFIX}`, `{OLD_USER_PREFIX}` or `{ASSISTANT_PREFIX}` line (prefixes set in the Neovim configuration are not known); the text is shown as context"
+            "{file}: no {all} line (prefixes set in the Neovim configuration are not known); the text is shown as context"
         ));
     } else if ends_in_reply {
         b.warn(format!(

@@ -61,6 +61,7 @@ pub mod nanocoder;
 pub mod neovate;
 pub mod opencode;
 pub mod openhands;
+pub mod parrot;
 pub mod pi;
 pub mod qwen;
 pub mod sqlite;
@@ -568,7 +569,13 @@ pub const REGISTRY: &[Spec] = &[
         agent: Agent::Gp,
         candidates: gp::candidates,
         given: as_given,
-        open: |r| Box::new(gp::GpStore::new(r)),
+        open: |r| Box::new(gp::open(r)),
+    },
+    Spec {
+        agent: Agent::Parrot,
+        candidates: parrot::candidates,
+        given: as_given,
+        open: |r| Box::new(parrot::open(r)),
     },
     Spec {
         agent: Agent::Fabric,
