@@ -123,14 +123,7 @@ impl Store for AmpStore {
     }
 
     fn list(&self) -> Vec<Listed> {
-        let mut out = Vec::new();
-        for (i, root) in self.base.roots.iter().enumerate() {
-            for path in thread_files(&root.path) {
-                let stem = path.file_stem().map(crate::names::os_id);
-                out.push(Listed::file(stem.unwrap_or_default(), path, i));
-            }
-        }
-        out
+        kit::listed_by_stem(&self.base.roots, thread_files)
     }
 
     /// Each root directory and its `threads/` when there is one: the listing reads their

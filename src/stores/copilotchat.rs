@@ -131,14 +131,7 @@ impl Store for CopilotchatStore {
     }
 
     fn list(&self) -> Vec<Listed> {
-        let mut out = Vec::new();
-        for (i, root) in self.base.roots.iter().enumerate() {
-            for path in chat_files(&root.path) {
-                let stem = path.file_stem().map(crate::names::os_id);
-                out.push(Listed::file(stem.unwrap_or_default(), path, i));
-            }
-        }
-        out
+        kit::listed_by_stem(&self.base.roots, chat_files)
     }
 
     fn keeps_listing(&self, _listed: &Listed) -> bool {

@@ -699,6 +699,20 @@ pub use crate::names::unique_name;
 // ---------------------------------------------------------------------------------------
 // Titles
 
+/// One session per file, named by the file's stem: the listing of every store whose
+/// session files `files` finds in each root (one JSON document or one Markdown chat per
+/// session).
+pub fn listed_by_stem(roots: &[Root], files: impl Fn(&Path) -> Vec<PathBuf>) -> Vec<super::Listed> {
+    let mut out = Vec::new();
+    for (i, root) in roots.iter().enumerate() {
+        for path in files(&root.path) {
+            let stem = path.file_stem().map(crate::names::os_id);
+            out.push(super::Listed::file(stem.unwrap_or_default(), path, i));
+        }
+    }
+    out
+}
+
 /// The glance of stores whose roots are a directory of session files or a data directory
 /// with them in `sessions/` (Continue, Nanocoder): each root directory and its `sessions/`;
 /// a root that is one session file is its own source. `None` while a root is missing.
