@@ -108,32 +108,31 @@ const KNOWN_FIELDS: &[&str] = &[
 
 /// Neovim's data directory (`stdpath("data")`): `$XDG_DATA_HOME/<app>`, else
 /// `~/.local/share/<app>` (macOS too), `<app>` being `$NVIM_APPNAME` else `nvim`; with the
-/// variable that placed it (`default` when none did). Shared by the Neovim plugins' stores.
-pub fn nvim_data_dir(env: &Env) -> (PathBuf, &'static str) {
-    let app = env.var("NVIM_APPNAME").unwrap_or("nvim");
-    let how = match (env.var("XDG_DATA_HOME"), env.var("NVIM_APPNAME")) {
-        (Some(_), _) => "XDG_DATA_HOME",
-        (None, Some(_)) => "NVIM_APPNAME",
-        (None, None) => "default",
-    };
-    (env.xdg_data_home().join(app), how)
+/// variables that placed it (`default` when none did). Shared by the Neovim plugins' stores.
+pub fn nvim_data_dir(env: &Env) -> (PathBuf, String) {
+    nvim_dir(env, "XDG_DATA_HOME", ".local/share")
 }
 
 /// Neovim's state directory (`stdpath("state")`): `$XDG_STATE_HOME/<app>`, else
-/// `~/.local/state/<app>` (macOS too), `<app>` being `$NVIM_APPNAME` else `nvim`; with the
-/// variables that placed it (`default` when none did). Shared by the Neovim plugins' stores.
+/// `~/.local/state/<app>`, as [`nvim_data_dir`].
 pub fn nvim_state_dir(env: &Env) -> (PathBuf, String) {
+    nvim_dir(env, "XDG_STATE_HOME", ".local/state")
+}
+
+/// `$<xdg>/<app>`, else `~/<default>/<app>`, and the variables that chose it: `XDG_…`, else
+/// `default`, then `NVIM_APPNAME` when it is set.
+fn nvim_dir(env: &Env, xdg: &str, default: &str) -> (PathBuf, String) {
     let app = env.var("NVIM_APPNAME").unwrap_or("nvim");
-    let (state, how) = match env.path_var("XDG_STATE_HOME") {
-        Some(p) => (p, "XDG_STATE_HOME"),
-        None => (env.home.join(".local/state"), "default"),
+    let (base, how) = match env.path_var(xdg) {
+        Some(p) => (p, xdg),
+        None => (env.home.join(default), "default"),
     };
     let how = if env.var("NVIM_APPNAME").is_some() {
         format!("{how}, NVIM_APPNAME")
     } else {
         how.to_string()
     };
-    (state.join(app), how)
+    (base.join(app), how)
 }
 
 /// Every history directory the extension may use by default, existing or not.
@@ -618,7 +617,7 @@ mod tests {
             paths(&env),
             [(
                 PathBuf::from("/h/.local/share/lazyvim/codecompanion-history"),
-                "NVIM_APPNAME".to_string()
+                "default, NVIM_APPNAME".to_string()
             )]
         );
         env.vars.insert("XDG_DATA_HOME".into(), "/x".into());
@@ -626,7 +625,7 @@ mod tests {
             paths(&env),
             [(
                 PathBuf::from("/x/lazyvim/codecompanion-history"),
-                "XDG_DATA_HOME".to_string()
+                "XDG_DATA_HOME, NVIM_APPNAME".to_string()
             )]
         );
     }

@@ -363,7 +363,7 @@ mod tests {
             paths(&env),
             [(
                 PathBuf::from("/h/.local/share/astro/copilotchat_history"),
-                "NVIM_APPNAME".to_string()
+                "default, NVIM_APPNAME".to_string()
             )]
         );
         env.vars.insert("XDG_DATA_HOME".into(), "/x".into());
@@ -371,7 +371,7 @@ mod tests {
             paths(&env),
             [(
                 PathBuf::from("/x/astro/copilotchat_history"),
-                "XDG_DATA_HOME".to_string()
+                "XDG_DATA_HOME, NVIM_APPNAME".to_string()
             )]
         );
     }
