@@ -9,7 +9,7 @@
 mod common;
 
 use common::stores::{self, meta, put, Rendered};
-use common::{stdout, Home};
+use common::{stdout, Home, Mount};
 use serde_json::{json, Value};
 use std::path::Path;
 
@@ -497,5 +497,29 @@ fn mounted_sessions_sizes_erofs_and_store_untouched() {
             SECRET,
             &format!("codecompanion/{A}"),
         );
+    });
+}
+
+/// The history extension rewrites a chat's file whole at each save: the new prompt shows
+/// within a second on a mount.
+#[test]
+fn a_saved_chat_shows_within_a_second() {
+    let fx = write();
+    let m = Mount::new(&fx.home, &[]);
+    let t = m.path().join(format!("codecompanion/{A}/transcript.md"));
+    assert!(t.exists(), "{}", t.display());
+    let path = fx.home.path().join(file(A));
+    let mut doc: Value =
+        serde_json::from_slice(&std::fs::read(&path).expect("read")).expect("json");
+    doc["messages"]
+        .as_array_mut()
+        .expect("messages")
+        .push(json!({
+            "role": "user", "content": "Fresh prompt after the mount",
+            "opts": {"visible": true}, "cycle": 4, "id": 99
+        }));
+    std::fs::write(&path, serde_json::to_vec(&doc).expect("json")).expect("write");
+    stores::assert_within_a_second("saved chat", || {
+        stores::file_contains(&t, "Fresh prompt after the mount")
     });
 }

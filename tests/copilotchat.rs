@@ -8,7 +8,7 @@
 mod common;
 
 use common::stores::{self, meta, put, Rendered};
-use common::{stdout, Home};
+use common::{stdout, Home, Mount};
 use serde_json::{json, Value};
 use std::path::Path;
 use std::time::{Duration, SystemTime};
@@ -378,5 +378,25 @@ fn mounted_sessions_sizes_erofs_and_store_untouched() {
             SECRET,
             "copilotchat/refactor-parser",
         );
+    });
+}
+
+/// `:CopilotChatSave` rewrites the chat's file whole: the new prompt shows within a second on
+/// a mount.
+#[test]
+fn a_saved_chat_shows_within_a_second() {
+    let fx = write();
+    let m = Mount::new(&fx.home, &[]);
+    let t = m.path().join("copilotchat/refactor-parser/transcript.md");
+    assert!(t.exists(), "{}", t.display());
+    let path = fx.home.path().join(file("refactor-parser"));
+    let mut doc: Value =
+        serde_json::from_slice(&std::fs::read(&path).expect("read")).expect("json");
+    doc.as_array_mut()
+        .expect("array")
+        .push(json!({"id": "fresh-1", "role": "user", "content": "Fresh prompt after the mount"}));
+    std::fs::write(&path, encode(&doc)).expect("write");
+    stores::assert_within_a_second("saved chat", || {
+        stores::file_contains(&t, "Fresh prompt after the mount")
     });
 }

@@ -461,3 +461,23 @@ fn bundled_sample_shows_the_session() {
     assert_eq!(m["warnings"], json!([]), "{}", m["warnings"]);
     assert_eq!(stores::entries(&tree, "fabric"), 1);
 }
+
+/// Fabric rewrites a session's file whole at each run: the new prompt shows within a second
+/// on a mount.
+#[test]
+fn a_rewritten_session_shows_within_a_second() {
+    let fx = write();
+    let m = Mount::new(&fx.home, &[]);
+    let t = m.path().join(format!("fabric/{A}/transcript.md"));
+    assert!(t.exists(), "{}", t.display());
+    let path = fx.home.path().join(file(A));
+    let mut doc: Value =
+        serde_json::from_slice(&std::fs::read(&path).expect("read")).expect("json");
+    doc.as_array_mut()
+        .expect("array")
+        .push(json!({"role": "user", "content": "Alpha fresh prompt after the mount"}));
+    std::fs::write(&path, encode(&doc)).expect("write");
+    stores::assert_within_a_second("rewritten session", || {
+        stores::file_contains(&t, "Alpha fresh prompt after the mount")
+    });
+}
