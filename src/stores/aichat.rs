@@ -545,15 +545,12 @@ fn tool_calls(b: &mut SessionBuilder, key: &str, n: usize, c: &Map<String, Value
         let id = kit::str_field(call, "id")
             .filter(|id| !id.is_empty())
             .map_or_else(|| format!("{n}-{ci}"), str::to_string);
-        let input = match call.get("arguments") {
-            Some(Value::String(s)) => {
-                kit::call_arguments(s, "tool call arguments", &mut b.unparsed, || {
-                    format!("{key}, message {n}, call {ci}")
-                })
-            }
-            Some(v) => v.clone(),
-            None => Value::Null,
-        };
+        let input = kit::call_input(
+            call.get("arguments"),
+            "tool call arguments",
+            &mut b.unparsed,
+            || format!("{key}, message {n}, call {ci}"),
+        );
         calls.push(ToolCall {
             tool_call_id: id.clone(),
             tool_name: kit::str_field(call, "name").unwrap_or_default().to_string(),

@@ -569,15 +569,12 @@ fn tool_calls(b: &mut SessionBuilder, i: usize, m: &Value) -> Vec<ToolCall> {
         .flatten()
         .enumerate()
     {
-        let input = match kit::value_at(c, &["function", "arguments"]) {
-            Some(Value::String(s)) => {
-                kit::call_arguments(s, "tool call arguments", &mut b.unparsed, || {
-                    format!("message {i}, call {ci}")
-                })
-            }
-            Some(v) => v.clone(),
-            None => Value::Null,
-        };
+        let input = kit::call_input(
+            kit::value_at(c, &["function", "arguments"]),
+            "tool call arguments",
+            &mut b.unparsed,
+            || format!("message {i}, call {ci}"),
+        );
         out.push(ToolCall {
             tool_call_id: kit::str_field(c, "id").unwrap_or_default().to_string(),
             tool_name: kit::str_at(c, &["function", "name"])

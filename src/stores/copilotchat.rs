@@ -318,15 +318,12 @@ fn tool_calls(b: &mut SessionBuilder, i: usize, m: &Value) -> Vec<ToolCall> {
         .flatten()
         .enumerate()
     {
-        let input = match c.get("arguments") {
-            Some(Value::String(s)) => {
-                kit::call_arguments(s, "tool call arguments", &mut b.unparsed, || {
-                    format!("message {i}, call {ci}")
-                })
-            }
-            Some(v) => v.clone(),
-            None => Value::Null,
-        };
+        let input = kit::call_input(
+            c.get("arguments"),
+            "tool call arguments",
+            &mut b.unparsed,
+            || format!("message {i}, call {ci}"),
+        );
         out.push(ToolCall {
             tool_call_id: id_text(c.get("id")).unwrap_or_default(),
             tool_name: kit::str_field(c, "name").unwrap_or_default().to_string(),

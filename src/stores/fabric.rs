@@ -337,15 +337,12 @@ fn tool_calls(b: &mut SessionBuilder, i: usize, m: &Value) -> Vec<ToolCall> {
         .chain(single.map(|f| ("", Some(f))));
     for (ci, (id, f)) in calls.enumerate() {
         let f = f.unwrap_or(&Value::Null);
-        let input = match f.get("arguments") {
-            Some(Value::String(s)) => {
-                kit::call_arguments(s, "tool call arguments", &mut b.unparsed, || {
-                    format!("message {i}, call {ci}")
-                })
-            }
-            Some(v) => v.clone(),
-            None => Value::Null,
-        };
+        let input = kit::call_input(
+            f.get("arguments"),
+            "tool call arguments",
+            &mut b.unparsed,
+            || format!("message {i}, call {ci}"),
+        );
         out.push(ToolCall {
             tool_call_id: id.to_string(),
             tool_name: kit::str_field(f, "name").unwrap_or_default().to_string(),

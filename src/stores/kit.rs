@@ -843,6 +843,22 @@ pub fn call_arguments(
     }
 }
 
+/// A tool call's arguments field as the OpenAI-shaped formats store it: JSON text goes
+/// through [`call_arguments`], an object or other value is taken as it is, and an absent
+/// field is `null`.
+pub fn call_input(
+    field: Option<&Value>,
+    what: &str,
+    unparsed: &mut Unparsed,
+    place: impl FnOnce() -> String,
+) -> Value {
+    match field {
+        Some(Value::String(s)) => call_arguments(s, what, unparsed, place),
+        Some(v) => v.clone(),
+        None => Value::Null,
+    }
+}
+
 // ---------------------------------------------------------------------------------------
 // The session builder
 
