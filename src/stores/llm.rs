@@ -233,6 +233,8 @@ struct Tables {
     threads: Table,
     turns: Table,
     messages: Table,
+    tool_calls: Table,
+    tool_results: Table,
 }
 
 impl Tables {
@@ -243,6 +245,8 @@ impl Tables {
             threads: Table::probe(c, "threads")?,
             turns: Table::probe(c, "turns")?,
             messages: Table::probe(c, "messages")?,
+            tool_calls: Table::probe(c, "tool_calls")?,
+            tool_results: Table::probe(c, "tool_results")?,
         })
     }
 }
@@ -508,8 +512,12 @@ fn session_version(c: &Connection, t: &Tables, key: &str) -> rusqlite::Result<u6
              FROM responses WHERE {which}"
         );
         all.push(Rows::query(c, &q, vec![], [id])?.rows);
-        for table in ["tool_calls", "tool_results"] {
-            if has_all(c, table, &["response_id"])? {
+        // The tables probed once per database, not once per session and check.
+        for (table, probed) in [
+            ("tool_calls", &t.tool_calls),
+            ("tool_results", &t.tool_results),
+        ] {
+            if probed.has("response_id") {
                 let q = format!(
                     "SELECT count(*), max(rowid) FROM {table} \
                      WHERE response_id IN (SELECT id FROM responses WHERE {which})"
