@@ -526,3 +526,59 @@ fn bundled_sample_shows_the_cody_chat() {
     );
     assert_eq!(meta(&tree, chat)["title"], "Why does the cart test fail?");
 }
+
+/// Every VS Code user has the global-state databases Cody's chats live in. A machine whose
+/// databases hold no Cody chat (another extension's rows only, or Cody's settings without a
+/// chat) shows no `cody/` directory and `doctor` says none was found; `--store` still opens
+/// the database by hand. A Fabric session keeps the render from falling back to the samples.
+#[test]
+fn an_editor_without_cody_chats_shows_no_cody_directory() {
+    let home = Home::empty();
+    let h = home.path().to_path_buf();
+    db(
+        &h,
+        CODE,
+        &[
+            ("workbench.panel.width", "300".into()),
+            ("github.copilot-chat", json!({"seen": true}).to_string()),
+        ],
+    );
+    db(
+        &h,
+        PROFILE,
+        &[(
+            "sourcegraph.cody-ai",
+            json!({"cody-config": {"auth": {"credentials": {"token": TOKEN}}}}).to_string(),
+        )],
+    );
+    let fabric = h.join(".config/fabric/sessions/keep.json");
+    std::fs::create_dir_all(fabric.parent().expect("parent")).expect("dir");
+    std::fs::write(
+        &fabric,
+        r#"[{"role":"user","content":"keep the render real"}]"#,
+    )
+    .expect("fabric");
+    let out = stores::render(&home, "sessfs-cody-none", &[]);
+    assert!(out.tree.join("fabric").is_dir(), "the render fell back");
+    assert!(!out.tree.join("cody").exists(), "an empty cody/ was made");
+    let text = stdout(&home.sessfs(&["doctor"]));
+    assert!(
+        text.contains(&format!("{:<9} none found; looked in:", "cody")),
+        "{text}"
+    );
+    assert!(text.contains(CODE), "{text}");
+    // Given by hand, the database is read: an empty directory, no error.
+    let store = format!("cody={}", h.join(CODE).display());
+    let tmp = tempfile::Builder::new()
+        .prefix("sessfs-cody-given")
+        .tempdir()
+        .expect("tmp");
+    let tree = tmp.path().join("tree");
+    let o = home
+        .command(&["render", "--store", &store, tree.to_str().expect("utf-8")])
+        .output()
+        .expect("render");
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    assert!(tree.join("cody").is_dir());
+    assert_eq!(std::fs::read_dir(tree.join("cody")).expect("ls").count(), 0);
+}

@@ -150,6 +150,16 @@ impl Store for CodyStore {
         out
     }
 
+    /// Every VS Code, Cursor and Windsurf user has the databases; only those where Cody saved
+    /// a chat (or left a value that says why none can be read, or a database that cannot be
+    /// opened) make the store found. The read is the one listing takes next, kept.
+    fn found(&self) -> bool {
+        self.dbs().iter().any(|(_, db)| match self.snap(db) {
+            Ok(s) => !s.chats.is_empty() || s.problem.is_some(),
+            Err(_) => true,
+        })
+    }
+
     fn list(&self) -> Vec<Listed> {
         let mut out = Vec::new();
         for (root, db) in self.dbs() {

@@ -214,6 +214,15 @@ pub trait Store: Send + Sync {
         Vec::new()
     }
 
+    /// Whether the places discovery found hold this agent's data at all. A store whose
+    /// places other programs keep too (VS Code's global-state databases, on every machine
+    /// with the editor) says no when none of them holds its data, so that a machine without
+    /// the agent shows no empty directory for it. Roots given with `--store` are kept
+    /// whatever this says.
+    fn found(&self) -> bool {
+        true
+    }
+
     /// The versions of `listed`, in order, for stores where one file holds many sessions
     /// (SQLite): a hash of each session's own rows, so a write to one session changes only
     /// its version. `None` (the default, and where the store cannot tell) versions a session
@@ -618,8 +627,9 @@ pub fn candidates(env: &Env) -> Vec<Root> {
         .collect()
 }
 
-/// Open a store for every agent with at least one existing root. `extra` are `--store`
-/// roots given by hand; they come first and are used even when defaults exist.
+/// Open a store for every agent with at least one existing root that holds its data
+/// ([`Store::found`]). `extra` are `--store` roots given by hand; they come first, are used
+/// even when defaults exist, and always open their store.
 pub fn open_all(env: &Env, extra: &[(Agent, PathBuf)]) -> Vec<Box<dyn Store>> {
     let mut stores: Vec<Box<dyn Store>> = Vec::new();
     for spec in Agent::ALL.into_iter().filter_map(spec) {
@@ -638,8 +648,13 @@ pub fn open_all(env: &Env, extra: &[(Agent, PathBuf)]) -> Vec<Box<dyn Store>> {
                 roots.push(r);
             }
         }
-        if !roots.is_empty() {
-            stores.push((spec.open)(roots));
+        if roots.is_empty() {
+            continue;
+        }
+        let by_hand = extra.iter().any(|(a, _)| *a == spec.agent);
+        let store = (spec.open)(roots);
+        if by_hand || store.found() {
+            stores.push(store);
         }
     }
     stores
