@@ -81,8 +81,8 @@ pub fn candidates(env: &Env) -> Vec<Root> {
 const INDEX: &str = "session_index.jsonl";
 
 /// What differs between Codex and a fork that writes Codex's rollouts into a home of its own
-/// (Every Code, [`super::everycode`]): the agent its sessions belong to and the format it
-/// names. Everything else, the fork's own records included, is read the same way, because
+/// (Every Code, [`super::everycode`]): the agent its sessions belong to, the format it
+/// names, and whether its token counter restarts. Everything else, the fork's own records included, is read the same way, because
 /// one directory may hold rollouts of both (a `CODEX_HOME` both use).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Dialect {
@@ -101,6 +101,7 @@ pub const CODEX: Dialect = Dialect {
     format_zst: "codex-jsonl-zst",
     counter_restarts: false,
 };
+
 /// Subagents of subagents are nested this deep at most (a guard against parent cycles).
 const MAX_DEPTH: usize = 8;
 /// Listing reads at most this much of a first line (base instructions make it tens of KB).
