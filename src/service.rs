@@ -34,6 +34,7 @@ pub const STORE_VARS: &[&str] = &[
     "CLINE_SESSION_DATA_DIR",
     "CLINE_DIR",
     "CODEX_HOME",
+    "CODE_HOME",
     "CONTINUE_GLOBAL_DIR",
     "COPILOT_HOME",
     "CRUSH_GLOBAL_DATA",

@@ -34,15 +34,23 @@
 //!   into borrowed typed records and dropped; images become placeholders while parsing.
 //!   `compacted.replacement_history` repeats the whole history and is never read.
 //!
+//! - **Every Code**, a fork of Codex, writes these rollouts into a home of its own: the same
+//!   store reads them under another agent ([`Dialect`], [`super::everycode`]). Its
+//!   additions are read here whichever store finds them, since a `CODEX_HOME` may hold both
+//!   agents' rollouts: `event` lines (an `event_msg` wrapped with its sequence numbers),
+//!   status items it adds as user messages, models named by the token counts, a counter
+//!   that restarts ([`spent`]), `archived_sessions/` kept in date directories, and its
+//!   session catalog (`sessions/index/catalog.jsonl`: titles, never a rollout).
+//!
 //! Listing reads file names, `stat` and the first line of each file only (the id, and whether
-//! the rollout is a fork or a subagent).
+//! the rollout is a fork or a subagent), and Every Code's catalog.
 
 mod records;
 #[cfg(test)]
 mod tests;
 use records::*;
 
-use super::{jsonl, kit, Base, Env, Glance, Listed, Root, Store};
+use super::{everycode, jsonl, kit, Base, Env, Glance, Listed, Root, Store};
 use crate::model::{
     self, Agent, Message, MessageKind, Role, Session, Subagent, TokenUsage, ToolCall,
 };
@@ -71,12 +79,36 @@ pub fn candidates(env: &Env) -> Vec<Root> {
 }
 
 const INDEX: &str = "session_index.jsonl";
+
+/// What differs between Codex and a fork that writes Codex's rollouts into a home of its own
+/// (Every Code, [`super::everycode`]): the agent its sessions belong to, the format it
+/// names, and whether its token counter restarts. Everything else, the fork's own records included, is read the same way, because
+/// one directory may hold rollouts of both (a `CODEX_HOME` both use).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Dialect {
+    pub agent: Agent,
+    /// `source.format` of a plain rollout, and of one compressed to `.jsonl.zst`.
+    pub format: &'static str,
+    pub format_zst: &'static str,
+    /// The agent starts its token counter again within a thread (see [`spent`]).
+    pub counter_restarts: bool,
+}
+
+/// OpenAI Codex CLI itself.
+pub const CODEX: Dialect = Dialect {
+    agent: Agent::Codex,
+    format: "codex-jsonl",
+    format_zst: "codex-jsonl-zst",
+    counter_restarts: false,
+};
+
 /// Subagents of subagents are nested this deep at most (a guard against parent cycles).
 const MAX_DEPTH: usize = 8;
 /// Listing reads at most this much of a first line (base instructions make it tens of KB).
 const HEAD_BYTES: u64 = 4 * 1024 * 1024;
 
 pub struct CodexStore {
+    dialect: Dialect,
     base: Base,
     /// The head each rollout had at the last listing, which decided its place in it
     /// ([`Store::keeps_listing`]).
@@ -85,8 +117,14 @@ pub struct CodexStore {
 
 impl CodexStore {
     pub fn new(roots: Vec<Root>) -> CodexStore {
+        CodexStore::with_dialect(CODEX, roots)
+    }
+
+    /// The store of a fork writing Codex's rollouts (its sessions under its own agent).
+    pub fn with_dialect(dialect: Dialect, roots: Vec<Root>) -> CodexStore {
         CodexStore {
-            base: Base::new(Agent::Codex, roots),
+            dialect,
+            base: Base::new(dialect.agent, roots),
             heads: Mutex::default(),
         }
     }
@@ -109,7 +147,7 @@ impl Store for CodexStore {
                 }
             }
         }
-        let listed = list_files(&files);
+        let listed = list_files(&files, &mut Catalogs::default());
         let heads = files.into_iter().map(|(p, h, _)| (p, h)).collect();
         *self.heads.lock().unwrap_or_else(|e| e.into_inner()) = heads;
         listed
@@ -127,13 +165,14 @@ impl Store for CodexStore {
     }
 
     fn load(&self, listed: &Listed) -> Session {
-        load_listed(listed)
+        load_listed(self.dialect, listed)
     }
 
-    /// The listing reads the directories of the rollout tree, as deep as it walks them, and
-    /// the first line of every rollout; each session is versioned by its rollouts and the
-    /// title index (its [`Listed::sources`]). A new rollout or day directory moves a
-    /// directory's mtime, a new title index the Codex home's.
+    /// The listing reads the directories of the rollout tree, as deep as it walks them, the
+    /// first line of every rollout and Every Code's session catalog; each session is
+    /// versioned by its rollouts and the title index or catalog (its [`Listed::sources`]). A
+    /// new rollout or day directory moves a directory's mtime, a new title index the Codex
+    /// home's; the catalog is rewritten in place, so it is looked at itself.
     fn glance(&self, _listed: &[Listed]) -> Option<Glance> {
         let mut g = Glance::default();
         for root in &self.base.roots {
@@ -144,10 +183,11 @@ impl Store for CodexStore {
             if sessions.is_dir() || archived.is_dir() {
                 g.dirs.push(root.path.clone());
                 walked_dirs(&sessions, 3, &mut g.dirs);
-                walked_dirs(&archived, 0, &mut g.dirs);
+                walked_dirs(&archived, 3, &mut g.dirs);
             } else {
                 walked_dirs(&root.path, 3, &mut g.dirs);
             }
+            g.files.extend(everycode::catalog_in(&root.path));
         }
         Some(g)
     }
@@ -177,12 +217,14 @@ fn walked_dirs(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
 /// The rollouts under a root, plain files winning over `.zst` files of the same name.
 /// A Codex home (it has `sessions/` or `archived_sessions/`) is read there; any other root
 /// is a sessions directory itself (the spec path, or a `--store` given by hand).
+/// `archived_sessions/` is flat in Codex's homes; Every Code archives a rollout with its
+/// `YYYY/MM/DD` directories, so it is walked as deep as `sessions/`.
 pub fn rollout_files(root: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let (sessions, archived) = (root.join("sessions"), root.join("archived_sessions"));
     if sessions.is_dir() || archived.is_dir() {
         walk(&sessions, 3, &mut out);
-        walk(&archived, 0, &mut out);
+        walk(&archived, 3, &mut out);
     } else {
         walk(root, 3, &mut out);
     }
@@ -205,6 +247,7 @@ fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
         } else if (name.ends_with(".jsonl") || name.ends_with(".jsonl.zst"))
             && name != INDEX
             && name != "history.jsonl"
+            && name != everycode::CATALOG_NAME
             && p.is_file()
         {
             out.push(p);
@@ -310,9 +353,27 @@ fn id_of(path: &Path, head: &Head) -> String {
     head.id.clone().unwrap_or_else(|| id_from_file_name(path))
 }
 
+/// Every Code session catalogs read by one listing, by path: the sessions each names.
+#[derive(Default)]
+struct Catalogs(HashMap<PathBuf, HashMap<String, String>>);
+
+impl Catalogs {
+    /// The catalog beside `rollout`, when it gives the session `id` a name.
+    fn naming(&mut self, rollout: &Path, id: &str) -> Option<PathBuf> {
+        let path = everycode::catalog_for(rollout)?;
+        let names = self
+            .0
+            .entry(path.clone())
+            .or_insert_with(|| everycode::catalog_titles(&path));
+        names.contains_key(id).then_some(path)
+    }
+}
+
 /// Top-level sessions from every rollout found: subagents whose parent exists are folded
-/// into their parent's sources; a fork's parent file and the title index are sources too.
-fn list_files(files: &[(PathBuf, Head, usize)]) -> Vec<Listed> {
+/// into their parent's sources; a fork's parent file and the title index are sources too,
+/// and Every Code's session catalog for a session it names (the catalog is rewritten at
+/// every write the agent makes, so it versions only the sessions whose title it holds).
+fn list_files(files: &[(PathBuf, Head, usize)], catalogs: &mut Catalogs) -> Vec<Listed> {
     let ids: Vec<String> = files.iter().map(|(p, h, _)| id_of(p, h)).collect();
     let mut by_id: HashMap<&str, usize> = HashMap::new();
     for (i, id) in ids.iter().enumerate() {
@@ -366,6 +427,9 @@ fn list_files(files: &[(PathBuf, Head, usize)]) -> Vec<Listed> {
         if let Some(index) = index_for(path) {
             listed.sources.push(index);
         }
+        if let Some(catalog) = catalogs.naming(path, &ids[i]) {
+            listed.sources.push(catalog);
+        }
         out.push(listed);
     }
     out
@@ -389,29 +453,36 @@ pub struct Parsed {
     pub session: Session,
     pub head: Head,
     /// Every cumulative `token_count` total, in file order.
-    pub totals: Vec<Usage>,
+    pub totals: Vec<Count>,
 }
 
-fn load_listed(listed: &Listed) -> Session {
-    let titles = listed
-        .sources
-        .iter()
-        .find(|p| kit::file_name(p) == INDEX)
-        .map(|p| read_index(p))
-        .unwrap_or_default();
+fn load_listed(dialect: Dialect, listed: &Listed) -> Session {
+    let is_titles = |p: &PathBuf| {
+        let name = kit::file_name(p);
+        name == INDEX || name == everycode::CATALOG_NAME
+    };
+    // Sources list Codex's index before Every Code's catalog: a name from the catalog wins.
+    let mut titles = HashMap::new();
+    for p in listed.sources.iter().skip(1).filter(|p| is_titles(p)) {
+        if kit::file_name(p) == INDEX {
+            titles.extend(read_index(p));
+        } else {
+            titles.extend(everycode::catalog_titles(p));
+        }
+    }
     let others: Vec<(PathBuf, Head)> = listed
         .sources
         .iter()
         .skip(1)
-        .filter(|p| kit::file_name(p) != INDEX)
+        .filter(|p| !is_titles(p))
         .map(|p| (p.clone(), peek_head(p)))
         .collect();
-    let main = parse_file(&listed.path, &listed.id);
+    let main = parse_as(dialect, &listed.path, &listed.id);
     // Listed on its own, a subagent's parent is missing (else it would be nested).
     let spawner = main.head.parent.clone();
-    let mut s = resolve(main, &others, &titles, None, 0);
+    let mut s = resolve(dialect, main, &others, &titles, None, 0);
     if let Some(p) = spawner {
-        s.parent = Some(model::unified_id(Agent::Codex, &p));
+        s.parent = Some(model::unified_id(dialect.agent, &p));
         s.warnings.push(format!(
             "subagent of {p}, whose rollout was not found: listed on its own"
         ));
@@ -444,10 +515,11 @@ fn read_index(path: &Path) -> HashMap<String, String> {
 /// Apply what needs other files: the fork parent's share, subagents, the indexed title.
 /// `spawner` is the parsed parent when `p` is one of its subagents.
 fn resolve(
+    dialect: Dialect,
     p: Parsed,
     others: &[(PathBuf, Head)],
     titles: &HashMap<String, String>,
-    spawner: Option<(&Session, &[Usage])>,
+    spawner: Option<(&Session, &[Count])>,
     depth: usize,
 ) -> Session {
     let Parsed {
@@ -459,15 +531,15 @@ fn resolve(
         session.title = Some(t.clone());
     }
     // The fork parent: the spawner itself, or a listed rollout with that id.
-    let mut base: Option<Usage> = None;
+    let mut copied = 0;
     if let Some(f) = head.forked_from.as_deref().filter(|f| *f != session.id) {
-        session.forked_from = Some(model::unified_id(Agent::Codex, f));
+        session.forked_from = Some(model::unified_id(dialect.agent, f));
         let loaded;
         let parent = match spawner {
             Some((s, t)) if s.id == f => Some((s, t)),
             _ => match others.iter().find(|(_, h)| h.id.as_deref() == Some(f)) {
                 Some((path, _)) => {
-                    loaded = parse_file(path, f);
+                    loaded = parse_as(dialect, path, f);
                     Some((&loaded.session, loaded.totals.as_slice()))
                 }
                 None => None,
@@ -476,17 +548,15 @@ fn resolve(
         match parent {
             Some((ps, pt)) => {
                 mark_inherited(&mut session.messages, &ps.messages);
-                let k = totals.iter().zip(pt).take_while(|(a, b)| a == b).count();
-                base = k.checked_sub(1).map(|i| totals[i]);
+                copied = totals.iter().zip(pt).take_while(|(a, b)| a == b).count();
             }
             None => session.warnings.push(format!(
                 "forked from {f}, whose rollout was not found: tokens include the copied history"
             )),
         }
     }
-    session.reported_usage = totals
-        .last()
-        .map(|last| last.minus(base.unwrap_or_default()).tokens());
+    session.reported_usage =
+        (!totals.is_empty()).then(|| spent(&totals).minus(spent(&totals[..copied])).tokens());
     // Subagents spawned by this thread.
     if depth < MAX_DEPTH {
         let mut taken = HashSet::new();
@@ -499,8 +569,9 @@ fn resolve(
             if id == session.id {
                 continue;
             }
-            let parsed = parse_file(path, &id);
+            let parsed = parse_as(dialect, path, &id);
             let mut child = resolve(
+                dialect,
                 parsed,
                 others,
                 titles,
@@ -533,9 +604,37 @@ fn mark_inherited(messages: &mut [Message], parent: &[Message]) {
     }
 }
 
-/// Parse one rollout file on its own. Never fails: problems become warnings.
+/// What a thread spent: the sum of its counter's runs. The counter is cumulative, but
+/// Every Code starts it again at each compaction and each resume (its first count then
+/// equals the reply's own usage, [`Count::fresh`], set for its rollouts only: Codex's
+/// first counts may equal their reply's usage too), and a count below the one before can
+/// only be such a restart; a count repeated unchanged (a rate-limit update) adds nothing.
+/// For a Codex thread, whose counter runs on, this is its last count.
+pub fn spent(counts: &[Count]) -> Usage {
+    let mut closed = Usage::default();
+    let mut prev: Option<Usage> = None;
+    for c in counts {
+        if let Some(p) = prev {
+            if c.total == p {
+                continue;
+            }
+            if c.fresh || c.total.below(p) {
+                closed = closed.plus(p);
+            }
+        }
+        prev = Some(c.total);
+    }
+    closed.plus(prev.unwrap_or_default())
+}
+
+/// Parse one Codex rollout file on its own. Never fails: problems become warnings.
 pub fn parse_file(path: &Path, id: &str) -> Parsed {
-    let mut p = Parser::new(id);
+    parse_as(CODEX, path, id)
+}
+
+/// Parse one rollout file of `dialect` on its own. Never fails: problems become warnings.
+pub fn parse_as(dialect: Dialect, path: &Path, id: &str) -> Parsed {
+    let mut p = Parser::new(dialect, id);
     let name = path.display().to_string();
     let scanned = match open(path) {
         Ok(r) => jsonl::read_lines_from(r, &name, &mut |n, text| p.line(n, text)),
@@ -545,9 +644,9 @@ pub fn parse_file(path: &Path, id: &str) -> Parsed {
         },
     };
     let format = if is_zst(path) {
-        "codex-jsonl-zst"
+        dialect.format_zst
     } else {
-        "codex-jsonl"
+        dialect.format
     };
     let mut parsed = p.finish(format);
     parsed.session.source.paths = vec![path.to_path_buf()];
@@ -572,6 +671,12 @@ struct Parser {
     cli_version: Option<String>,
     meta_time: Option<DateTime<Utc>>,
     model: Option<String>,
+    /// A `turn_context` named the model: `token_count` models are then not used.
+    turn_model: bool,
+    /// The writer restarts its token counter: a count equal to its reply's usage starts a
+    /// new run ([`Count::fresh`]). The dialect's, or the file's own word (Every Code's
+    /// `originator`) where a directory holds both agents' rollouts.
+    restarts: bool,
     /// Reasoning waiting for the reply it belongs to.
     thinking: Vec<String>,
     sealed: bool,
@@ -585,19 +690,23 @@ struct Parser {
     event_replies: Vec<Aside>,
     /// `agent_reasoning` events, used only when the file has no `reasoning` item.
     event_reasoning: Vec<Aside>,
-    totals: Vec<Usage>,
+    totals: Vec<Count>,
+    /// Every Code `event` records of kinds not shown, by kind, in the order first seen.
+    unshown: Vec<(String, usize)>,
     lines: usize,
 }
 
 impl Parser {
-    fn new(id: &str) -> Parser {
+    fn new(dialect: Dialect, id: &str) -> Parser {
         Parser {
-            b: kit::SessionBuilder::new(Agent::Codex, id),
+            b: kit::SessionBuilder::new(dialect.agent, id),
             head: None,
             legacy: false,
             cli_version: None,
             meta_time: None,
             model: None,
+            turn_model: false,
+            restarts: dialect.counter_restarts,
             thinking: Vec::new(),
             sealed: false,
             open_reply: None,
@@ -608,6 +717,7 @@ impl Parser {
             event_replies: Vec::new(),
             event_reasoning: Vec::new(),
             totals: Vec::new(),
+            unshown: Vec::new(),
             lines: 0,
         }
     }
@@ -676,6 +786,7 @@ impl Parser {
                 let t: TurnContext = serde_json::from_str(payload)?;
                 if let Some(m) = t.model.filter(|m| !m.is_empty()) {
                     self.model = Some(m.into_owned());
+                    self.turn_model = true;
                 }
                 if self.b.s.cwd.is_none() {
                     self.b.s.cwd = t.cwd.map(Cow::into_owned);
@@ -683,6 +794,11 @@ impl Parser {
             }
             "response_item" => self.item(response_item(payload)?, ts),
             "event_msg" => self.event(event_msg(payload)?, ts),
+            // Every Code's events: `{id, event_seq, order?, msg}`, `msg` an `event_msg`.
+            "event" => {
+                let r: everycode::Recorded = serde_json::from_str(payload)?;
+                self.recorded(r.msg.get(), ts)?;
+            }
             "compacted" => {
                 let c: Compacted = serde_json::from_str(payload)?;
                 self.flush_thinking(ts);
@@ -708,6 +824,7 @@ impl Parser {
             return;
         }
         self.head = Some(Head::from_meta(&m));
+        self.restarts |= m.originator.as_deref() == Some(everycode::ORIGINATOR);
         self.meta_time = m.timestamp.as_deref().and_then(kit::parse_rfc3339).or(ts);
         self.cli_version = m.cli_version.map(Cow::into_owned);
         if let Some(cwd) = m.cwd.filter(|c| !c.is_empty()) {
@@ -762,10 +879,14 @@ impl Parser {
 
     fn item(&mut self, it: ResponseItem<'_>, ts: Option<DateTime<Utc>>) {
         match it {
-            ResponseItem::Message { role, content } => {
+            ResponseItem::Message { role, content, id } => {
                 let text = contents_text(content.as_ref());
                 match role.as_ref() {
-                    "user" => match injected(&text) {
+                    "user" => match injected(&text).or_else(|| {
+                        // Every Code's status items, untagged: never a prompt.
+                        everycode::injected(id.as_deref(), &text)
+                            .map(|label| Injected::Context(label.into()))
+                    }) {
                         Some(Injected::Context(label)) => {
                             if self.b.s.cwd.is_none() && label == "environment context" {
                                 self.b.s.cwd = environment_cwd(&text);
@@ -944,12 +1065,54 @@ impl Parser {
                 self.event_reasoning.push(Aside { at, msg });
             }
             EventMsg::TokenCount { info } => {
-                if let Some(u) = info.and_then(|i| i.total_token_usage) {
-                    self.totals.push(u);
+                let Some(info) = info else { return };
+                if let Some(total) = info.total_token_usage {
+                    self.totals.push(Count {
+                        total,
+                        fresh: self.restarts && info.last_token_usage == Some(total),
+                    });
+                }
+                // Every Code writes no `turn_context`: its counts name the model that
+                // answered (else the one asked). They come before the reply they count.
+                let named = info.latest_response_model.or(info.requested_model);
+                if let Some(m) = named.filter(|m| !m.is_empty() && !self.turn_model) {
+                    self.model = Some(m);
                 }
             }
             EventMsg::AgentReasoning { .. } | EventMsg::Other => {}
         }
+    }
+
+    /// The `msg` of an Every Code `event` record: what Codex's `event_msg` holds is read as
+    /// one ([`Parser::event`]), notices become events of the session, the kinds that repeat
+    /// what the response items hold are passed over, and any other kind is counted for a
+    /// warning. Reads before it changes anything, like [`Parser::payload`].
+    fn recorded(&mut self, msg: &str, ts: Option<DateTime<Utc>>) -> serde_json::Result<()> {
+        let kind = tag_of(msg)?;
+        match everycode::event_use(&kind) {
+            everycode::EventUse::Codex => self.event(event_msg(msg)?, ts),
+            everycode::EventUse::Notice(label) => {
+                let n: everycode::Notice = serde_json::from_str(msg)?;
+                let text = n.text();
+                self.open_reply = None;
+                self.b.event(
+                    if text.is_empty() {
+                        label.to_string()
+                    } else {
+                        format!("{label}: {text}")
+                    },
+                    ts,
+                );
+            }
+            everycode::EventUse::Copy => {}
+            everycode::EventUse::Unknown => {
+                match self.unshown.iter_mut().find(|(k, _)| *k == kind) {
+                    Some((_, n)) => *n += 1,
+                    None => self.unshown.push((kind.into_owned(), 1)),
+                }
+            }
+        }
+        Ok(())
     }
 
     fn finish(mut self, format: &str) -> Parsed {
@@ -994,6 +1157,9 @@ impl Parser {
         if self.lines > 0 && head.id.is_none() && !self.legacy {
             self.b
                 .warn("no session_meta line: the id comes from the file name".to_string());
+        }
+        if !self.unshown.is_empty() {
+            self.b.warn(everycode::unshown_warning(&self.unshown));
         }
         Parsed {
             session: self.b.finish(),

@@ -39,6 +39,7 @@ pub mod copilotchat;
 pub mod crush;
 pub mod cursor;
 pub mod droid;
+pub mod everycode;
 pub mod fabric;
 pub mod forge;
 pub mod gemini;
@@ -598,6 +599,12 @@ pub const REGISTRY: &[Spec] = &[
         given: as_given,
         open: |r| Box::new(chatgptnvim::ChatgptnvimStore::new(r)),
     },
+    Spec {
+        agent: Agent::Everycode,
+        candidates: everycode::candidates,
+        given: as_given,
+        open: |r| Box::new(codex::CodexStore::with_dialect(everycode::DIALECT, r)),
+    },
 ];
 
 /// What sessfs cannot read of an agent's sessions, and why: `doctor` prints it under the
@@ -660,7 +667,9 @@ pub fn open_all(env: &Env, extra: &[(Agent, PathBuf)]) -> Vec<Box<dyn Store>> {
     stores
 }
 
-fn same_path(a: &Path, b: &Path) -> bool {
+/// Whether two paths name one file or directory (the same path when either cannot be
+/// resolved, as for a root that does not exist).
+pub fn same_path(a: &Path, b: &Path) -> bool {
     match (a.canonicalize(), b.canonicalize()) {
         (Ok(x), Ok(y)) => x == y,
         _ => a == b,

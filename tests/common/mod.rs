@@ -125,6 +125,7 @@ impl Home {
 pub const AGENT_VARS: &[&str] = &[
     "CLAUDE_CONFIG_DIR",
     "CODEX_HOME",
+    "CODE_HOME",
     "GEMINI_CLI_HOME",
     "COPILOT_HOME",
     "CURSOR_CONFIG_DIR",

@@ -47,6 +47,9 @@ pub(super) struct Meta<'a> {
     pub(super) cwd: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     pub(super) cli_version: Option<Cow<'a, str>>,
+    /// Who wrote the rollout: `codex_cli_rs`, Every Code's `code_cli_rs`, …
+    #[serde(borrow, default)]
+    pub(super) originator: Option<Cow<'a, str>>,
     /// `"cli"`, `"exec"`, `{"subagent": …}`: shapes vary by version, read leniently.
     #[serde(borrow, default)]
     pub(super) source: Option<&'a RawValue>,
@@ -136,6 +139,7 @@ pub(super) fn response_item(payload: &str) -> serde_json::Result<ResponseItem<'_
             ResponseItem::Message {
                 role: v.role,
                 content: v.content,
+                id: v.id,
             }
         }
         "reasoning" => {
@@ -228,6 +232,8 @@ pub(super) enum ResponseItem<'a> {
     Message {
         role: Cow<'a, str>,
         content: Option<Contents<'a>>,
+        /// Every Code names the streams of its status items here (`browser-context-…`).
+        id: Option<Cow<'a, str>>,
     },
     Reasoning {
         summary: Vec<TextPart<'a>>,
@@ -271,6 +277,8 @@ pub(super) struct ItemMessage<'a> {
     pub(super) role: Cow<'a, str>,
     #[serde(borrow, default)]
     pub(super) content: Option<Contents<'a>>,
+    #[serde(borrow, default)]
+    pub(super) id: Option<Cow<'a, str>>,
 }
 
 #[derive(Deserialize)]
@@ -604,6 +612,22 @@ pub(super) struct EventTokenCount {
 pub(super) struct TokenInfo {
     #[serde(default)]
     pub(super) total_token_usage: Option<Usage>,
+    /// The reply's own usage: equal to the total when the counter (re)starts with it.
+    #[serde(default)]
+    pub(super) last_token_usage: Option<Usage>,
+    /// Every Code: the model asked, and the one that answered.
+    #[serde(default)]
+    pub(super) requested_model: Option<String>,
+    #[serde(default)]
+    pub(super) latest_response_model: Option<String>,
+}
+
+/// One `token_count` total, and whether the counter started at it (its total is the
+/// reply's own usage).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Count {
+    pub total: Usage,
+    pub fresh: bool,
 }
 
 /// One cumulative `total_token_usage`.
@@ -620,6 +644,27 @@ pub struct Usage {
 }
 
 impl Usage {
+    pub(super) fn plus(self, o: Usage) -> Usage {
+        Usage {
+            input_tokens: self.input_tokens.saturating_add(o.input_tokens),
+            cached_input_tokens: self
+                .cached_input_tokens
+                .saturating_add(o.cached_input_tokens),
+            output_tokens: self.output_tokens.saturating_add(o.output_tokens),
+            reasoning_output_tokens: self
+                .reasoning_output_tokens
+                .saturating_add(o.reasoning_output_tokens),
+        }
+    }
+
+    /// Some count is lower than `o`'s: a cumulative counter that went back.
+    pub(super) fn below(self, o: Usage) -> bool {
+        self.input_tokens < o.input_tokens
+            || self.cached_input_tokens < o.cached_input_tokens
+            || self.output_tokens < o.output_tokens
+            || self.reasoning_output_tokens < o.reasoning_output_tokens
+    }
+
     pub(super) fn minus(self, o: Usage) -> Usage {
         Usage {
             input_tokens: self.input_tokens.saturating_sub(o.input_tokens),

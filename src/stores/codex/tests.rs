@@ -421,7 +421,7 @@ fn tokens_are_the_last_cumulative_total() {
         ),
     ];
     for (file, p, (input, cached, output, thinking)) in cases {
-        let s = resolve(p, &[], &HashMap::new(), None, 0);
+        let s = resolve(CODEX, p, &[], &HashMap::new(), None, 0);
         let u = s.reported_usage.expect(file);
         assert_eq!(
             (
@@ -438,7 +438,14 @@ fn tokens_are_the_last_cumulative_total() {
         assert!(s.messages.iter().all(|m| m.token_usage.is_none()));
     }
     // gpt-5.2-codex: 1.75 / 14 / 0.175 per million.
-    let s = resolve(shape("exec_crud.jsonl"), &[], &HashMap::new(), None, 0);
+    let s = resolve(
+        CODEX,
+        shape("exec_crud.jsonl"),
+        &[],
+        &HashMap::new(),
+        None,
+        0,
+    );
     let c = s.cost();
     let want = (2700.0 * 1.75 + 275.0 * 14.0 + 39800.0 * 0.175) / 1e6;
     assert!(
@@ -1042,4 +1049,38 @@ fn every_envelope_spelling_reads_the_same() {
         "{:?}",
         s.warnings
     );
+}
+
+fn count(input: u64, output: u64, fresh: bool) -> Count {
+    Count {
+        total: Usage {
+            input_tokens: input,
+            output_tokens: output,
+            ..Usage::default()
+        },
+        fresh,
+    }
+}
+
+#[test]
+fn tokens_sum_the_runs_of_a_restarted_counter() {
+    let io = |u: Usage| (u.input_tokens, u.output_tokens);
+    // One run: the last total.
+    assert_eq!(
+        io(spent(&[count(10, 1, true), count(30, 3, false)])),
+        (30, 3)
+    );
+    // Every Code restarts its counter at a compaction or a resume with the next reply's own
+    // usage (fresh), even when that is above the old total; a total below the one before is
+    // a restart too; an unchanged repeat (a rate-limit update) adds nothing.
+    assert_eq!(
+        io(spent(&[
+            count(10, 1, true),
+            count(10, 1, false),
+            count(40, 4, true),
+            count(5, 9, false),
+        ])),
+        (55, 14)
+    );
+    assert_eq!(io(spent(&[])), (0, 0));
 }
