@@ -39,6 +39,8 @@ pub mod copilotchat;
 pub mod crush;
 pub mod cursor;
 pub mod droid;
+pub mod elisp;
+pub mod ellama;
 pub mod fabric;
 pub mod forge;
 pub mod gemini;
@@ -588,6 +590,12 @@ pub const REGISTRY: &[Spec] = &[
         candidates: chatgptnvim::candidates,
         given: as_given,
         open: |r| Box::new(chatgptnvim::ChatgptnvimStore::new(r)),
+    },
+    Spec {
+        agent: Agent::Ellama,
+        candidates: ellama::candidates,
+        given: as_given,
+        open: |r| Box::new(ellama::EllamaStore::new(r)),
     },
 ];
 
