@@ -588,7 +588,8 @@ fn provider(b: &mut SessionBuilder, p: &Sexp, name: &str, out: &mut Saved) {
         .map(str::to_string);
 }
 
-/// A tool call the prompt holds, with its result when the prompt holds that too.
+/// A tool call the prompt holds, with its result when the prompt holds that too (compared
+/// [`loose`]ly, so kept in that form).
 struct Call {
     id: String,
     name: String,
@@ -678,7 +679,7 @@ fn prompt_calls(items: &[Sexp]) -> Vec<Call> {
                         calls.iter_mut().filter(open).find(|c| c.id == id)
                     };
                     if let Some(c) = found {
-                        c.result = Some(result);
+                        c.result = Some(loose(&result));
                     }
                 }
             }
@@ -720,7 +721,7 @@ fn match_calls(messages: &mut [Message], calls: &mut [Call]) {
         let tc = &mut messages[mi].tool_calls[ci];
         let out = loose(tc.output.as_deref().unwrap_or_default());
         if let Some(c) = calls.iter_mut().find(|c| {
-            !c.used && c.name == tc.tool_name && c.result.as_deref().map(loose) == Some(out.clone())
+            !c.used && c.name == tc.tool_name && c.result.as_deref() == Some(out.as_str())
         }) {
             assign(tc, c);
             done[k] = true;
