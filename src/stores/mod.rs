@@ -39,6 +39,8 @@ pub mod copilotchat;
 pub mod crush;
 pub mod cursor;
 pub mod droid;
+pub mod elisp;
+pub mod ellama;
 pub mod everycode;
 pub mod fabric;
 pub mod forge;
@@ -604,6 +606,12 @@ pub const REGISTRY: &[Spec] = &[
         candidates: everycode::candidates,
         given: as_given,
         open: |r| Box::new(codex::CodexStore::with_dialect(everycode::DIALECT, r)),
+    },
+    Spec {
+        agent: Agent::Ellama,
+        candidates: ellama::candidates,
+        given: as_given,
+        open: |r| Box::new(ellama::EllamaStore::new(r)),
     },
 ];
 
