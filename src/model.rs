@@ -70,10 +70,11 @@ pub enum Agent {
     Fabric,
     Chatgptnvim,
     Parrot,
+    Octofriend,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 51] = [
+    pub const ALL: [Agent; 52] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Gemini,
@@ -125,6 +126,7 @@ impl Agent {
         Agent::Fabric,
         Agent::Chatgptnvim,
         Agent::Parrot,
+        Agent::Octofriend,
     ];
 
     /// The fixed directory name under the mount root.
@@ -181,6 +183,7 @@ impl Agent {
             Agent::Fabric => "fabric",
             Agent::Chatgptnvim => "chatgptnvim",
             Agent::Parrot => "parrot",
+            Agent::Octofriend => "octofriend",
         }
     }
 

@@ -59,6 +59,7 @@ pub mod llxprt;
 pub mod mux;
 pub mod nanocoder;
 pub mod neovate;
+pub mod octofriend;
 pub mod opencode;
 pub mod openhands;
 pub mod parrot;
@@ -588,6 +589,12 @@ pub const REGISTRY: &[Spec] = &[
         candidates: chatgptnvim::candidates,
         given: as_given,
         open: |r| Box::new(chatgptnvim::ChatgptnvimStore::new(r)),
+    },
+    Spec {
+        agent: Agent::Octofriend,
+        candidates: octofriend::candidates,
+        given: as_given,
+        open: |r| Box::new(octofriend::OctofriendStore::new(r)),
     },
 ];
 
