@@ -72,10 +72,11 @@ pub enum Agent {
     Parrot,
     Everycode,
     Ellama,
+    Octofriend,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 53] = [
+    pub const ALL: [Agent; 54] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Gemini,
@@ -129,6 +130,7 @@ impl Agent {
         Agent::Parrot,
         Agent::Everycode,
         Agent::Ellama,
+        Agent::Octofriend,
     ];
 
     /// The fixed directory name under the mount root.
@@ -187,6 +189,7 @@ impl Agent {
             Agent::Parrot => "parrot",
             Agent::Everycode => "everycode",
             Agent::Ellama => "ellama",
+            Agent::Octofriend => "octofriend",
         }
     }
 

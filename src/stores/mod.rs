@@ -62,6 +62,7 @@ pub mod llxprt;
 pub mod mux;
 pub mod nanocoder;
 pub mod neovate;
+pub mod octofriend;
 pub mod opencode;
 pub mod openhands;
 pub mod parrot;
@@ -612,6 +613,12 @@ pub const REGISTRY: &[Spec] = &[
         candidates: ellama::candidates,
         given: as_given,
         open: |r| Box::new(ellama::EllamaStore::new(r)),
+    },
+    Spec {
+        agent: Agent::Octofriend,
+        candidates: octofriend::candidates,
+        given: as_given,
+        open: |r| Box::new(octofriend::OctofriendStore::new(r)),
     },
 ];
 
