@@ -82,8 +82,9 @@ const INDEX: &str = "session_index.jsonl";
 
 /// What differs between Codex and a fork that writes Codex's rollouts into a home of its own
 /// (Every Code, [`super::everycode`]): the agent its sessions belong to, the format it
-/// names, and whether its token counter restarts. Everything else, the fork's own records included, is read the same way, because
-/// one directory may hold rollouts of both (a `CODEX_HOME` both use).
+/// names, and whether its token counter restarts. Everything else, the fork's own records
+/// included, is read the same way, because one directory may hold rollouts of both (a
+/// `CODEX_HOME` both use).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Dialect {
     pub agent: Agent,
