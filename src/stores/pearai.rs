@@ -1,6 +1,6 @@
 //! PearAI (trypear/pearai-submodule, the chat extension of the PearAI editor, a fork of
 //! Continue): one JSON document per session in `~/.pearai/sessions/`, read by the Continue
-//! store's parser ([`super::r#continue`], with [`DIALECT`]); this module holds where the fork
+//! store's parser (`stores/continue.rs`, with [`DIALECT`]); this module holds where the fork
 //! keeps them and what it adds.
 //!
 //! Read from the fork's own source, trypear/pearai-submodule
@@ -27,9 +27,9 @@
 //! Design decisions, and why:
 //!
 //! - **One parser.** The files are Continue's with two more conversation lists and
-//!   citations, so the Continue store reads them ([`super::r#continue::EXTRA_LISTS`]); a
-//!   session whose `perplexityHistory` (PearAI Search) or `aiderHistory` (PearAI Creator)
-//!   holds items is tagged `integration:perplexity` or `integration:aider`.
+//!   citations, so the Continue store reads them (its `EXTRA_LISTS`); a session whose
+//!   `perplexityHistory` (PearAI Search) or `aiderHistory` (PearAI Creator) holds items is
+//!   tagged `integration:perplexity` or `integration:aider`.
 //! - **A directory is read once, and a Continue directory is Continue's.** PearAI honours
 //!   Continue's own variable, `CONTINUE_GLOBAL_DIR`: where it is set both write into the
 //!   directory it names, which the Continue store reads, so those sessions show under
