@@ -51,8 +51,13 @@
 //!   (Continue's own count, cost included); when it is there and not zero it is the count,
 //!   and the per-reply `usage` it already holds is not counted again. Without it, each
 //!   reply's `usage` is its request.
+//! - **Forks read here**: a fork that keeps Continue's session files under another directory
+//!   is this store with another [`Dialect`] (PearAI, [`super::pearai`]). What a fork adds to
+//!   the document is read whichever program wrote the file, as a fork may have written into
+//!   Continue's directory: the extra conversation lists of [`EXTRA_LISTS`] after `history`,
+//!   and the `citations` of a web-search reply.
 
-use super::amp::{parse_doc_of, percent_decode};
+use super::amp::{parse_doc_of, percent_decode, Doc};
 use super::kit::{self, title_from_text, EntryType, SessionBuilder};
 use super::{Base, Env, Glance, Listed, Root, Store};
 use crate::model::{
@@ -72,9 +77,35 @@ const INDEX_FILE: &str = "sessions.json";
 /// keys): never listed, even when a `--store` path names that directory and it has no
 /// `sessions/`.
 const NOT_SESSIONS: &[&str] = &[INDEX_FILE, "config.json", "sharedConfig.json"];
+/// The roles of Continue's `ChatMessage` (`core/index.d.ts`).
+const KNOWN_ROLES: &[&str] = &["user", "assistant", "thinking", "tool", "system"];
 /// Titles Continue gives a session before it has one (`NEW_SESSION_TITLE`, the CLI's
 /// `DEFAULT_SESSION_TITLE`): the first prompt says more.
 const PLACEHOLDER_TITLES: &[&str] = &["New Session", "Untitled Session", ""];
+
+/// What a fork of Continue changes: the agent its sessions show under and the format named
+/// in `meta.json`. Everything else is read the same way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Dialect {
+    pub agent: Agent,
+    pub format: &'static str,
+}
+
+/// Continue itself.
+pub const CONTINUE: Dialect = Dialect {
+    agent: Agent::Continue,
+    format: "continue-session-json",
+};
+
+/// Conversation lists a session document may hold besides `history`, in the order they are
+/// read, each with the tag it gives a session where it is not empty. PearAI (`core/index.d.ts`
+/// `PersistedSessionInfo`, `IntegrationHistoryMap`) keeps its web search's conversation
+/// (Perplexity) in `perplexityHistory`, and until February 2025 its Creator's (aider) in
+/// `aiderHistory`; the items are `history`'s.
+pub const EXTRA_LISTS: &[(&str, &str)] = &[
+    ("perplexityHistory", "integration:perplexity"),
+    ("aiderHistory", "integration:aider"),
+];
 
 /// Every sessions directory Continue may use, existing or not, in priority order.
 pub fn candidates(env: &Env) -> Vec<Root> {
@@ -93,14 +124,21 @@ pub fn candidates(env: &Env) -> Vec<Root> {
 }
 
 pub struct ContinueStore {
+    dialect: Dialect,
     base: Base,
     index: Index,
 }
 
 impl ContinueStore {
     pub fn new(roots: Vec<Root>) -> ContinueStore {
+        ContinueStore::with_dialect(CONTINUE, roots)
+    }
+
+    /// The store of a fork that keeps Continue's files (see [`Dialect`]).
+    pub fn with_dialect(dialect: Dialect, roots: Vec<Root>) -> ContinueStore {
         ContinueStore {
-            base: Base::new(Agent::Continue, roots),
+            dialect,
+            base: Base::new(dialect.agent, roots),
             index: Index::default(),
         }
     }
@@ -135,7 +173,7 @@ impl Store for ContinueStore {
                 .get(&listed.id)
                 .cloned()
         });
-        load_session(&listed.path, &listed.id, entry)
+        load_session(self.dialect, &listed.path, &listed.id, entry)
     }
 }
 
@@ -283,11 +321,11 @@ fn read_bytes(path: &Path, file: &str) -> Result<Vec<u8>, ReadError> {
     })
 }
 
-/// Load one session file; `entry` is its line in `sessions.json`, if any.
-pub fn load_session(path: &Path, id: &str, entry: Option<IndexEntry>) -> Session {
+/// Load one session file of `dialect`; `entry` is its line in `sessions.json`, if any.
+pub fn load_session(dialect: Dialect, path: &Path, id: &str, entry: Option<IndexEntry>) -> Session {
     let file = kit::file_name(path).to_string();
-    let mut b = SessionBuilder::new(Agent::Continue, id);
-    b.s.source.format = "continue-session-json".into();
+    let mut b = SessionBuilder::new(dialect.agent, id);
+    b.s.source.format = dialect.format.into();
     b.s.source.paths.push(path.to_path_buf());
     let entry = entry.unwrap_or_default();
     b.s.created_at = entry.created;
@@ -300,7 +338,7 @@ pub fn load_session(path: &Path, id: &str, entry: Option<IndexEntry>) -> Session
             return b.finish();
         }
     };
-    let Some(doc) = parse_doc_of(&bytes, "history") else {
+    let Some((mut doc, cut_list)) = parse_session_doc(&bytes) else {
         b.warn(ReadError::NotObject { file }.to_string());
         let raw = kit::raw_text(&bytes);
         if !raw.trim().is_empty() {
@@ -312,16 +350,29 @@ pub fn load_session(path: &Path, id: &str, entry: Option<IndexEntry>) -> Session
     };
     if doc.cut.is_some() {
         b.warn(format!(
-            "{file}: cut after {} history items (half-written?); the rest is shown as raw text",
+            "{file}: cut after {} {cut_list} items (half-written?); the rest is shown as raw text",
             doc.messages.len()
         ));
     }
-    let f = &doc.fields;
-    if f.contains_key("history") {
-        // `parse_doc_of` keeps a `history` that is no list among the fields.
-        b.warn(ReadError::NoHistory { file: file.clone() }.to_string());
-        b.context("unparsed file", kit::raw_text(&bytes), None);
+    // Every conversation list, `history` first; a list that is no list costs a warning.
+    let mut lists: Vec<(&str, Option<&str>, Vec<Value>)> = Vec::new();
+    match take_list(&mut doc, cut_list, "history") {
+        Ok(items) => lists.push(("history", None, items)),
+        Err(_) => {
+            b.warn(ReadError::NoHistory { file: file.clone() }.to_string());
+            b.context("unparsed file", kit::raw_text(&bytes), None);
+        }
     }
+    for &(key, tag) in EXTRA_LISTS {
+        match take_list(&mut doc, cut_list, key) {
+            Ok(items) => lists.push((key, Some(tag), items)),
+            Err(v) => {
+                b.warn(format!("{file}: `{key}` is not a list; it is shown raw"));
+                b.context(&format!("unparsed {key}"), v.to_string(), None);
+            }
+        }
+    }
+    let f = &doc.fields;
     b.s.title = field(f, "title")
         .filter(|t| !PLACEHOLDER_TITLES.contains(&t.trim()))
         .and_then(title_from_text)
@@ -354,27 +405,77 @@ pub fn load_session(path: &Path, id: &str, entry: Option<IndexEntry>) -> Session
         None => true,
     };
 
-    let items = &doc.messages;
     let mut p = Parser {
         b,
-        models: turn_models(items, chat_model),
+        models: Vec::new(),
         per_reply,
-        answered: items
-            .iter()
-            .filter(|it| kit::str_at(it, &["message", "role"]) == Some("tool"))
-            .filter_map(|it| kit::str_at(it, &["message", "toolCallId"]))
-            .map(str::to_string)
-            .collect(),
+        answered: HashSet::new(),
         status: HashMap::new(),
     };
-    for (i, item) in items.iter().enumerate() {
-        p.item(i, item);
+    for (key, tag, items) in &lists {
+        if items.is_empty() {
+            continue;
+        }
+        if let Some(tag) = tag {
+            p.b.s.tags.push(tag.to_string());
+            if !p.b.s.messages.is_empty() {
+                // Two conversations under one id: say where the second starts.
+                p.b.event(format!("the session's `{key}` conversation"), None);
+            }
+        }
+        p.models = turn_models(items, chat_model.clone());
+        p.answered.extend(
+            items
+                .iter()
+                .filter(|it| kit::str_at(it, &["message", "role"]) == Some("tool"))
+                .filter_map(|it| kit::str_at(it, &["message", "toolCallId"]))
+                .map(str::to_string),
+        );
+        for (i, item) in items.iter().enumerate() {
+            p.item(i, item);
+        }
     }
     let mut b = p.b;
     if let Some(cut) = doc.cut {
         b.context(&format!("unparsed tail of {file}"), cut, None);
     }
     b.finish()
+}
+
+/// The document and the list it was read item by item through: `history`, unless the file
+/// is cut inside a later list of [`EXTRA_LISTS`] (a PearAI search, whose `history` is
+/// empty); that list is then the one read item by item, so what came before the cut is kept
+/// there too. `None` when the text is no JSON object.
+fn parse_session_doc(bytes: &[u8]) -> Option<(Doc, &'static str)> {
+    let doc = parse_doc_of(bytes, "history")?;
+    if doc.cut.is_some() {
+        for &(key, _) in EXTRA_LISTS {
+            if doc.fields.contains_key(key) {
+                continue;
+            }
+            if let Some(d) = parse_doc_of(bytes, key) {
+                let history_whole = matches!(d.fields.get("history"), Some(Value::Array(_)));
+                if history_whole && !d.messages.is_empty() {
+                    return Some((d, key));
+                }
+            }
+        }
+    }
+    Some((doc, "history"))
+}
+
+/// The items of list `key`. `parse_doc_of` holds the list it read item by item (`read`) as
+/// its messages, unless it is no list: then it is a field, as every other list is. A missing
+/// list is empty, and so is a `null` one but `history` (a document without a history is
+/// none of Continue's); anything else that is no list is `Err`.
+fn take_list(doc: &mut Doc, read: &str, key: &str) -> Result<Vec<Value>, Value> {
+    match doc.fields.remove(key) {
+        Some(Value::Array(a)) => Ok(a),
+        Some(Value::Null) if key != "history" => Ok(Vec::new()),
+        Some(other) => Err(other),
+        None if key == read => Ok(std::mem::take(&mut doc.messages)),
+        None => Ok(Vec::new()),
+    }
 }
 
 /// A string field of the document's top level.
@@ -537,6 +638,10 @@ impl Parser {
                 );
             }
         }
+        if KNOWN_ROLES.contains(&kit::str_field(msg, "role").unwrap_or_default()) {
+            // An item of another role is shown whole, its citations with it.
+            self.citations(i, item, msg);
+        }
         if let Some(summary) = kit::str_field(item, "conversationSummary").filter(|s| !s.is_empty())
         {
             self.b.push(Message {
@@ -545,6 +650,43 @@ impl Parser {
                 content: summary.to_string(),
                 ..Message::default()
             });
+        }
+    }
+
+    /// The sources a web-search reply cites, as one context message after it: PearAI keeps
+    /// them on the item as `{url, title}` (`Citation`, the titles fetched when the reply
+    /// came), and its model's message names them as bare URLs (`ChatMessage.citations`).
+    fn citations(&mut self, i: usize, item: &Value, msg: &Value) {
+        let Some(list) = item
+            .get("citations")
+            .or_else(|| msg.get("citations"))
+            .filter(|c| !c.is_null())
+        else {
+            return;
+        };
+        let Some(list) = list.as_array() else {
+            self.b
+                .unparsed
+                .note("citations", "not a list", || format!("item {i}"));
+            return;
+        };
+        let mut lines = Vec::new();
+        for c in list {
+            let url = c.as_str().or_else(|| kit::str_field(c, "url"));
+            let title = kit::str_field(c, "title").filter(|t| !t.is_empty() && Some(*t) != url);
+            match (title, url) {
+                (Some(t), Some(u)) => lines.push(format!("- {t}: {u}")),
+                (None, Some(u)) => lines.push(format!("- {u}")),
+                (Some(t), None) => lines.push(format!("- {t}")),
+                (None, None) => {
+                    self.b
+                        .unparsed
+                        .note("citations", "no url", || format!("item {i}: {c}"));
+                }
+            }
+        }
+        if !lines.is_empty() {
+            self.b.context("citations", lines.join("\n"), None);
         }
     }
 
@@ -782,6 +924,39 @@ mod tests {
         );
         let m = turn_models(&items[3..], Some("Title".into()));
         assert_eq!(m, [Some("Title".to_string()), Some("Title".into())]);
+    }
+
+    #[test]
+    fn a_document_cut_inside_a_later_list_keeps_that_lists_items() {
+        let doc = json!({"history": [], "perplexityHistory": [
+            {"message": {"role": "user", "content": "q"}, "contextItems": []},
+            {"message": {"role": "assistant", "content": "a"}, "contextItems": []},
+            {"message": {"role": "user", "content": "LOST"}, "contextItems": []}],
+            "title": "t"});
+        let text = doc.to_string();
+        let cut = &text.as_bytes()[..text.find("LOST").expect("marker")];
+        let (mut d, list) = parse_session_doc(cut).expect("an object");
+        assert_eq!(list, "perplexityHistory");
+        assert_eq!(d.messages.len(), 2);
+        assert!(d.cut.is_some());
+        assert_eq!(take_list(&mut d, list, "history"), Ok(Vec::new()));
+        assert_eq!(
+            take_list(&mut d, list, "perplexityHistory").map(|l| l.len()),
+            Ok(2)
+        );
+        // Cut inside `history`: read through `history`, as before.
+        let doc = json!({"history": [{"message": {"role": "user", "content": "q"}},
+                                     {"message": {"role": "user", "content": "LOST"}}],
+                         "perplexityHistory": []});
+        let text = doc.to_string();
+        let cut = &text.as_bytes()[..text.find("LOST").expect("marker")];
+        let (d, list) = parse_session_doc(cut).expect("an object");
+        assert_eq!((list, d.messages.len()), ("history", 1));
+        // A `null` extra list is empty; a `null` history is no history.
+        let mut d = parse_doc_of(br#"{"history": null, "aiderHistory": null}"#, "history")
+            .expect("an object");
+        assert_eq!(take_list(&mut d, "history", "aiderHistory"), Ok(Vec::new()));
+        assert_eq!(take_list(&mut d, "history", "history"), Err(Value::Null));
     }
 
     #[test]

@@ -66,6 +66,7 @@ pub mod octofriend;
 pub mod opencode;
 pub mod openhands;
 pub mod parrot;
+pub mod pearai;
 pub mod pi;
 pub mod qwen;
 pub mod sqlite;
@@ -619,6 +620,12 @@ pub const REGISTRY: &[Spec] = &[
         candidates: octofriend::candidates,
         given: as_given,
         open: |r| Box::new(octofriend::OctofriendStore::new(r)),
+    },
+    Spec {
+        agent: Agent::Pearai,
+        candidates: pearai::candidates,
+        given: as_given,
+        open: |r| Box::new(r#continue::ContinueStore::with_dialect(pearai::DIALECT, r)),
     },
 ];
 
