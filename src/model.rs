@@ -71,10 +71,11 @@ pub enum Agent {
     Chatgptnvim,
     Parrot,
     Everycode,
+    Jan,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 52] = [
+    pub const ALL: [Agent; 53] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Gemini,
@@ -127,6 +128,7 @@ impl Agent {
         Agent::Chatgptnvim,
         Agent::Parrot,
         Agent::Everycode,
+        Agent::Jan,
     ];
 
     /// The fixed directory name under the mount root.
@@ -184,6 +186,7 @@ impl Agent {
             Agent::Chatgptnvim => "chatgptnvim",
             Agent::Parrot => "parrot",
             Agent::Everycode => "everycode",
+            Agent::Jan => "jan",
         }
     }
 

@@ -49,6 +49,7 @@ pub mod gptme;
 pub mod grok;
 pub mod hermes;
 pub mod interpreter;
+pub mod jan;
 pub mod jsonl;
 pub mod kilo;
 pub mod kimi;
@@ -604,6 +605,12 @@ pub const REGISTRY: &[Spec] = &[
         candidates: everycode::candidates,
         given: as_given,
         open: |r| Box::new(codex::CodexStore::with_dialect(everycode::DIALECT, r)),
+    },
+    Spec {
+        agent: Agent::Jan,
+        candidates: jan::candidates,
+        given: as_given,
+        open: |r| Box::new(jan::JanStore::new(r)),
     },
 ];
 
