@@ -568,11 +568,9 @@ fn every_part_and_role_lands_in_messages_jsonl() {
                 "Alpha prompt: what is in src?\n[image: image/png, 3.0 KB]"
             ),
             shape("system", "context", "Alpha inline document text"),
-            shape(
-                "assistant",
-                "",
-                "Alpha first text: let me look.\nAlpha final: two files."
-            ),
+            // The text after the calls is a message of its own, so the order holds.
+            shape("assistant", "", "Alpha first text: let me look."),
+            shape("assistant", "", "Alpha final: two files."),
             shape("system", "context", "Alpha system note"),
             shape(
                 "system",
@@ -583,7 +581,7 @@ fn every_part_and_role_lands_in_messages_jsonl() {
     );
     assert_eq!(m[0]["label"], "assistant instructions");
     assert_eq!(m[2]["label"], "attached file notes.txt");
-    assert_eq!(m[4]["label"], "system prompt");
+    assert_eq!(m[5]["label"], "system prompt");
     assert_eq!(m[3]["thinking"], "Alpha reasoning: list the folder");
     assert_eq!(m[1]["timestamp"], "2026-03-01T10:30:00.000Z");
     let calls = &m[3]["toolCalls"];
@@ -603,14 +601,14 @@ fn every_part_and_role_lands_in_messages_jsonl() {
     assert_eq!(calls[1]["toolName"], "read_file");
     assert_eq!(calls[1]["output"], "alpha-error: no such file");
     assert_eq!(
-        m[3]["tokenUsage"],
+        m[4]["tokenUsage"],
         json!({"inputTokens": 1200, "outputTokens": 340, "thinkingTokens": 0,
                "cachedTokens": 0, "cacheWriteTokens": 0})
     );
     let raw = std::fs::read_to_string(out.tree.join(format!("jan/{A}/messages.jsonl")))
         .expect("messages");
     assert!(!raw.contains("AAAAAAAA"), "an image's bytes were kept");
-    // The failed MCP call is shown failed.
+    // One tool file per call.
     let tools = std::fs::read_dir(out.tree.join(format!("jan/{A}/tools")))
         .expect("tools")
         .count();

@@ -65,7 +65,8 @@
 //!   `thread.json` is lost are still shown, with a warning).
 //! - **What each message becomes**: `user` messages are prompts (images and files as
 //!   placeholders, documents sent inline as context labelled `attached file <name>`);
-//!   `assistant` messages are replies with their reasoning as thinking, their tool calls
+//!   `assistant` messages are replies (cut where text follows a tool call, so that text,
+//!   calls and text keep Jan's order) with their reasoning as thinking, their tool calls
 //!   (each with its output when the call and result share a part, or the result of a 0.6
 //!   `metadata.tool_calls` entry; an MCP result with `isError` is failed) and their usage;
 //!   a reply saved with status `error` is an error event; `system` messages are context
@@ -345,12 +346,48 @@ fn thread(b: &mut SessionBuilder, t: &Value) -> Option<DateTime<Utc>> {
     time(t.get("created"))
 }
 
-/// What a message's `content` parts hold, gathered.
+/// What a run of a message's `content` parts holds: text, reasoning, and the tool calls
+/// that follow them.
 #[derive(Default)]
 struct Parts {
     text: String,
     thinking: Vec<String>,
     calls: Vec<ToolCall>,
+}
+
+/// A message's parts, cut into runs so that a reply keeps its order: text and reasoning
+/// that come after a tool call open a new run (Jan saves a reply as `text, tool_call, text,
+/// tool_call, …`, one part per step), and each run becomes a message of its own.
+#[derive(Default)]
+struct Runs(Vec<Parts>);
+
+impl Runs {
+    /// The run text goes to: a new one when the last already holds a call.
+    fn for_text(&mut self) -> &mut Parts {
+        if self.0.last().is_none_or(|p| !p.calls.is_empty()) {
+            self.0.push(Parts::default());
+        }
+        self.0.last_mut().expect("a run was just pushed")
+    }
+
+    /// The run a call goes to: the last.
+    fn for_call(&mut self) -> &mut Parts {
+        if self.0.is_empty() {
+            self.0.push(Parts::default());
+        }
+        self.0.last_mut().expect("a run was just pushed")
+    }
+
+    /// Everything as one run (prompts, system and tool messages are not cut).
+    fn joined(self) -> Parts {
+        let mut out = Parts::default();
+        for p in self.0 {
+            out.push_text(&p.text);
+            out.thinking.extend(p.thinking);
+            out.calls.extend(p.calls);
+        }
+        out
+    }
 }
 
 impl Parts {
@@ -365,23 +402,23 @@ impl Parts {
     }
 }
 
-/// The parts of one message (`line` names it in warnings).
-fn parts(b: &mut SessionBuilder, line: usize, content: Option<&Value>, reply: bool) -> Parts {
-    let mut out = Parts::default();
+/// The parts of one message (`line` names it in warnings), in runs.
+fn parts(b: &mut SessionBuilder, line: usize, content: Option<&Value>, reply: bool) -> Runs {
+    let mut runs = Runs::default();
     let items = match content {
         Some(Value::Array(items)) => items.as_slice(),
         Some(Value::String(s)) => {
             // Not what Jan writes, but a plain string is plainly the text.
-            out.push_text(s);
-            return out;
+            runs.for_text().push_text(s);
+            return runs;
         }
-        Some(Value::Null) | None => return out,
+        Some(Value::Null) | None => return runs,
         Some(other) => {
             b.unparsed.note("messages", "content is not a list", || {
                 format!("line {line}")
             });
-            out.push_text(&other.to_string());
-            return out;
+            runs.for_text().push_text(&other.to_string());
+            return runs;
         }
     };
     for p in items {
@@ -390,25 +427,26 @@ fn parts(b: &mut SessionBuilder, line: usize, content: Option<&Value>, reply: bo
             Some("text") => {
                 if reply {
                     let (thinking, text) = split_reasoning(value());
-                    out.thinking.extend(thinking);
-                    out.push_text(&text);
+                    let run = runs.for_text();
+                    run.thinking.extend(thinking);
+                    run.push_text(&text);
                 } else {
-                    out.push_text(value());
+                    runs.for_text().push_text(value());
                 }
             }
             Some("reasoning") => {
                 if !value().trim().is_empty() {
-                    out.thinking.push(value().to_string());
+                    runs.for_text().thinking.push(value().to_string());
                 }
             }
             Some("image_url") => match kit::str_at(p, &["image_url", "url"]) {
-                Some(url) => out.push_text(&kit::data_url_placeholder(url)),
-                None => out.push_text("[image]"),
+                Some(url) => runs.for_text().push_text(&kit::data_url_placeholder(url)),
+                None => runs.for_text().push_text("[image]"),
             },
             Some(kind @ ("image" | "pdf")) => {
                 // The Electron releases: the file's copy under `threads/<id>/files/` in
                 // the first annotation (the data URL itself when the copy failed).
-                out.push_text(value());
+                runs.for_text().push_text(value());
                 let label = if kind == "image" {
                     "image"
                 } else {
@@ -420,7 +458,7 @@ fn parts(b: &mut SessionBuilder, line: usize, content: Option<&Value>, reply: bo
                     .and_then(Value::as_array)
                     .and_then(|a| a.first())
                     .and_then(Value::as_str);
-                out.push_text(&match at {
+                runs.for_text().push_text(&match at {
                     Some(u) if u.starts_with("data:") => kit::data_url_placeholder(u),
                     Some(path) => format!("[{label}: {path}]"),
                     None => format!("[{label}]"),
@@ -428,7 +466,7 @@ fn parts(b: &mut SessionBuilder, line: usize, content: Option<&Value>, reply: bo
             }
             Some("tool_call") => {
                 let output = p.get("output").filter(|o| !o.is_null()).map(output_text);
-                out.calls.push(ToolCall {
+                runs.for_call().calls.push(ToolCall {
                     tool_call_id: kit::str_field(p, "tool_call_id")
                         .unwrap_or_default()
                         .to_string(),
@@ -447,11 +485,11 @@ fn parts(b: &mut SessionBuilder, line: usize, content: Option<&Value>, reply: bo
                     .note("content parts", &format!("unknown part type {ty}"), || {
                         format!("line {line}")
                     });
-                out.push_text(&p.to_string());
+                runs.for_text().push_text(&p.to_string());
             }
         }
     }
-    out
+    runs
 }
 
 /// Reasoning written inline before the answer, as Jan's `parseReasoning` finds it: a
@@ -570,6 +608,40 @@ fn usage(meta: &Value) -> Option<TokenUsage> {
     Some(usage).filter(|u| !u.is_zero())
 }
 
+/// A reply: one message per run of its parts, the 0.6 releases' `metadata.tool_calls` and
+/// the reply's usage on the last.
+fn reply(
+    b: &mut SessionBuilder,
+    line: usize,
+    runs: Runs,
+    meta: &Value,
+    ts: Option<DateTime<Utc>>,
+    native_id: Option<String>,
+) {
+    let mut runs = runs.0;
+    if runs.is_empty() {
+        runs.push(Parts::default());
+    }
+    let last = runs.len() - 1;
+    for (i, mut p) in runs.into_iter().enumerate() {
+        let mut token_usage = None;
+        if i == last {
+            p.calls.extend(metadata_calls(b, line, meta));
+            token_usage = usage(meta);
+        }
+        b.push(Message {
+            role: Role::Assistant,
+            content: p.text,
+            timestamp: ts,
+            tool_calls: p.calls,
+            token_usage,
+            thinking: Some(p.thinking.join("\n\n")).filter(|t| !t.is_empty()),
+            native_id: native_id.clone(),
+            ..Message::default()
+        });
+    }
+}
+
 /// One line of `messages.jsonl`.
 fn message(b: &mut SessionBuilder, line: usize, m: &Value) {
     if !m.is_object() {
@@ -587,7 +659,12 @@ fn message(b: &mut SessionBuilder, line: usize, m: &Value) {
     let meta = m.get("metadata").unwrap_or(&Value::Null);
     let native_id = kit::str_field(m, "id").map(str::to_string);
     let role = kit::str_field(m, "role");
-    let mut p = parts(b, line, m.get("content"), role == Some("assistant"));
+    let runs = parts(b, line, m.get("content"), role == Some("assistant"));
+    if role == Some("assistant") && kit::str_field(m, "status") != Some("error") {
+        reply(b, line, runs, meta, ts, native_id);
+        return;
+    }
+    let mut p = runs.joined();
     match role {
         Some("user") => {
             if let Some(files) = m.get("attachments").and_then(Value::as_array) {
@@ -613,26 +690,11 @@ fn message(b: &mut SessionBuilder, line: usize, m: &Value) {
             }
         }
         Some("assistant") => {
-            if kit::str_field(m, "status") == Some("error") {
-                let code = kit::str_field(m, "error_code")
-                    .map(|c| format!(" ({c})"))
-                    .unwrap_or_default();
-                b.event(format!("error{code}: {}", p.text.trim()), ts);
-                return;
-            }
-            let mut calls = p.calls;
-            calls.extend(metadata_calls(b, line, meta));
-            let thinking = Some(p.thinking.join("\n\n")).filter(|t| !t.is_empty());
-            b.push(Message {
-                role: Role::Assistant,
-                content: p.text,
-                timestamp: ts,
-                tool_calls: calls,
-                token_usage: usage(meta),
-                thinking,
-                native_id,
-                ..Message::default()
-            });
+            // Saved with status `error`: the text is the error.
+            let code = kit::str_field(m, "error_code")
+                .map(|c| format!(" ({c})"))
+                .unwrap_or_default();
+            b.event(format!("error{code}: {}", p.text.trim()), ts);
         }
         Some("system") => b.context("system prompt", p.text, ts),
         Some("tool") => {
