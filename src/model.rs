@@ -74,10 +74,11 @@ pub enum Agent {
     Ellama,
     Octofriend,
     Pearai,
+    Jan,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 55] = [
+    pub const ALL: [Agent; 56] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Gemini,
@@ -133,6 +134,7 @@ impl Agent {
         Agent::Ellama,
         Agent::Octofriend,
         Agent::Pearai,
+        Agent::Jan,
     ];
 
     /// The fixed directory name under the mount root.
@@ -193,6 +195,7 @@ impl Agent {
             Agent::Ellama => "ellama",
             Agent::Octofriend => "octofriend",
             Agent::Pearai => "pearai",
+            Agent::Jan => "jan",
         }
     }
 

@@ -47,6 +47,7 @@ pub const STORE_VARS: &[&str] = &[
     "INDUSAGI_AGENT_DIR",
     "INDUSAGI_CODING_AGENT_DIR",
     "INDUSAGI_DIR",
+    "JAN_DATA_FOLDER",
     "KILO_DB",
     "KIMI_SHARE_DIR",
     "KODE_CONFIG_DIR",

@@ -51,6 +51,7 @@ pub mod gptme;
 pub mod grok;
 pub mod hermes;
 pub mod interpreter;
+pub mod jan;
 pub mod jsonl;
 pub mod kilo;
 pub mod kimi;
@@ -626,6 +627,12 @@ pub const REGISTRY: &[Spec] = &[
         candidates: pearai::candidates,
         given: as_given,
         open: |r| Box::new(r#continue::ContinueStore::with_dialect(pearai::DIALECT, r)),
+    },
+    Spec {
+        agent: Agent::Jan,
+        candidates: jan::candidates,
+        given: as_given,
+        open: |r| Box::new(jan::JanStore::new(r)),
     },
 ];
 
