@@ -73,10 +73,11 @@ pub enum Agent {
     Everycode,
     Ellama,
     Octofriend,
+    Sgpt,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 54] = [
+    pub const ALL: [Agent; 55] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Gemini,
@@ -131,6 +132,7 @@ impl Agent {
         Agent::Everycode,
         Agent::Ellama,
         Agent::Octofriend,
+        Agent::Sgpt,
     ];
 
     /// The fixed directory name under the mount root.
@@ -190,6 +192,7 @@ impl Agent {
             Agent::Everycode => "everycode",
             Agent::Ellama => "ellama",
             Agent::Octofriend => "octofriend",
+            Agent::Sgpt => "sgpt",
         }
     }
 

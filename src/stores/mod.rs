@@ -68,6 +68,7 @@ pub mod openhands;
 pub mod parrot;
 pub mod pi;
 pub mod qwen;
+pub mod sgpt;
 pub mod sqlite;
 pub mod vibe;
 pub mod void;
@@ -619,6 +620,12 @@ pub const REGISTRY: &[Spec] = &[
         candidates: octofriend::candidates,
         given: as_given,
         open: |r| Box::new(octofriend::OctofriendStore::new(r)),
+    },
+    Spec {
+        agent: Agent::Sgpt,
+        candidates: sgpt::candidates,
+        given: as_given,
+        open: |r| Box::new(sgpt::SgptStore::new(r)),
     },
 ];
 
