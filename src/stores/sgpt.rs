@@ -60,6 +60,10 @@
 //!   by [`super::fabric`]'s reader with ShellGPT's [`SGPT`] dialect (no `meta` role). The role
 //!   is the `system prompt` context and a `role:<name>` tag; the reply is kept as ShellGPT
 //!   saved it, its `@FunctionCall` line included, since that is what the model is sent back.
+//! - **Failed calls**: OpenAI results carry no error flag, but ShellGPT's own shell function,
+//!   `execute_shell_command` (`sgpt/llm_functions/common/execute_shell.py`, copied into the
+//!   functions directory at `--install-functions`), returns `Exit code: <n>, Output:\n<output>`:
+//!   its result is failed when `<n>` is not 0. Other functions' results are never failed.
 //! - **Title**: the first prompt (a chat id is often `temp`); in a 0.8/0.9 chat, the request
 //!   inside its wrapped first prompt.
 //! - **Dropped messages**: when the first message after the role is not a prompt, ShellGPT's
@@ -88,6 +92,9 @@ const TEMP_VARS: [&str; 3] = ["TMPDIR", "TEMP", "TMP"];
 const TEMP_DIRS: [&str; 3] = ["/tmp", "/var/tmp", "/usr/tmp"];
 /// The tag of a root in the temporary directory when no variable named it.
 const TEMP_DEFAULT: &str = "default";
+
+/// The shell function ShellGPT installs (`~/.config/shell_gpt/functions/execute_shell.py`).
+const SHELL_FUNCTION: &str = "execute_shell_command";
 
 /// ShellGPT's chats: OpenAI messages without Fabric's `meta` role.
 pub const SGPT: Dialect = Dialect { meta_program: None };
@@ -259,6 +266,9 @@ pub fn load_chat(path: &Path, id: &str) -> Session {
         b.s.title = kit::title_from_text(title);
     }
     let mut s = b.finish();
+    for r in s.messages.iter_mut().filter_map(|m| m.tool_result.as_mut()) {
+        r.is_error = r.tool_name == SHELL_FUNCTION && shell_failed(&r.output);
+    }
     if dropped_before(&records) {
         // The role's message, when kept, is the session's first (one context message).
         let at = usize::from(role(records.first()) == Some("system")).min(s.messages.len());
@@ -275,6 +285,15 @@ pub fn load_chat(path: &Path, id: &str) -> Session {
         );
     }
     s
+}
+
+/// Whether the result of ShellGPT's own shell function (`Exit code: <n>, Output:\n…`,
+/// `sgpt/llm_functions/common/execute_shell.py`) says the command failed.
+fn shell_failed(output: &str) -> bool {
+    output
+        .strip_prefix("Exit code: ")
+        .and_then(|rest| rest.split_once(','))
+        .is_some_and(|(code, _)| code.trim() != "0")
 }
 
 fn role(m: Option<&Value>) -> Option<&str> {
@@ -408,6 +427,16 @@ mod tests {
             Some("hello world\n###\nCode:")
         );
         assert_eq!(wrapped_request("what is ###"), None);
+    }
+
+    #[test]
+    fn a_shell_result_fails_on_a_nonzero_exit_code() {
+        assert!(!shell_failed("Exit code: 0, Output:\nok\n"));
+        assert!(shell_failed(
+            "Exit code: 127, Output:\nsh: 1: x: not found\n"
+        ));
+        assert!(shell_failed("Exit code: -9, Output:\n"));
+        assert!(!shell_failed("exit code: 1 in the text"));
     }
 
     #[test]
