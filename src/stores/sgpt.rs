@@ -29,8 +29,8 @@
 //!   function: {name, arguments}}]}` and its result as `{"role": "tool", "content": <result>,
 //!   "tool_call_id": id}`, before the reply; the reply's text starts with the line
 //!   ShellGPT printed for the call, `> @FunctionCall` and the call in backticks (and the
-//!   output, with `SHOW_FUNCTIONS_OUTPUT`). `sgpt/function.py` runs the functions; nothing else is saved:
-//!   no time, model, usage or working directory.
+//!   output, with `SHOW_FUNCTIONS_OUTPUT`). `sgpt/function.py` runs the functions. Nothing
+//!   else is saved: no time, model, usage or working directory.
 //!
 //! Older shapes, from the same repository's history: 1.1.0 to 1.4.x (`20ff0f2`, January 2024)
 //! saved a call as `{"role": "assistant", "content": "", "function_call": {name,
