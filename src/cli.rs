@@ -548,9 +548,12 @@ fn open_fs_inner(
                     home.display()
                 );
             }
+            // The samples' temporary directory is theirs too: ShellGPT keeps its chats
+            // there, not under the home.
+            let tmp = home.join("tmp").display().to_string();
             let sample = Env {
                 home,
-                vars: Default::default(),
+                vars: [("TMPDIR".to_string(), tmp)].into(),
             };
             open(stores::open_all(&sample, &[]))
         } else {

@@ -75,10 +75,11 @@ pub enum Agent {
     Octofriend,
     Pearai,
     Jan,
+    Sgpt,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 56] = [
+    pub const ALL: [Agent; 57] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Gemini,
@@ -135,6 +136,7 @@ impl Agent {
         Agent::Octofriend,
         Agent::Pearai,
         Agent::Jan,
+        Agent::Sgpt,
     ];
 
     /// The fixed directory name under the mount root.
@@ -196,6 +198,7 @@ impl Agent {
             Agent::Octofriend => "octofriend",
             Agent::Pearai => "pearai",
             Agent::Jan => "jan",
+            Agent::Sgpt => "sgpt",
         }
     }
 

@@ -50,12 +50,17 @@ pub fn put(rel: &str, bytes: &[u8]) -> PathBuf {
 /// the mount would. Only the named stores are opened, so an input costs one parse, not a
 /// scan of every agent's places.
 pub fn load_and_render(agents: &[Agent]) {
-    let env = Env::at_home(home());
+    load_and_render_in(&Env::at_home(home()), agents);
+}
+
+/// [`load_and_render`] with discovery reading `env` (a store whose default place is outside
+/// the home, such as ShellGPT's temporary directory, is pointed into it by a variable).
+pub fn load_and_render_in(env: &Env, agents: &[Agent]) {
     for &agent in agents {
         let Some(spec) = stores::spec(agent) else {
             continue;
         };
-        let roots: Vec<_> = (spec.candidates)(&env)
+        let roots: Vec<_> = (spec.candidates)(env)
             .into_iter()
             .filter(|r| r.path.exists())
             .collect();

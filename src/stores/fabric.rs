@@ -50,12 +50,18 @@
 //!   events reading `fabric <command line>`. The OpenAI fields Fabric's message type carries
 //!   but Fabric itself never fills are shown when another writer did: `tool_calls` and
 //!   `function_call` as tool calls, `tool` and `function` messages as their results (no error
-//!   flag exists), `developer` messages as context. Another role, an element that is no
+//!   flag exists; a `function` message answers the id-less `function_call` before it),
+//!   `developer` messages as context. Another role, an element that is no
 //!   object, a part of unknown type and a field sessfs does not know cost a warning.
 //! - **Model, usage, times, cwd**: Fabric stores none. The model of a run is visible only in
 //!   its command line when `-m` was given (the default model lives in `.env`, never read).
 //!   The file's modification time (the last run) is the update time; there is no creation
 //!   time.
+//!
+//! **Shared with ShellGPT.** ShellGPT ([`super::sgpt`]) saves a chat as the same bare array of
+//! OpenAI chat messages, so its store reads them with [`read_chat`] and its own [`Dialect`]:
+//! no `meta` role, and the legacy `function_call` / `function` pair it wrote before tool
+//! calls. What is said here of the messages holds for both.
 
 use super::cline::parse_array;
 use super::kit::{self, EntryType, SessionBuilder};
@@ -80,6 +86,20 @@ const KNOWN_FIELDS: &[&str] = &[
     "tool_calls",
     "tool_call_id",
 ];
+
+/// What the stores whose sessions are saved arrays of OpenAI chat messages tell apart.
+#[derive(Clone, Copy, Debug)]
+pub struct Dialect {
+    /// The program that saves a `meta` message per run holding the run's command line, shown
+    /// as the event `<program> <command line>`; `None` where `meta` is no role of the writer
+    /// (it is then an unknown role).
+    pub meta_program: Option<&'static str>,
+}
+
+/// Fabric's sessions.
+pub const FABRIC: Dialect = Dialect {
+    meta_program: Some("fabric"),
+};
 
 /// The sessions directory Fabric uses, existing or not.
 pub fn candidates(env: &Env) -> Vec<Root> {
@@ -153,23 +173,33 @@ impl Store for FabricStore {
 
 /// Load one session file.
 pub fn load_session(path: &Path, id: &str) -> Session {
-    let file = kit::file_name(path).to_string();
     let mut b = SessionBuilder::new(Agent::Fabric, id);
     b.s.source.format = "fabric-session-json".into();
-    b.s.source.paths.push(path.to_path_buf());
     if !id.trim().is_empty() {
         b.s.title = Some(id.to_string());
     }
+    read_chat(&FABRIC, &mut b, path);
+    b.finish()
+}
+
+/// Read one saved array of OpenAI chat messages at `path` into `b`: the file as the
+/// session's source and its modification time as the update time, every message in order;
+/// a file cut mid-write up to the cut (the rest shown raw, a warning); a file that is no
+/// JSON array shown raw with a warning; `null` (Go's empty list) as no message. The parsed
+/// elements are returned for what a dialect reads beside the messages (none when the file
+/// could not be parsed).
+pub fn read_chat(d: &Dialect, b: &mut SessionBuilder, path: &Path) -> Vec<Value> {
+    let file = kit::file_name(path).to_string();
+    b.s.source.paths.push(path.to_path_buf());
     b.s.updated_at = std::fs::metadata(path)
         .and_then(|m| m.modified())
         .ok()
         .map(DateTime::<Utc>::from);
-    let Some(bytes) = kit::read_capped(&mut b, path, &file, MAX_JSON_BYTES) else {
-        return b.finish();
+    let Some(bytes) = kit::read_capped(b, path, &file, MAX_JSON_BYTES) else {
+        return Vec::new();
     };
     if bytes.trim_ascii() == b"null" {
-        // Go writes a session without messages as `null`.
-        return b.finish();
+        return Vec::new();
     }
     let Some(records) = parse_array(&bytes) else {
         b.warn(format!("{file}: not a JSON array; its text is shown raw"));
@@ -177,7 +207,7 @@ pub fn load_session(path: &Path, id: &str) -> Session {
         if !raw.trim().is_empty() {
             b.context("unparsed file", raw, None);
         }
-        return b.finish();
+        return Vec::new();
     };
     if records.unparsed.is_some() {
         b.warn(format!(
@@ -186,6 +216,10 @@ pub fn load_session(path: &Path, id: &str) -> Session {
         ));
     }
     let mut unknown = BTreeSet::new();
+    let mut chat = Chat {
+        d,
+        open_function_call: None,
+    };
     for (i, m) in records.items.iter().enumerate() {
         if let Some(o) = m.as_object() {
             let result = matches!(kit::str_field(m, "role"), Some("tool" | "function"));
@@ -196,7 +230,7 @@ pub fn load_session(path: &Path, id: &str) -> Session {
                     .cloned(),
             );
         }
-        message(&mut b, i, m);
+        chat.message(b, i, m);
     }
     if let Some(cut) = records.unparsed {
         b.context(&format!("unparsed tail of {file}"), cut, None);
@@ -207,7 +241,7 @@ pub fn load_session(path: &Path, id: &str) -> Session {
             unknown.into_iter().collect::<Vec<_>>().join(", ")
         ));
     }
-    b.finish()
+    records.items
 }
 
 /// A message's `content`: a string, or the parts of a message with attachments (text as
@@ -255,102 +289,121 @@ fn text_field(m: &Value, key: &str) -> Option<String> {
         .map(str::to_string)
 }
 
-/// One element of the saved array.
-fn message(b: &mut SessionBuilder, i: usize, m: &Value) {
-    if !m.is_object() {
-        b.unparsed(
-            "messages",
-            "not an object",
-            || format!("message {i}"),
-            "message",
-            &m.to_string(),
-            None,
-        );
-        return;
-    }
-    let text = content_text(b, i, m.get("content"));
-    match kit::str_field(m, "role") {
-        Some("user") => {
-            if text.trim().is_empty() {
-                return;
-            }
-            b.push(Message {
-                role: Role::User,
-                content: text,
-                ..Message::default()
-            });
-        }
-        Some("assistant") => {
-            let mut content = text;
-            if let Some(r) = text_field(m, "refusal") {
-                kit::push_paragraph(&mut content, &format!("Refusal: {r}"));
-            }
-            let calls = tool_calls(b, i, m);
-            b.push(Message {
-                role: Role::Assistant,
-                content,
-                thinking: text_field(m, "reasoning_content"),
-                tool_calls: calls,
-                ..Message::default()
-            });
-        }
-        Some("system") => b.context("system prompt", text, None),
-        Some("developer") => b.context("developer message", text, None),
-        Some("meta") => b.event(format!("fabric {}", text.trim()), None),
-        Some("tool") => {
-            let call = kit::str_field(m, "tool_call_id").unwrap_or_default();
-            b.tool_result(call, kit::str_field(m, "name"), text, false, None);
-        }
-        Some("function") => {
-            b.tool_result("", kit::str_field(m, "name"), text, false, None);
-        }
-        role => {
-            let role = role.unwrap_or("(none)").to_string();
+/// The reading of one array: its dialect, and the legacy function call still waiting for
+/// its result.
+struct Chat<'d> {
+    d: &'d Dialect,
+    /// The id given to the last `function_call`, until a `function` message answers it.
+    open_function_call: Option<String>,
+}
+
+impl Chat<'_> {
+    /// One element of the saved array.
+    fn message(&mut self, b: &mut SessionBuilder, i: usize, m: &Value) {
+        if !m.is_object() {
             b.unparsed(
                 "messages",
-                &format!("unknown role {role}"),
+                "not an object",
                 || format!("message {i}"),
                 "message",
                 &m.to_string(),
                 None,
             );
+            return;
+        }
+        let text = content_text(b, i, m.get("content"));
+        match (kit::str_field(m, "role"), self.d.meta_program) {
+            (Some("user"), _) => {
+                if text.trim().is_empty() {
+                    return;
+                }
+                b.push(Message {
+                    role: Role::User,
+                    content: text,
+                    ..Message::default()
+                });
+            }
+            (Some("assistant"), _) => {
+                let mut content = text;
+                if let Some(r) = text_field(m, "refusal") {
+                    kit::push_paragraph(&mut content, &format!("Refusal: {r}"));
+                }
+                let calls = self.tool_calls(b, i, m);
+                b.push(Message {
+                    role: Role::Assistant,
+                    content,
+                    thinking: text_field(m, "reasoning_content"),
+                    tool_calls: calls,
+                    ..Message::default()
+                });
+            }
+            (Some("system"), _) => b.context("system prompt", text, None),
+            (Some("developer"), _) => b.context("developer message", text, None),
+            (Some("meta"), Some(program)) => b.event(format!("{program} {}", text.trim()), None),
+            (Some("tool"), _) => {
+                let call = kit::str_field(m, "tool_call_id").unwrap_or_default();
+                b.tool_result(call, kit::str_field(m, "name"), text, false, None);
+            }
+            (Some("function"), _) => {
+                // A legacy result answers the last `function_call` (the API allowed one at a
+                // time, and no id links them).
+                let call = self.open_function_call.take().unwrap_or_default();
+                b.tool_result(&call, kit::str_field(m, "name"), text, false, None);
+            }
+            (role, _) => {
+                let role = role.unwrap_or("(none)").to_string();
+                b.unparsed(
+                    "messages",
+                    &format!("unknown role {role}"),
+                    || format!("message {i}"),
+                    "message",
+                    &m.to_string(),
+                    None,
+                );
+            }
         }
     }
-}
 
-/// A reply's calls in the OpenAI shape: `tool_calls: [{id, type, function: {name,
-/// arguments}}]` and the older single `function_call: {name, arguments}`, the arguments
-/// JSON text (parsed, kept verbatim when they are not JSON).
-fn tool_calls(b: &mut SessionBuilder, i: usize, m: &Value) -> Vec<ToolCall> {
-    let listed = m.get("tool_calls").and_then(Value::as_array);
-    let single = m.get("function_call").filter(|f| f.is_object());
-    let mut out = Vec::new();
-    let calls = listed
-        .into_iter()
-        .flatten()
-        .map(|c| {
-            (
-                kit::str_field(c, "id").unwrap_or_default(),
-                c.get("function"),
-            )
-        })
-        .chain(single.map(|f| ("", Some(f))));
-    for (ci, (id, f)) in calls.enumerate() {
-        let f = f.unwrap_or(&Value::Null);
-        let input = kit::call_input(
-            f.get("arguments"),
-            "tool call arguments",
-            &mut b.unparsed,
-            || format!("message {i}, call {ci}"),
-        );
-        out.push(ToolCall {
-            tool_call_id: id.to_string(),
-            tool_name: kit::str_field(f, "name").unwrap_or_default().to_string(),
-            input,
-            ..ToolCall::default()
-        });
+    /// A reply's calls in the OpenAI shape: `tool_calls: [{id, type, function: {name,
+    /// arguments}}]` and the older single `function_call: {name, arguments}`, the arguments
+    /// JSON text (parsed, kept verbatim when they are not JSON). A `function_call` has no id:
+    /// it is given `function-call-<message index>`, which the `function` message after it
+    /// answers.
+    fn tool_calls(&mut self, b: &mut SessionBuilder, i: usize, m: &Value) -> Vec<ToolCall> {
+        let listed = m.get("tool_calls").and_then(Value::as_array);
+        let single = m.get("function_call").filter(|f| f.is_object());
+        let legacy_id = single.map(|_| format!("function-call-{i}"));
+        let mut out = Vec::new();
+        let calls = listed
+            .into_iter()
+            .flatten()
+            .map(|c| {
+                (
+                    kit::str_field(c, "id").unwrap_or_default(),
+                    c.get("function"),
+                )
+            })
+            .chain(single.map(|f| (legacy_id.as_deref().unwrap_or_default(), Some(f))));
+        for (ci, (id, f)) in calls.enumerate() {
+            let f = f.unwrap_or(&Value::Null);
+            let input = kit::call_input(
+                f.get("arguments"),
+                "tool call arguments",
+                &mut b.unparsed,
+                || format!("message {i}, call {ci}"),
+            );
+            out.push(ToolCall {
+                tool_call_id: id.to_string(),
+                tool_name: kit::str_field(f, "name").unwrap_or_default().to_string(),
+                input,
+                ..ToolCall::default()
+            });
+        }
+        if legacy_id.is_some() {
+            self.open_function_call = legacy_id;
+        }
+        out
     }
-    out
 }
 
 #[cfg(test)]
@@ -418,7 +471,11 @@ mod tests {
             {"type": "image_url", "image_url": {"url": "https://x/y.png"}},
             {"type": "audio", "data": "zz"}
         ]});
-        message(&mut b, 0, &m);
+        let mut chat = Chat {
+            d: &FABRIC,
+            open_function_call: None,
+        };
+        chat.message(&mut b, 0, &m);
         let s = b.finish();
         assert_eq!(
             s.messages[0].content,
@@ -428,6 +485,55 @@ mod tests {
             s.warnings
                 .iter()
                 .any(|w| w.contains("unknown part type audio")),
+            "{:?}",
+            s.warnings
+        );
+    }
+
+    #[test]
+    fn a_function_message_answers_the_function_call_before_it() {
+        let mut b = SessionBuilder::new(Agent::Sgpt, "t");
+        let mut chat = Chat {
+            d: &Dialect { meta_program: None },
+            open_function_call: None,
+        };
+        let call = json!({"role": "assistant", "content": "",
+            "function_call": {"name": "execute_shell_command", "arguments": "{\"shell_command\": \"ls\"}"}});
+        chat.message(&mut b, 2, &call);
+        chat.message(
+            &mut b,
+            3,
+            &json!({"role": "function", "content": "a.txt", "name": "execute_shell_command"}),
+        );
+        // A second result has no open call left to answer.
+        chat.message(
+            &mut b,
+            4,
+            &json!({"role": "function", "content": "stray", "name": "f"}),
+        );
+        chat.message(
+            &mut b,
+            5,
+            &json!({"role": "meta", "content": "--session x"}),
+        );
+        let s = b.finish();
+        let c = &s.messages[0].tool_calls[0];
+        assert_eq!(c.tool_call_id, "function-call-2");
+        assert_eq!(c.input, json!({"shell_command": "ls"}));
+        let r = s.messages[1].tool_result.as_ref().expect("result");
+        assert_eq!(
+            (
+                r.tool_call_id.as_str(),
+                r.tool_name.as_str(),
+                r.output.as_str()
+            ),
+            ("function-call-2", "execute_shell_command", "a.txt")
+        );
+        let stray = s.messages[2].tool_result.as_ref().expect("result");
+        assert_eq!(stray.tool_call_id, "");
+        // `meta` is no role outside Fabric.
+        assert!(
+            s.warnings.iter().any(|w| w.contains("unknown role meta")),
             "{:?}",
             s.warnings
         );

@@ -70,6 +70,7 @@ pub mod parrot;
 pub mod pearai;
 pub mod pi;
 pub mod qwen;
+pub mod sgpt;
 pub mod sqlite;
 pub mod vibe;
 pub mod void;
@@ -633,6 +634,12 @@ pub const REGISTRY: &[Spec] = &[
         candidates: jan::candidates,
         given: as_given,
         open: |r| Box::new(jan::JanStore::new(r)),
+    },
+    Spec {
+        agent: Agent::Sgpt,
+        candidates: sgpt::candidates,
+        given: as_given,
+        open: |r| Box::new(sgpt::SgptStore::new(r)),
     },
 ];
 

@@ -117,9 +117,15 @@ impl Home {
         for v in AGENT_VARS {
             c.env_remove(v);
         }
+        // ShellGPT keeps its chats in the temporary directory, not under the home: the test
+        // home holds its chat cache, so the machine's own chats never show in a test.
+        c.env("CHAT_CACHE_PATH", self.path().join(SGPT_CHAT_CACHE));
         c
     }
 }
+
+/// Where a test home keeps ShellGPT's chat cache (`CHAT_CACHE_PATH`).
+pub const SGPT_CHAT_CACHE: &str = "tmp/chat_cache";
 
 /// Agent variables that must not leak from the developer's environment into tests.
 pub const AGENT_VARS: &[&str] = &[
