@@ -383,3 +383,34 @@ fn bundled_sample_shows_the_openclaw_session() {
     assert!((usd - 0.017679).abs() < 1e-9, "{usd}");
     assert_eq!(meta["warnings"], serde_json::json!([]));
 }
+
+/// The Cursor sample `scripts/make-samples` writes in the IDE's global state
+/// (`fixtures/home/.config/Cursor/User/globalStorage/state.vscdb`): the composer's name and
+/// model, the prompt, thinking, a file read and its result, the answer and each reply's token
+/// counts. The lines below are the sample's own text, copied from the bubbles the script
+/// writes.
+#[test]
+fn bundled_sample_shows_the_cursor_composer() {
+    let (_tmp, tree) = render_samples("sessfs-cursor-samples");
+    let dir = "cursor/5b7e1c9a-2d4f-4e83-9a60-1f3c8d2e7b45";
+    stores::assert_session_holds(
+        &tree,
+        dir,
+        &[
+            "Can they load only when they are about to scroll into view?",
+            "so no observer code is needed; first see how ProductCard renders the image.",
+            "Let me look at how the product card renders its image.",
+            "src/components/ProductCard.tsx",
+            "Its `width` and `height` are already set, so the grid does not jump while the images arrive.",
+        ],
+        &["<img src={product.imageUrl} alt={product.name} width={320} height={240} />"],
+    );
+    let meta = stores::meta(&tree, dir);
+    assert_eq!(meta["title"], "Lazy-load the catalog images");
+    assert_eq!(meta["model"], "claude-4.5-sonnet");
+    assert_eq!(meta["cwd"], "/home/demo/webapp");
+    // 5210 + 6034 input, 88 + 141 output.
+    assert_eq!(meta["cost"]["inputTokens"], 11244);
+    assert_eq!(meta["cost"]["outputTokens"], 229);
+    assert_eq!(meta["warnings"], serde_json::json!([]));
+}
