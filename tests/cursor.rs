@@ -5,7 +5,7 @@
 mod common;
 
 use common::cursor::{self, Record};
-use common::{stderr, stdout, Home, Mount};
+use common::{stderr, stdout, stores, Home, Mount};
 use std::collections::BTreeSet;
 use std::path::Path;
 
@@ -330,4 +330,87 @@ print(json.dumps({'n': n, 'worst_ms': {k: round(v * 1000, 1) for k, v in worst.i
             "{agent}: every commit once"
         );
     }
+}
+
+/// `sessfs render` of the bundled samples (`fixtures/home` as `$HOME`) into a temporary tree.
+fn render_samples(prefix: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/home");
+    let home = Home::empty();
+    let tmp = tempfile::Builder::new()
+        .prefix(prefix)
+        .tempdir()
+        .expect("tmp");
+    let tree = tmp.path().join("tree");
+    let o = home
+        .command(&["render", tree.to_str().expect("utf-8")])
+        .env("HOME", &samples)
+        .output()
+        .expect("render");
+    assert!(o.status.success(), "{}", stderr(&o));
+    (tmp, tree)
+}
+
+/// The OpenClaw sample written by hand in `fixtures/home/.openclaw/agents/main/sessions/`: a
+/// Telegram prompt in OpenClaw's envelope, thinking, a file read and its output, the reply
+/// with per-reply usage and cost, and the title `sessions.json` gives it. The lines below are
+/// the sample's own text.
+#[test]
+fn bundled_sample_shows_the_openclaw_session() {
+    let (_tmp, tree) = render_samples("sessfs-openclaw-samples");
+    let dir = "openclaw/8e3b5d71-2c4a-4f96-b0d8-7a1e6c9f2b43";
+    stores::assert_session_holds(
+        &tree,
+        dir,
+        &[
+            "Did last night's build of the webapp pass? Its log is ~/webapp/logs/nightly.log",
+            "its last lines say whether the build and the tests passed.",
+            "/home/demo/webapp/logs/nightly.log",
+            "`applies a percentage coupon once` in src/checkout/coupon.test.ts. Shall I look at that test?",
+        ],
+        &[
+            "[02:01:35] npm test: 212 passed, 1 failed",
+            "[02:01:35] nightly: FAILED (exit 1)",
+        ],
+    );
+    let meta = stores::meta(&tree, dir);
+    assert_eq!(meta["title"], "Telegram: Demo (@demo_dev)");
+    assert_eq!(meta["model"], "claude-sonnet-4-5");
+    assert_eq!(meta["cwd"], "/home/demo/.openclaw/workspace");
+    // 412 + 268 input, 142 + 96 output; 0.014541 + 0.003138 dollars.
+    assert_eq!(meta["cost"]["inputTokens"], 680);
+    assert_eq!(meta["cost"]["outputTokens"], 238);
+    let usd = meta["cost"]["totalUsd"].as_f64().expect("cost");
+    assert!((usd - 0.017679).abs() < 1e-9, "{usd}");
+    assert_eq!(meta["warnings"], serde_json::json!([]));
+}
+
+/// The Cursor sample `scripts/make-samples` writes in the IDE's global state
+/// (`fixtures/home/.config/Cursor/User/globalStorage/state.vscdb`): the composer's name and
+/// model, the prompt, thinking, a file read and its result, the answer and each reply's token
+/// counts. The lines below are the sample's own text, copied from the bubbles the script
+/// writes.
+#[test]
+fn bundled_sample_shows_the_cursor_composer() {
+    let (_tmp, tree) = render_samples("sessfs-cursor-samples");
+    let dir = "cursor/5b7e1c9a-2d4f-4e83-9a60-1f3c8d2e7b45";
+    stores::assert_session_holds(
+        &tree,
+        dir,
+        &[
+            "Can they load only when they are about to scroll into view?",
+            "so no observer code is needed; first see how ProductCard renders the image.",
+            "Let me look at how the product card renders its image.",
+            "src/components/ProductCard.tsx",
+            "Its `width` and `height` are already set, so the grid does not jump while the images arrive.",
+        ],
+        &["<img src={product.imageUrl} alt={product.name} width={320} height={240} />"],
+    );
+    let meta = stores::meta(&tree, dir);
+    assert_eq!(meta["title"], "Lazy-load the catalog images");
+    assert_eq!(meta["model"], "claude-4.5-sonnet");
+    assert_eq!(meta["cwd"], "/home/demo/webapp");
+    // 5210 + 6034 input, 88 + 141 output.
+    assert_eq!(meta["cost"]["inputTokens"], 11244);
+    assert_eq!(meta["cost"]["outputTokens"], 229);
+    assert_eq!(meta["warnings"], serde_json::json!([]));
 }

@@ -4,7 +4,7 @@
 mod common;
 
 use common::dbstores::{self, Journal, Record};
-use common::{stderr, stdout, Home, Mount};
+use common::{stderr, stdout, stores, Home, Mount};
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -377,4 +377,48 @@ fn broken_and_future_databases_warn_and_never_take_the_mount() {
             .any(|l| l.contains("problem") && l.contains(".hermes/state.db")),
         "{text}"
     );
+}
+
+/// The Hermes sample `scripts/make-samples` writes (`fixtures/home/.hermes/state.db`): its
+/// system prompt, the prompt, the reasoning, the terminal call and its output, the answer,
+/// and the session's usage and estimated cost. The lines below are the sample's own text,
+/// copied from the rows the script writes.
+#[test]
+fn bundled_sample_shows_the_hermes_session() {
+    let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/home");
+    let home = Home::empty();
+    let tmp = tempfile::Builder::new()
+        .prefix("sessfs-hermes-samples")
+        .tempdir()
+        .expect("tmp");
+    let tree = tmp.path().join("tree");
+    let o = home
+        .command(&["render", tree.to_str().expect("utf-8")])
+        .env("HOME", &samples)
+        .output()
+        .expect("render");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let dir = "hermes/20260414_091502_7c2e4a1f";
+    stores::assert_session_holds(
+        &tree,
+        dir,
+        &[
+            "You are Hermes Agent, a helpful assistant running in the user's terminal.",
+            "but I closed the terminal it was running in. What is still holding the port?",
+            "a leftover Vite dev server is the usual suspect",
+            "Let me see which process is listening on 5173.",
+            "lsof -nP -iTCP:5173 -sTCP:LISTEN",
+            "or start this one on another port with `npm run dev -- --port 5174`.",
+        ],
+        &["node    48213 demo   23u  IPv6 412877      0t0  TCP *:5173 (LISTEN)"],
+    );
+    let meta = stores::meta(&tree, dir);
+    assert_eq!(meta["title"], "Port 5173 already in use");
+    assert_eq!(meta["model"], "anthropic/claude-sonnet-4.5");
+    assert_eq!(meta["cwd"], "/home/demo/webapp");
+    assert_eq!(meta["cost"]["totalUsd"], 0.0121);
+    assert_eq!(meta["cost"]["estimated"], true);
+    assert_eq!(meta["cost"]["inputTokens"], 6120);
+    assert_eq!(meta["cost"]["outputTokens"], 231);
+    assert_eq!(meta["warnings"], serde_json::json!([]));
 }
