@@ -514,6 +514,26 @@ pub fn databases(roots: &[super::Root], file_name: &str) -> Vec<(usize, PathBuf)
     out
 }
 
+/// The glance of a store whose listing reads only the databases [`databases`] found
+/// (`dbs`, from `roots`): each root that is a directory (a database appearing in it adds
+/// an entry) and every database with its journals (a write lands in one of them). A root
+/// gone since the store was opened gives `None`: [`databases`] no longer looks there, so
+/// nothing stamped would show it coming back, and the store is listed at every search.
+pub fn glance(roots: &[super::Root], dbs: &[(usize, PathBuf)]) -> Option<super::Glance> {
+    let mut g = super::Glance::default();
+    for root in roots {
+        if root.path.is_dir() {
+            g.dirs.push(root.path.clone());
+        } else if !root.path.exists() {
+            return None;
+        }
+    }
+    for (_, db) in dbs {
+        g.files.extend(with_journals(db));
+    }
+    Some(g)
+}
+
 /// `db` with `suffix` appended to its file name (`-wal`, `-shm`, `-journal`).
 pub fn companion(db: &Path, suffix: &str) -> PathBuf {
     let mut s = db.as_os_str().to_os_string();
