@@ -105,13 +105,7 @@ impl Store for ForgeStore {
     }
 
     fn list(&self) -> Vec<Listed> {
-        let mut out = Vec::new();
-        for (root, db) in self.places() {
-            for id in self.reader.list("forge", &db, list_db).unwrap_or_default() {
-                out.push(sqlite::row_session(&id, &db, root));
-            }
-        }
-        out
+        sqlite::row_sessions(&self.reader, "forge", &self.places(), list_db)
     }
 
     fn load(&self, listed: &Listed) -> Session {

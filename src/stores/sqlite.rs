@@ -495,6 +495,24 @@ pub fn row_session(id: &str, db: &Path, root: usize) -> super::Listed {
     }
 }
 
+/// [`super::Store::list`] of a store where every id `list_ids` reads is one session: the
+/// [`row_session`] of each id of each of `dbs` (`(root index, database)`), in that order. A
+/// database that cannot be read costs only its own sessions ([`Reader::list`]).
+pub fn row_sessions(
+    reader: &Reader,
+    agent: &str,
+    dbs: &[(usize, PathBuf)],
+    mut list_ids: impl FnMut(&Connection) -> rusqlite::Result<Vec<String>>,
+) -> Vec<super::Listed> {
+    let mut out = Vec::new();
+    for (root, db) in dbs {
+        for id in reader.list(agent, db, &mut list_ids).unwrap_or_default() {
+            out.push(row_session(&id, db, *root));
+        }
+    }
+    out
+}
+
 /// `(root index, database)` of every database `roots` lead to, each once: a root is the
 /// database itself, or the directory holding it as `file_name`. For the stores that keep
 /// every session in one database (Grok CLI, Kiro CLI, ForgeCode).
