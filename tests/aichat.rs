@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::stores::{self, meta, put, Rendered};
+use common::stores::{self, messages, meta, put, Rendered};
 use common::{stdout, Home};
 use serde_json::{json, Value};
 use std::path::Path;
@@ -147,15 +147,6 @@ fn render(fx: &Fixture) -> Rendered {
 
 fn dir(id: &str) -> String {
     format!("aichat/{id}")
-}
-
-/// `messages.jsonl` of session `dir`, its header line left out.
-fn messages(tree: &Path, dir: &str) -> Vec<Value> {
-    let text = std::fs::read_to_string(tree.join(dir).join("messages.jsonl")).expect("messages");
-    text.lines()
-        .map(|l| serde_json::from_str(l).expect("a JSON line"))
-        .filter(|v: &Value| v["type"] != "session")
-        .collect()
 }
 
 fn check_tree(tree: &Path) {

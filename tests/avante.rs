@@ -9,7 +9,7 @@
 
 mod common;
 
-use common::stores::{self, meta, put};
+use common::stores::{self, messages, meta, put};
 use common::{stderr, stdout, Home, Mount};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -273,15 +273,6 @@ fn check_tree(tree: &Path, fx: &Fixture) {
     for s in &fx.chats {
         stores::assert_session_holds(tree, &s.dir, &s.lines, &s.outputs);
     }
-}
-
-/// `messages.jsonl` of session `dir`, its header line left out.
-fn messages(tree: &Path, dir: &str) -> Vec<Value> {
-    let text = std::fs::read_to_string(tree.join(dir).join("messages.jsonl")).expect("messages");
-    text.lines()
-        .map(|l| serde_json::from_str(l).expect("a JSON line"))
-        .filter(|v: &Value| v["type"] != "session")
-        .collect()
 }
 
 #[test]

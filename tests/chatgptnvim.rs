@@ -9,7 +9,7 @@
 
 mod common;
 
-use common::stores::{self, meta, put};
+use common::stores::{self, messages, meta, put, transcript};
 use common::{stderr, Home, Mount};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -189,15 +189,6 @@ fn check_tree(tree: &Path, fx: &Fixture) {
     }
 }
 
-/// `messages.jsonl` of session `dir`, its header line left out.
-fn messages(tree: &Path, dir: &str) -> Vec<Value> {
-    let text = std::fs::read_to_string(tree.join(dir).join("messages.jsonl")).expect("messages");
-    text.lines()
-        .map(|l| serde_json::from_str(l).expect("a JSON line"))
-        .filter(|v: &Value| v["type"] != "session")
-        .collect()
-}
-
 #[test]
 fn render_shows_every_prompt_and_reply_in_exactly_its_session() {
     let fx = write();
@@ -286,7 +277,7 @@ fn every_item_kind_lands_in_messages_jsonl_and_the_transcript() {
             &json!("Alpha reply three: cache the tokens")
         )
     );
-    let t = std::fs::read_to_string(out.tree.join(&dir).join("transcript.md")).expect("transcript");
+    let t = transcript(&out.tree, &dir);
     assert!(t.contains("\nAlpha prompt two: and the fix?\n"), "{t}");
     assert!(t.contains("\nAlpha reply three: cache the tokens\n"), "{t}");
 

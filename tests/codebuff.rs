@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::stores::{self, meta, put, Rendered};
+use common::stores::{self, messages, meta, put, read, Rendered};
 use common::{stdout, Home, Mount};
 use serde_json::{json, Value};
 use std::path::Path;
@@ -249,19 +249,6 @@ fn check_tree(tree: &Path, fx: &Fixture) {
     for s in &fx.sessions {
         stores::assert_session_holds(tree, s.dir, &s.lines, &s.outputs);
     }
-}
-
-fn messages(tree: &Path, dir: &str) -> Vec<Value> {
-    std::fs::read_to_string(tree.join(dir).join("messages.jsonl"))
-        .expect("messages.jsonl")
-        .lines()
-        .map(|l| serde_json::from_str::<Value>(l).expect("json line"))
-        .filter(|v| v["type"] != "session")
-        .collect()
-}
-
-fn read(tree: &Path, rel: &str) -> String {
-    std::fs::read_to_string(tree.join(rel)).expect(rel)
 }
 
 #[test]

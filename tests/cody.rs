@@ -216,17 +216,11 @@ fn dir(id: &str) -> String {
 }
 
 fn transcript(tree: &Path, id: &str) -> String {
-    std::fs::read_to_string(tree.join(dir(id)).join("transcript.md")).expect("transcript")
+    stores::transcript(tree, &dir(id))
 }
 
 fn messages(tree: &Path, id: &str) -> Vec<Value> {
-    std::fs::read_to_string(tree.join(dir(id)).join("messages.jsonl"))
-        .expect("messages")
-        .lines()
-        .map(|l| serde_json::from_str::<Value>(l).expect("line"))
-        // The first line is the session header.
-        .filter(|v| v["type"] != "session")
-        .collect()
+    stores::messages(tree, &dir(id))
 }
 
 fn check_tree(tree: &Path) {

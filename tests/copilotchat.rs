@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::stores::{self, meta, put, Rendered};
+use common::stores::{self, messages, meta, put, transcript, Rendered};
 use common::{stdout, Home, Mount};
 use serde_json::{json, Value};
 use std::path::Path;
@@ -174,15 +174,6 @@ fn check_tree(tree: &Path, fx: &Fixture) {
     }
 }
 
-/// `messages.jsonl` of session `dir`, its header line left out.
-fn messages(tree: &Path, dir: &str) -> Vec<Value> {
-    let text = std::fs::read_to_string(tree.join(dir).join("messages.jsonl")).expect("messages");
-    text.lines()
-        .map(|l| serde_json::from_str(l).expect("a JSON line"))
-        .filter(|v: &Value| v["type"] != "session")
-        .collect()
-}
-
 #[test]
 fn render_shows_every_prompt_reply_and_output_in_exactly_its_session() {
     let fx = write();
@@ -270,8 +261,7 @@ fn every_message_kind_lands_in_messages_jsonl() {
     assert_eq!(last["model"], "claude-sonnet-4");
     // The empty prompt waiting at the end holds nothing and shows nothing.
     assert!(m.iter().all(|x| x["role"] != "user" || x["content"] != ""));
-    let t = std::fs::read_to_string(out.tree.join("copilotchat/refactor-parser/transcript.md"))
-        .expect("transcript");
+    let t = transcript(&out.tree, "copilotchat/refactor-parser");
     assert!(t.contains("Alpha reply three: cache the tokens"), "{t}");
 
     let b = messages(&out.tree, "copilotchat/default");

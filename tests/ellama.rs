@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::stores::{self, meta, put, Rendered};
+use common::stores::{self, messages, meta, put, shape, shapes, transcript, warnings, Rendered};
 use common::{stdout, Home, Mount};
 use serde_json::{json, Value};
 use std::path::Path;
@@ -502,33 +502,6 @@ fn check_tree(tree: &Path, fx: &Fixture) {
     }
 }
 
-/// `messages.jsonl` of session `dir`, its header line left out.
-fn messages(tree: &Path, dir: &str) -> Vec<Value> {
-    let text = std::fs::read_to_string(tree.join(dir).join("messages.jsonl")).expect("messages");
-    text.lines()
-        .map(|l| serde_json::from_str(l).expect("a JSON line"))
-        .filter(|v: &Value| v["type"] != "session")
-        .collect()
-}
-
-/// `(role, kind, content)` of each message.
-fn shapes(m: &[Value]) -> Vec<(String, String, String)> {
-    m.iter()
-        .map(|x| {
-            let s = |k: &str| x[k].as_str().unwrap_or_default().to_string();
-            (s("role"), s("kind"), s("content"))
-        })
-        .collect()
-}
-
-fn shape(role: &str, kind: &str, content: &str) -> (String, String, String) {
-    (role.into(), kind.into(), content.into())
-}
-
-fn warnings(tree: &Path, dir: &str) -> String {
-    meta(tree, dir)["warnings"].to_string()
-}
-
 #[test]
 fn render_shows_every_prompt_reply_and_output_in_exactly_its_session() {
     let fx = write();
@@ -619,8 +592,7 @@ fn every_record_kind_lands_in_messages_jsonl() {
             ),
         ]
     );
-    let t = std::fs::read_to_string(out.tree.join(format!("ellama/{A}/transcript.md")))
-        .expect("transcript");
+    let t = transcript(&out.tree, &format!("ellama/{A}"));
     assert!(t.contains("<summary>Thinking</summary>"), "{t}");
     assert!(t.contains("\"cargo build --timings\""), "{t}");
 
@@ -756,12 +728,10 @@ fn the_xdg_config_home_user_directory_is_read() {
 fn another_turn_only_appends_to_the_transcript() {
     let fx = write();
     let before = render(&fx);
-    let t0 = std::fs::read_to_string(before.tree.join(format!("ellama/{A}/transcript.md")))
-        .expect("transcript");
+    let t0 = transcript(&before.tree, &format!("ellama/{A}"));
     put(fx.home.path(), &chat_path(A, "org"), alpha_chat(3));
     let after = render(&fx);
-    let t1 = std::fs::read_to_string(after.tree.join(format!("ellama/{A}/transcript.md")))
-        .expect("transcript");
+    let t1 = transcript(&after.tree, &format!("ellama/{A}"));
     assert!(t1.contains("Alpha reply 2: done"), "{t1}");
     let first = t0.find("### ").expect("a message");
     assert!(t1[first..].starts_with(&t0[first..]), "{t1}");

@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::stores::{self, meta, put, Rendered};
+use common::stores::{self, messages, meta, put, shape, warnings, Rendered};
 use common::{stderr, stdout, Home, Mount};
 use serde_json::{json, Value};
 use std::io::Write;
@@ -451,15 +451,6 @@ fn check_tree(tree: &Path, fx: &Fixture) {
     }
 }
 
-/// `messages.jsonl` of session `dir`, its header line left out.
-fn messages(tree: &Path, dir: &str) -> Vec<Value> {
-    let text = std::fs::read_to_string(tree.join(dir).join("messages.jsonl")).expect("messages");
-    text.lines()
-        .map(|l| serde_json::from_str(l).expect("a JSON line"))
-        .filter(|v: &Value| v["type"] != "session")
-        .collect()
-}
-
 /// `(role, kind, label or content)` of each message.
 fn shapes(m: &[Value]) -> Vec<(String, String, String)> {
     m.iter()
@@ -473,14 +464,6 @@ fn shapes(m: &[Value]) -> Vec<(String, String, String)> {
             (s("role"), s("kind"), what)
         })
         .collect()
-}
-
-fn shape(role: &str, kind: &str, what: &str) -> (String, String, String) {
-    (role.into(), kind.into(), what.into())
-}
-
-fn warnings(tree: &Path, dir: &str) -> String {
-    meta(tree, dir)["warnings"].to_string()
 }
 
 #[test]

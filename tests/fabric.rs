@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::stores::{self, meta, put, Rendered};
+use common::stores::{self, messages, meta, put, shape, shapes, transcript, Rendered};
 use common::{stdout, Home, Mount};
 use serde_json::{json, Value};
 use std::path::Path;
@@ -215,29 +215,6 @@ fn check_tree(tree: &Path, fx: &Fixture) {
     }
 }
 
-/// `messages.jsonl` of session `dir`, its header line left out.
-fn messages(tree: &Path, dir: &str) -> Vec<Value> {
-    let text = std::fs::read_to_string(tree.join(dir).join("messages.jsonl")).expect("messages");
-    text.lines()
-        .map(|l| serde_json::from_str(l).expect("a JSON line"))
-        .filter(|v: &Value| v["type"] != "session")
-        .collect()
-}
-
-/// `(role, kind, content)` of each message.
-fn shapes(m: &[Value]) -> Vec<(String, String, String)> {
-    m.iter()
-        .map(|x| {
-            let s = |k: &str| x[k].as_str().unwrap_or_default().to_string();
-            (s("role"), s("kind"), s("content"))
-        })
-        .collect()
-}
-
-fn shape(role: &str, kind: &str, content: &str) -> (String, String, String) {
-    (role.into(), kind.into(), content.into())
-}
-
 #[test]
 fn render_shows_every_prompt_reply_and_output_in_exactly_its_session() {
     let fx = write();
@@ -305,8 +282,7 @@ fn every_message_kind_lands_in_messages_jsonl() {
         ]
     );
     assert_eq!(m[1]["label"], "system prompt");
-    let t = std::fs::read_to_string(out.tree.join(format!("fabric/{A}/transcript.md")))
-        .expect("transcript");
+    let t = transcript(&out.tree, &format!("fabric/{A}"));
     assert!(t.contains("### System · context"), "{t}");
     assert!(
         t.contains("Alpha reply three: nothing new was asked."),
@@ -390,8 +366,7 @@ fn keys_settings_and_patterns_are_never_read() {
 fn another_run_only_appends_to_the_transcript() {
     let fx = write();
     let before = render(&fx);
-    let t0 = std::fs::read_to_string(before.tree.join(format!("fabric/{A}/transcript.md")))
-        .expect("transcript");
+    let t0 = transcript(&before.tree, &format!("fabric/{A}"));
     let mut more = alpha();
     let list = more.as_array_mut().expect("array");
     list.push(json!({"role": "meta", "content": "--session summarize-article in French"}));
@@ -399,8 +374,7 @@ fn another_run_only_appends_to_the_transcript() {
     list.push(json!({"role": "assistant", "content": "Alpha reply four: gardez-les petites."}));
     put(fx.home.path(), &file(A), encode(&more));
     let after = render(&fx);
-    let t1 = std::fs::read_to_string(after.tree.join(format!("fabric/{A}/transcript.md")))
-        .expect("transcript");
+    let t1 = transcript(&after.tree, &format!("fabric/{A}"));
     assert!(t1.contains("Alpha reply four: gardez-les petites."), "{t1}");
     let first = t0.find("### ").expect("a message");
     assert!(t1[first..].starts_with(&t0[first..]), "{t1}");

@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::stores::{self, meta, put, Rendered};
+use common::stores::{self, messages, meta, put, transcript, Rendered};
 use common::{stdout, Home, Mount};
 use serde_json::{json, Value};
 use std::path::Path;
@@ -164,15 +164,6 @@ fn check_tree(tree: &Path, fx: &Fixture) {
     }
 }
 
-/// `messages.jsonl` of session `dir`, its header line left out.
-fn messages(tree: &Path, dir: &str) -> Vec<Value> {
-    let text = std::fs::read_to_string(tree.join(dir).join("messages.jsonl")).expect("messages");
-    text.lines()
-        .map(|l| serde_json::from_str(l).expect("a JSON line"))
-        .filter(|v: &Value| v["type"] != "session")
-        .collect()
-}
-
 /// `YYYY-MM-DD HH:MM:SS` of this machine's local time, as the mount shows it in UTC.
 fn local(t: &str) -> String {
     chrono::NaiveDateTime::parse_from_str(t, "%Y-%m-%d %H:%M:%S")
@@ -287,8 +278,7 @@ fn every_record_kind_lands_in_messages_jsonl_and_the_transcript() {
     );
     assert_eq!(m[3]["thinking"], "Alpha thinking: partition around a pivot");
     assert_eq!(m[0]["kind"], "context");
-    let t = std::fs::read_to_string(out.tree.join(format!("gp/{A}/transcript.md")))
-        .expect("transcript");
+    let t = transcript(&out.tree, &format!("gp/{A}"));
     let p1 = t.find("Alpha prompt: write quicksort").expect("prompt");
     let r1 = t.find("Alpha reply: here is quicksort").expect("reply");
     let p2 = t.find("Alpha prompt two, second line").expect("prompt two");

@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::stores::{self, meta, put, Rendered};
+use common::stores::{self, meta, put, read, Rendered};
 use common::{stderr, stdout, Home, Mount};
 use serde_json::{json, Value};
 use std::path::Path;
@@ -135,10 +135,6 @@ fn render(home: &Home) -> Rendered {
         .expect("run");
     assert!(o.status.success(), "{}", stderr(&o));
     Rendered { dir, tree }
-}
-
-fn read(tree: &Path, rel: &str) -> String {
-    std::fs::read_to_string(tree.join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
 }
 
 fn messages(tree: &Path, id: &str) -> Vec<Value> {

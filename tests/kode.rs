@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::stores::{self, meta, put, Rendered};
+use common::stores::{self, meta, put, read, Rendered};
 use common::{stdout, Home, Mount};
 use serde_json::{json, Value};
 use std::path::Path;
@@ -299,10 +299,6 @@ fn render(home: &Home) -> Rendered {
             "XDG_CACHE_HOME",
         ],
     )
-}
-
-fn read(tree: &Path, rel: &str) -> String {
-    std::fs::read_to_string(tree.join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
 }
 
 fn messages(tree: &Path, dir: &str) -> Vec<Value> {

@@ -338,7 +338,7 @@ fn render(home: &Home) -> Rendered {
 }
 
 fn transcript(tree: &Path, id: &str) -> String {
-    std::fs::read_to_string(tree.join(format!("llxprt/{id}/transcript.md"))).expect("transcript")
+    stores::transcript(tree, &format!("llxprt/{id}"))
 }
 
 fn check_tree(tree: &Path) {

@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::stores::{self, meta, put, Rendered};
+use common::stores::{self, messages, meta, put, read, Rendered};
 use common::{stdout, Home, Mount};
 use rusqlite::{params, Connection};
 use serde_json::{json, Value};
@@ -519,19 +519,6 @@ fn check_tree(tree: &Path, fx: &Fixture) {
     for s in &fx.sessions {
         stores::assert_session_holds(tree, &s.dir, &s.lines, &s.outputs);
     }
-}
-
-/// `messages.jsonl` of session `dir`, its header line left out.
-fn messages(tree: &Path, dir: &str) -> Vec<Value> {
-    let text = std::fs::read_to_string(tree.join(dir).join("messages.jsonl")).expect("messages");
-    text.lines()
-        .map(|l| serde_json::from_str(l).expect("a JSON line"))
-        .filter(|v: &Value| v["type"] != "session")
-        .collect()
-}
-
-fn read(tree: &Path, rel: &str) -> String {
-    std::fs::read_to_string(tree.join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
 }
 
 #[test]

@@ -9,7 +9,7 @@
 
 mod common;
 
-use common::stores::{self, meta, put, Rendered};
+use common::stores::{self, messages, meta, put, transcript, Rendered};
 use common::{stdout, Home, Mount};
 use serde_json::{json, Value};
 use std::path::Path;
@@ -166,15 +166,6 @@ fn check_tree(tree: &Path, fx: &Fixture) {
     }
 }
 
-/// `messages.jsonl` of session `dir`, its header line left out.
-fn messages(tree: &Path, dir: &str) -> Vec<Value> {
-    let text = std::fs::read_to_string(tree.join(dir).join("messages.jsonl")).expect("messages");
-    text.lines()
-        .map(|l| serde_json::from_str(l).expect("a JSON line"))
-        .filter(|v: &Value| v["type"] != "session")
-        .collect()
-}
-
 /// (role, label, content, model) of each message.
 fn rows(m: &[Value]) -> Vec<(Value, Value, Value, Value)> {
     m.iter()
@@ -287,8 +278,7 @@ fn every_record_kind_lands_in_messages_jsonl_and_the_transcript() {
         ]
     );
     assert_eq!(m[0]["kind"], "context");
-    let t = std::fs::read_to_string(out.tree.join(format!("parrot/{A}/transcript.md")))
-        .expect("transcript");
+    let t = transcript(&out.tree, &format!("parrot/{A}"));
     let p1 = t.find("Alpha prompt: write quicksort").expect("prompt");
     let r1 = t.find("Alpha reply: here is quicksort").expect("reply");
     let p2 = t.find("Alpha prompt two, second line").expect("prompt two");

@@ -11,7 +11,7 @@
 
 mod common;
 
-use common::stores::{self, meta, put, Rendered};
+use common::stores::{self, messages, meta, put, shape, shapes, transcript, Rendered};
 use common::{stderr, stdout, Home, Mount};
 use serde_json::{json, Value};
 use std::path::Path;
@@ -289,29 +289,6 @@ fn check_tree(tree: &Path, fx: &Fixture) {
     }
 }
 
-/// `messages.jsonl` of session `dir`, its header line left out.
-fn messages(tree: &Path, dir: &str) -> Vec<Value> {
-    let text = std::fs::read_to_string(tree.join(dir).join("messages.jsonl")).expect("messages");
-    text.lines()
-        .map(|l| serde_json::from_str(l).expect("a JSON line"))
-        .filter(|v: &Value| v["type"] != "session")
-        .collect()
-}
-
-/// `(role, kind, content)` of each message.
-fn shapes(m: &[Value]) -> Vec<(String, String, String)> {
-    m.iter()
-        .map(|x| {
-            let s = |k: &str| x[k].as_str().unwrap_or_default().to_string();
-            (s("role"), s("kind"), s("content"))
-        })
-        .collect()
-}
-
-fn shape(role: &str, kind: &str, content: &str) -> (String, String, String) {
-    (role.into(), kind.into(), content.into())
-}
-
 #[test]
 fn render_shows_every_prompt_and_reply_in_exactly_its_session() {
     let fx = write();
@@ -400,14 +377,12 @@ fn every_list_and_record_kind_lands_in_messages_jsonl() {
         (&d[1]["model"], &d[4]["model"]),
         (&json!(A_MODEL), &json!(B_MODEL))
     );
-    let t = std::fs::read_to_string(out.tree.join(format!("pearai/{B}/transcript.md")))
-        .expect("transcript");
+    let t = transcript(&out.tree, &format!("pearai/{B}"));
     assert!(
         t.contains("releases.rs: https://releases.rs/docs/1.80.0/"),
         "{t}"
     );
-    let t = std::fs::read_to_string(out.tree.join(format!("pearai/{A}/transcript.md")))
-        .expect("transcript");
+    let t = transcript(&out.tree, &format!("pearai/{A}"));
     assert!(t.contains("[image: image/png, 600 B]"), "{t}");
     assert!(!t.contains("AAAAAAAA"), "no base64 in a transcript");
 }

@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::stores::{self, meta, put, Rendered};
+use common::stores::{self, messages, meta, put, shape, shapes, transcript, Rendered};
 use common::{stdout, Home, Mount, SGPT_CHAT_CACHE};
 use serde_json::{json, Value};
 use std::io::Write;
@@ -400,33 +400,6 @@ fn check_tree(tree: &Path, fx: &Fixture) {
     for s in &fx.chats {
         stores::assert_session_holds(tree, &s.dir, &s.lines, &s.outputs);
     }
-}
-
-/// `messages.jsonl` of session `dir`, its header line left out.
-fn messages(tree: &Path, dir: &str) -> Vec<Value> {
-    let text = std::fs::read_to_string(tree.join(dir).join("messages.jsonl")).expect("messages");
-    text.lines()
-        .map(|l| serde_json::from_str(l).expect("a JSON line"))
-        .filter(|v: &Value| v["type"] != "session")
-        .collect()
-}
-
-/// `(role, kind, content)` of each message.
-fn shapes(m: &[Value]) -> Vec<(String, String, String)> {
-    m.iter()
-        .map(|x| {
-            let s = |k: &str| x[k].as_str().unwrap_or_default().to_string();
-            (s("role"), s("kind"), s("content"))
-        })
-        .collect()
-}
-
-fn shape(role: &str, kind: &str, content: &str) -> (String, String, String) {
-    (role.into(), kind.into(), content.into())
-}
-
-fn transcript(tree: &Path, dir: &str) -> String {
-    std::fs::read_to_string(tree.join(dir).join("transcript.md")).expect("transcript")
 }
 
 #[test]

@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::stores::{self, meta};
+use common::stores::{self, meta, transcript};
 use common::{stdout, Home, Mount};
 use rusqlite::{params, Connection};
 use serde_json::{json, Value};
@@ -107,12 +107,7 @@ fn write() -> Home {
 }
 
 fn messages(tree: &Path, id: &str) -> Vec<Value> {
-    std::fs::read_to_string(tree.join(format!("void/{id}")).join("messages.jsonl"))
-        .expect("messages")
-        .lines()
-        .map(|l| serde_json::from_str::<Value>(l).expect("line"))
-        .filter(|v| v["type"] != "session")
-        .collect()
+    stores::messages(tree, &format!("void/{id}"))
 }
 
 #[test]
@@ -168,8 +163,7 @@ fn prompts_replies_reasoning_checkpoints_and_tools() {
     assert_eq!(results[1]["isError"], true);
     assert_eq!(results[2]["toolName"], "delete_file_or_folder");
     assert_eq!(results[2]["isError"], true);
-    let t = std::fs::read_to_string(out.tree.join(format!("void/{A}/transcript.md")))
-        .expect("transcript");
+    let t = transcript(&out.tree, &format!("void/{A}"));
     for s in [
         "alpha tool output: export function total",
         "alpha tool error: exit code 1",
@@ -239,8 +233,7 @@ fn a_saved_reply_shows_within_a_second() {
     stores::assert_within_a_second("saved reply", || {
         stores::file_contains(&t, "Bravo late reply after the mount")
     });
-    let a =
-        std::fs::read_to_string(m.path().join(format!("void/{A}/transcript.md"))).expect("alpha");
+    let a = transcript(m.path(), &format!("void/{A}"));
     assert!(!a.contains("Bravo late reply"), "{a}");
 }
 

@@ -105,13 +105,7 @@ impl Store for ForgeStore {
     }
 
     fn list(&self) -> Vec<Listed> {
-        let mut out = Vec::new();
-        for (root, db) in self.places() {
-            for id in self.reader.list("forge", &db, list_db).unwrap_or_default() {
-                out.push(sqlite::row_session(&id, &db, root));
-            }
-        }
-        out
+        sqlite::row_sessions(&self.reader, "forge", &self.places(), list_db)
     }
 
     fn load(&self, listed: &Listed) -> Session {
@@ -136,18 +130,7 @@ impl Store for ForgeStore {
     /// directory looks up `.forge.db`: those directories and every database with its
     /// journals. A root gone since it was opened leaves the store without a glance.
     fn glance(&self, _listed: &[Listed]) -> Option<Glance> {
-        let mut g = Glance::default();
-        for root in &self.base.roots {
-            if root.path.is_dir() {
-                g.dirs.push(root.path.clone());
-            } else if !root.path.exists() {
-                return None;
-            }
-        }
-        for (_, db) in self.places() {
-            g.files.extend(sqlite::with_journals(&db));
-        }
-        Some(g)
+        sqlite::glance(&self.base.roots, &self.places())
     }
 
     fn versions(&self, listed: &[&Listed]) -> Vec<Option<u64>> {

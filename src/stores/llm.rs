@@ -149,18 +149,7 @@ impl Store for LlmStore {
     /// a root that is a directory looks up `logs.db`: those directories and every database
     /// with its journals. A root gone since it was opened leaves the store without a glance.
     fn glance(&self, _listed: &[Listed]) -> Option<Glance> {
-        let mut g = Glance::default();
-        for root in &self.base.roots {
-            if root.path.is_dir() {
-                g.dirs.push(root.path.clone());
-            } else if !root.path.exists() {
-                return None;
-            }
-        }
-        for (_, db) in self.places() {
-            g.files.extend(sqlite::with_journals(&db));
-        }
-        Some(g)
+        sqlite::glance(&self.base.roots, &self.places())
     }
 
     fn versions(&self, listed: &[&Listed]) -> Vec<Option<u64>> {

@@ -495,6 +495,24 @@ pub fn row_session(id: &str, db: &Path, root: usize) -> super::Listed {
     }
 }
 
+/// [`super::Store::list`] of a store where every id `list_ids` reads is one session: the
+/// [`row_session`] of each id of each of `dbs` (`(root index, database)`), in that order. A
+/// database that cannot be read costs only its own sessions ([`Reader::list`]).
+pub fn row_sessions(
+    reader: &Reader,
+    agent: &str,
+    dbs: &[(usize, PathBuf)],
+    mut list_ids: impl FnMut(&Connection) -> rusqlite::Result<Vec<String>>,
+) -> Vec<super::Listed> {
+    let mut out = Vec::new();
+    for (root, db) in dbs {
+        for id in reader.list(agent, db, &mut list_ids).unwrap_or_default() {
+            out.push(row_session(&id, db, *root));
+        }
+    }
+    out
+}
+
 /// `(root index, database)` of every database `roots` lead to, each once: a root is the
 /// database itself, or the directory holding it as `file_name`. For the stores that keep
 /// every session in one database (Grok CLI, Kiro CLI, ForgeCode).
@@ -512,6 +530,26 @@ pub fn databases(roots: &[super::Root], file_name: &str) -> Vec<(usize, PathBuf)
         }
     }
     out
+}
+
+/// The glance of a store whose listing reads only the databases [`databases`] found
+/// (`dbs`, from `roots`): each root that is a directory (a database appearing in it adds
+/// an entry) and every database with its journals (a write lands in one of them). A root
+/// gone since the store was opened gives `None`: [`databases`] no longer looks there, so
+/// nothing stamped would show it coming back, and the store is listed at every search.
+pub fn glance(roots: &[super::Root], dbs: &[(usize, PathBuf)]) -> Option<super::Glance> {
+    let mut g = super::Glance::default();
+    for root in roots {
+        if root.path.is_dir() {
+            g.dirs.push(root.path.clone());
+        } else if !root.path.exists() {
+            return None;
+        }
+    }
+    for (_, db) in dbs {
+        g.files.extend(with_journals(db));
+    }
+    Some(g)
 }
 
 /// `db` with `suffix` appended to its file name (`-wal`, `-shm`, `-journal`).

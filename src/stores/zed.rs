@@ -140,16 +140,7 @@ impl Store for ZedStore {
     }
 
     fn list(&self) -> Vec<Listed> {
-        let mut out = Vec::new();
-        for (root, db) in self.dbs() {
-            let Some(ids) = self.reader.list("zed", &db, list_db) else {
-                continue;
-            };
-            for id in ids {
-                out.push(sqlite::row_session(&id, &db, root));
-            }
-        }
-        out
+        sqlite::row_sessions(&self.reader, "zed", &self.dbs(), list_db)
     }
 
     /// The listing reads every thread id of each database: a database with its journals

@@ -3,8 +3,9 @@
 //! line must then be found in exactly the session directory its writer put it in, secrets
 //! nowhere, the mount read-only and the native store byte-identical afterwards.
 //!
-//! The tests keep their own writers and records; only the reading of the result lives here,
-//! so that every store is held to the same checks.
+//! The tests keep their own writers and records; only the reading of the result lives here
+//! (files of a session: [`meta`], [`messages`], [`transcript`], [`shapes`]), so that every
+//! store is held to the same checks and read the same way.
 
 use super::{stderr, stdout, Home, Mount};
 use serde_json::Value;
@@ -115,6 +116,48 @@ pub fn assert_list_hides(home: &Home, secret: &str, unset: &[&str]) {
 pub fn meta(tree: &Path, dir: &str) -> Value {
     serde_json::from_slice(&std::fs::read(tree.join(dir).join("meta.json")).expect("meta"))
         .expect("meta.json parses")
+}
+
+/// The file `rel` under `tree`, as text.
+pub fn read(tree: &Path, rel: &str) -> String {
+    std::fs::read_to_string(tree.join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
+}
+
+/// Session `dir`'s `transcript.md` under `tree`.
+pub fn transcript(tree: &Path, dir: &str) -> String {
+    std::fs::read_to_string(tree.join(dir).join("transcript.md")).expect("transcript")
+}
+
+/// Session `dir`'s `messages.jsonl` under `tree`, one value a line, without the `session`
+/// header line: `[0]` is the session's first message.
+pub fn messages(tree: &Path, dir: &str) -> Vec<Value> {
+    let text = std::fs::read_to_string(tree.join(dir).join("messages.jsonl")).expect("messages");
+    text.lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .filter(|v: &Value| v["type"] != "session")
+        .collect()
+}
+
+/// The `(role, kind, content)` of each of `messages` (absent fields empty): a session's
+/// order and kinds compared in one assertion against a list of [`shape`]s.
+pub fn shapes(messages: &[Value]) -> Vec<(String, String, String)> {
+    messages
+        .iter()
+        .map(|x| {
+            let s = |k: &str| x[k].as_str().unwrap_or_default().to_string();
+            (s("role"), s("kind"), s("content"))
+        })
+        .collect()
+}
+
+/// One expected entry of [`shapes`].
+pub fn shape(role: &str, kind: &str, content: &str) -> (String, String, String) {
+    (role.into(), kind.into(), content.into())
+}
+
+/// Session `dir`'s `meta.json` warnings as one JSON text, for `contains` checks.
+pub fn warnings(tree: &Path, dir: &str) -> String {
+    meta(tree, dir)["warnings"].to_string()
 }
 
 /// How many entries `tree/<agent>/` lists.

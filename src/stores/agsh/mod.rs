@@ -193,13 +193,7 @@ impl Store for AgshStore {
         for p in problems {
             log::warn!("agsh: {p}");
         }
-        let mut out = Vec::new();
-        for (root, db) in dbs {
-            for id in self.reader.list("agsh", &db, list_ids).unwrap_or_default() {
-                out.push(sqlite::row_session(&id, &db, root));
-            }
-        }
-        out
+        sqlite::row_sessions(&self.reader, "agsh", &dbs, list_ids)
     }
 
     fn load(&self, listed: &Listed) -> Session {
