@@ -108,18 +108,10 @@ impl Store for KiroStore {
 
     /// The listing reads every row of each database: a database with its journals (a
     /// write lands in the `-wal` or the file itself) stands for all its conversations, and
-    /// a root directory is stamped for its `data.sqlite3` appearing.
+    /// a root directory is stamped for its `data.sqlite3` appearing; a database gone since
+    /// the store was opened leaves it without a glance ([`sqlite::glance`]).
     fn glance(&self, _listed: &[Listed]) -> Option<Glance> {
-        let mut g = Glance::default();
-        for root in &self.base.roots {
-            if root.path.is_dir() {
-                g.dirs.push(root.path.clone());
-            }
-        }
-        for (_, db) in self.places() {
-            g.files.extend(sqlite::with_journals(&db));
-        }
-        Some(g)
+        sqlite::glance(&self.base.roots, &self.places())
     }
 
     fn load(&self, listed: &Listed) -> Session {
@@ -391,4 +383,27 @@ fn assistant_message(
         });
     }
     b.push(m);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A database deleted since the store was opened would leave nothing stamped that could
+    /// show it coming back: the store then has no glance, and is listed at every search.
+    #[test]
+    fn a_database_gone_since_opening_leaves_no_glance() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let db = dir.path().join("data.sqlite3");
+        Connection::open(&db)
+            .and_then(|c| c.execute_batch("CREATE TABLE conversations (key TEXT, value TEXT);"))
+            .expect("db");
+        let store = KiroStore::new(vec![Root::new(Agent::Kiro, &db, "default")]);
+        let g = store
+            .glance(&[])
+            .expect("a glance while the database is there");
+        assert!(g.files.contains(&db), "{:?}", g.files);
+        std::fs::remove_file(&db).expect("rm");
+        assert!(store.glance(&[]).is_none());
+    }
 }
