@@ -76,10 +76,11 @@ pub enum Agent {
     Pearai,
     Jan,
     Sgpt,
+    Oterm,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 57] = [
+    pub const ALL: [Agent; 58] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Gemini,
@@ -137,6 +138,7 @@ impl Agent {
         Agent::Pearai,
         Agent::Jan,
         Agent::Sgpt,
+        Agent::Oterm,
     ];
 
     /// The fixed directory name under the mount root.
@@ -199,6 +201,7 @@ impl Agent {
             Agent::Pearai => "pearai",
             Agent::Jan => "jan",
             Agent::Sgpt => "sgpt",
+            Agent::Oterm => "oterm",
         }
     }
 

@@ -66,6 +66,7 @@ pub mod neovate;
 pub mod octofriend;
 pub mod opencode;
 pub mod openhands;
+pub mod oterm;
 pub mod parrot;
 pub mod pearai;
 pub mod pi;
@@ -640,6 +641,12 @@ pub const REGISTRY: &[Spec] = &[
         candidates: sgpt::candidates,
         given: as_given,
         open: |r| Box::new(sgpt::SgptStore::new(r)),
+    },
+    Spec {
+        agent: Agent::Oterm,
+        candidates: oterm::candidates,
+        given: as_given,
+        open: |r| Box::new(oterm::OtermStore::new(r)),
     },
 ];
 
