@@ -404,8 +404,8 @@ mod tests {
 
     #[test]
     fn user_version_reads_as_oterms_own_version() {
-        let s = source(Path::new("/d"), Some((0 << 16) | (19 << 8) | 2));
-        assert_eq!(s.format_version.as_deref(), Some("0.19.2"));
+        let s = source(Path::new("/d"), Some((1 << 16) | (19 << 8) | 2));
+        assert_eq!(s.format_version.as_deref(), Some("1.19.2"));
         assert_eq!(source(Path::new("/d"), Some(0)).format_version, None);
     }
 }
