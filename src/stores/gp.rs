@@ -182,17 +182,7 @@ impl Store for ChatStore {
     }
 
     fn glance(&self, _listed: &[Listed]) -> Option<Glance> {
-        let mut g = Glance::default();
-        for root in &self.base.roots {
-            if root.path.is_file() {
-                continue;
-            }
-            if !root.path.is_dir() {
-                return None;
-            }
-            g.dirs.push(root.path.clone());
-        }
-        Some(g)
+        kit::root_dirs_glance(&self.base.roots)
     }
 
     fn load(&self, listed: &Listed) -> Session {

@@ -713,6 +713,23 @@ pub fn listed_by_stem(roots: &[Root], files: impl Fn(&Path) -> Vec<PathBuf>) -> 
     out
 }
 
+/// The glance of stores whose roots are directories of session files (gp.nvim, parrot.nvim,
+/// CopilotChat.nvim, ellama, ShellGPT): each root directory, whose names the listing reads;
+/// a root that is one session file is its own source. `None` while a root is missing.
+pub fn root_dirs_glance(roots: &[Root]) -> Option<super::Glance> {
+    let mut g = super::Glance::default();
+    for root in roots {
+        if root.path.is_file() {
+            continue;
+        }
+        if !root.path.is_dir() {
+            return None;
+        }
+        g.dirs.push(root.path.clone());
+    }
+    Some(g)
+}
+
 /// The glance of stores whose roots are a directory of session files or a data directory
 /// with them in `sessions/` (Continue, Nanocoder): each root directory and its `sessions/`;
 /// a root that is one session file is its own source. `None` while a root is missing.
