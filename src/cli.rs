@@ -905,11 +905,11 @@ fn list(
         "{:<48} {:<20} {:>5} {:>9} {:>9}  {:<28} TITLE",
         "ID", "UPDATED", "TURNS", "COST", "OWN", "MODEL"
     );
-    // null: some usage has no known price, which is not $0.
-    let usd = |c: &Value| {
-        c["totalUsd"]
-            .as_f64()
-            .map_or("unpriced".to_string(), |c| format!("${c:.2}"))
+    // null: the agent recorded no usage, or some usage has no known price; neither is $0.
+    let usd = |c: &Value| match c["totalUsd"].as_f64() {
+        Some(c) => format!("${c:.2}"),
+        None if c["usageRecorded"] == false => "no usage".to_string(),
+        None => "unpriced".to_string(),
     };
     for m in &metas {
         let updated = m["updatedAt"]

@@ -17,9 +17,12 @@
 //!
 //! A record with a reported cost uses it; otherwise it is priced from [`crate::pricing`] and
 //! marked estimated; a model without a price makes the record *unpriced*, which the report
-//! lists as such and never adds as $0.
+//! lists as such and never adds as $0. A session whose agent recorded no usage at all gives
+//! one *unrecorded* record per reply of its own ([`Record::recorded`] false): the report
+//! counts those replies apart, as of unknown cost, so an agent that keeps no usage is never
+//! shown as free nor left out unsaid.
 
-use crate::model::{Agent, Message, Session, TokenUsage};
+use crate::model::{Agent, Message, Role, Session, TokenUsage};
 use crate::tree::Fs;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
@@ -42,6 +45,9 @@ pub struct Record {
     pub estimated: bool,
     /// The provider's reply identity, where known ([`Message::reply_id`]).
     pub reply: Option<String>,
+    /// False for a reply of a session whose agent recorded no usage or cost at all: no
+    /// tokens, `usd` `None`, and a cost that is unknown rather than unpriced.
+    pub recorded: bool,
 }
 
 /// What to group by.
@@ -218,6 +224,7 @@ pub fn session_records(s: &Session, owner: &str, out: &mut Vec<Record>) {
             usd,
             estimated: estimated && usd.is_some(),
             reply: reply.cloned(),
+            recorded: true,
         }
     };
     if !per_message {
@@ -228,6 +235,23 @@ pub fn session_records(s: &Session, owner: &str, out: &mut Vec<Record>) {
                 r.estimated = est;
             }
             out.push(r);
+        } else {
+            for m in s
+                .messages
+                .iter()
+                .filter(|m| !m.inherited && m.role == Role::Assistant)
+            {
+                let mut r = record(
+                    TokenUsage::default(),
+                    None,
+                    m.model.as_deref(),
+                    m.timestamp.or(fallback_time),
+                    m.reply_id.as_ref(),
+                );
+                r.usd = None;
+                r.recorded = false;
+                out.push(r);
+            }
         }
     } else {
         let mut seen: HashSet<&str> = HashSet::new();
@@ -288,14 +312,27 @@ pub struct Totals {
     /// Models with usage but no known price; their tokens are in the counts above, their
     /// cost in no figure.
     pub unpriced_models: Vec<String>,
+    /// Replies of sessions whose agent recorded no usage ([`Record::recorded`]): their
+    /// cost is unknown and in no figure.
+    pub unrecorded_replies: u64,
+    /// Sessions those replies are counted in.
+    pub unrecorded_sessions: usize,
     #[serde(skip)]
     owners: BTreeSet<String>,
+    #[serde(skip)]
+    unrecorded_owners: BTreeSet<String>,
 }
 
 impl Totals {
     fn add(&mut self, r: &Record) {
         self.owners.insert(r.owner.clone());
         self.sessions = self.owners.len();
+        if !r.recorded {
+            self.unrecorded_replies += 1;
+            self.unrecorded_owners.insert(r.owner.clone());
+            self.unrecorded_sessions = self.unrecorded_owners.len();
+            return;
+        }
         self.input_tokens += r.usage.input_tokens;
         self.output_tokens += r.usage.output_tokens;
         self.cache_read_tokens += r.usage.cached_tokens;
@@ -414,13 +451,21 @@ impl Report {
             "USD".into(),
         ]];
         for t in self.groups.iter().chain(std::iter::once(&self.total)) {
-            let mut usd = match t.usd {
-                Some(u) => format!("{}${u:.2}", if t.estimated { "~" } else { "" }),
-                None => "unpriced".into(),
-            };
-            if t.usd.is_some() && !t.unpriced_models.is_empty() {
-                usd.push_str(" + unpriced");
+            let mut usd: Vec<String> = Vec::new();
+            if let Some(u) = t.usd {
+                usd.push(format!("{}${u:.2}", if t.estimated { "~" } else { "" }));
             }
+            if !t.unpriced_models.is_empty() {
+                usd.push("unpriced".into());
+            }
+            if t.unrecorded_replies > 0 {
+                usd.push("not recorded".into());
+            }
+            let usd = if usd.is_empty() {
+                "$0.00".to_string()
+            } else {
+                usd.join(" + ")
+            };
             rows.push([
                 if std::ptr::eq(t, &self.total) {
                     "TOTAL".into()
@@ -463,7 +508,24 @@ impl Report {
                 self.total.unpriced_models.join(", ")
             ));
         }
+        if self.total.unrecorded_replies > 0 {
+            out.push_str(&format!(
+                "not recorded: {} {} in {} {} whose agent kept no usage; their cost is unknown, in no figure\n",
+                self.total.unrecorded_replies,
+                plural(self.total.unrecorded_replies as usize, "reply", "replies"),
+                self.total.unrecorded_sessions,
+                plural(self.total.unrecorded_sessions, "session", "sessions"),
+            ));
+        }
         out
+    }
+}
+
+fn plural(n: usize, one: &'static str, many: &'static str) -> &'static str {
+    if n == 1 {
+        one
+    } else {
+        many
     }
 }
 

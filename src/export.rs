@@ -1191,7 +1191,8 @@ pub fn export(fs: &Fs, dir: &Path, opts: &Options) -> Result<Summary> {
         }
     }
     let sessions = owner_part.len();
-    for record in collector.finish() {
+    // A reply whose agent recorded no usage is no usage row: the table holds what was spent.
+    for record in collector.finish().into_iter().filter(|r| r.recorded) {
         if let Some(p) = owner_part.get(&record.owner) {
             if let Some(part) = parts.get_mut(p) {
                 part.usage.push(UsageRow {

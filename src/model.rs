@@ -476,6 +476,10 @@ pub struct Cost {
     /// True when some usage has neither a reported cost nor a known price: `total_usd` then
     /// covers only the rest, and `meta.json` shows `totalUsd: null`, never a silent 0.
     pub unpriced: bool,
+    /// True when the session has replies but the agent recorded no usage and no cost for
+    /// any of them (Cursor, ellama, oterm, ...): what they cost is unknown, not zero, so
+    /// `meta.json` shows `totalUsd: null` and `usageRecorded: false`.
+    pub unrecorded: bool,
 }
 
 impl Cost {
@@ -489,6 +493,7 @@ impl Cost {
         self.cache_write_tokens += other.cache_write_tokens;
         self.estimated |= other.estimated;
         self.unpriced |= other.unpriced;
+        self.unrecorded |= other.unrecorded;
     }
 }
 
@@ -618,7 +623,8 @@ impl Session {
     /// Cost and tokens over the active branch. A message with usage but no reported cost
     /// is priced from [`crate::pricing`], and the total is then marked `estimated`. When no
     /// message carries usage or cost, the agent's session totals ([`Session::reported_usage`])
-    /// are used instead, priced by the primary model.
+    /// are used instead, priced by the primary model. When there are none either, replies of
+    /// the session's own make the cost [`Cost::unrecorded`].
     pub fn cost(&self) -> Cost {
         let mut cost = Cost::default();
         let per_message = self
@@ -648,6 +654,10 @@ impl Session {
             }
             return cost;
         }
+        if !per_message {
+            cost.unrecorded = self.has_own_replies();
+            return cost;
+        }
         for m in self.messages.iter().filter(|m| !m.inherited) {
             if let Some(u) = &m.token_usage {
                 cost.input_tokens += u.input_tokens;
@@ -671,6 +681,14 @@ impl Session {
             }
         }
         cost
+    }
+
+    /// Whether the session holds a reply of its own (an assistant message not copied from
+    /// the session it was forked from): one whose usage the agent could have recorded.
+    pub fn has_own_replies(&self) -> bool {
+        self.messages
+            .iter()
+            .any(|m| !m.inherited && m.role == Role::Assistant)
     }
 
     /// The session together with everything it spawned, nested to any depth: its own

@@ -269,7 +269,8 @@ fn write() -> Fixture {
             "Charlie reply before the cut",
             "Charlie cut tail",
         ],
-        usage: (0, 0, 0, 0, 0.0),
+        // No `ui_messages.json`: no usage was written.
+        usage: stores::NOT_RECORDED,
         ..Task::default()
     });
 

@@ -35,7 +35,8 @@ struct Written {
     outputs: Vec<&'static str>,
     /// Expected tokens: input, output, cache reads, cache writes.
     tokens: (u64, u64, u64, u64),
-    /// Expected USD; `None` for an unpriced session.
+    /// Expected USD; `None` for an unpriced session, NaN for one whose usage was not
+    /// recorded ([`stores::NOT_RECORDED`]).
     usd: Option<f64>,
 }
 
@@ -155,7 +156,8 @@ fn write() -> Fixture {
         ],
         outputs: vec!["alpha-build: error[E0308] mismatched types"],
         tokens: (0, 0, 0, 0),
-        usd: Some(0.0),
+        // Replies without usage: unknown, not $0.
+        usd: Some(stores::NOT_RECORDED.4),
     });
 
     // --- B: the CLI. Outputs only in the call states, usage on the replies and the
@@ -291,7 +293,7 @@ fn write() -> Fixture {
         ],
         outputs: vec!["delta-output: a bar chart of sales"],
         tokens: (0, 0, 0, 0),
-        usd: Some(0.0),
+        usd: Some(stores::NOT_RECORDED.4),
     });
 
     // --- E: a file whose `history` is no list (a format Continue no longer reads).
@@ -517,6 +519,34 @@ fn a_rewritten_session_and_a_new_session_show_within_a_second() {
         m.path()
             .join(format!("continue/{f}/transcript.md"))
             .exists()
+    });
+}
+
+/// A session renamed in the index alone (its file untouched) shows its new title through
+/// the mount within a second; the index going away takes the title with it.
+#[test]
+fn a_title_changed_in_the_index_alone_shows_within_a_second() {
+    let fx = write();
+    let m = Mount::new(&fx.home, &[]);
+    let meta = m.path().join(format!("continue/{B}/meta.json"));
+    assert!(stores::file_contains(&meta, "Bravo: from the index"));
+    let index = json!([
+        {"sessionId": A, "title": "Alpha: the failing build", "dateCreated": "1772359200000",
+         "workspaceDirectory": "file:///home/dev/alpha%20proj", "messageCount": 3},
+        {"sessionId": B, "title": "Bravo: renamed in the index", "dateCreated": "1772359300000",
+         "workspaceDirectory": "/home/dev/bravo", "messageCount": 2},
+    ]);
+    put(
+        fx.home.path(),
+        &format!("{SESSIONS}/sessions.json"),
+        serde_json::to_vec_pretty(&index).expect("json"),
+    );
+    stores::assert_within_a_second("renamed in the index", || {
+        stores::file_contains(&meta, "Bravo: renamed in the index")
+    });
+    std::fs::remove_file(fx.home.path().join(SESSIONS).join("sessions.json")).expect("rm");
+    stores::assert_within_a_second("index gone", || {
+        !stores::file_contains(&meta, "Bravo: renamed in the index")
     });
 }
 

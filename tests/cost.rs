@@ -192,3 +192,98 @@ fn groups_add_up_and_unpriced_models_are_never_zero_dollars() {
     let list = stdout(&home.sessfs(&["list"]));
     assert!(list.contains(" unpriced "), "sessfs list: {list}");
 }
+
+/// An agent that keeps no usage (a Cursor agent transcript holds text only) spent an unknown
+/// amount, not $0: `meta.json` says `totalUsd: null`, `usageRecorded: false`; `sessfs cost`
+/// counts its replies apart as "not recorded" and `list` says "no usage". A session that
+/// holds no reply yet spent nothing, and says $0.
+#[test]
+fn replies_whose_agent_records_no_usage_cost_unknown_not_zero() {
+    let home = Home::empty();
+    let t = home
+        .path()
+        .join(".cursor/projects/home-dev-acme/agent-transcripts");
+    std::fs::create_dir_all(&t).unwrap();
+    let cursor_id = "0a1b2c3d-0000-4000-8000-000000000001";
+    // Two replies, written by hand.
+    std::fs::write(
+        t.join(format!("{cursor_id}.txt")),
+        "user:\nrename the flag\n\nassistant:\nRenamed it.\n\nuser:\nand the docs\n\nassistant:\nDone.\n",
+    )
+    .unwrap();
+    let dir = home.path().join(".claude/projects/-tmp-acme");
+    std::fs::create_dir_all(&dir).unwrap();
+    let priced = "11111111-2222-4333-8444-555555555555";
+    let unanswered = "11111111-2222-4333-8444-666666666666";
+    std::fs::write(
+        dir.join(format!("{priced}.jsonl")),
+        concat!(
+            r#"{"type":"user","uuid":"u1","parentUuid":null,"timestamp":"2026-03-01T10:00:00Z","cwd":"/tmp/acme","message":{"role":"user","content":"hi"}}"#,
+            "\n",
+            r#"{"type":"assistant","uuid":"a1","parentUuid":"u1","timestamp":"2026-03-01T10:00:01Z","requestId":"r1","message":{"id":"m1","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"text","text":"hello"}],"usage":{"input_tokens":1000,"output_tokens":100}}}"#,
+            "\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join(format!("{unanswered}.jsonl")),
+        concat!(
+            r#"{"type":"user","uuid":"u1","parentUuid":null,"timestamp":"2026-03-01T11:00:00Z","cwd":"/tmp/acme","message":{"role":"user","content":"are you there?"}}"#,
+            "\n"
+        ),
+    )
+    .unwrap();
+    let meta = |id: &str| -> Value {
+        serde_json::from_str(&stdout(&home.sessfs(&["show", id, "--format", "json"])))
+            .expect("meta.json")
+    };
+    let m = meta(&format!("cursor:{cursor_id}"));
+    assert_eq!(m["cost"]["totalUsd"], Value::Null, "{m}");
+    assert_eq!(m["cost"]["usageRecorded"], false, "{m}");
+    let m = meta(&format!("claude:{priced}"));
+    assert!(m["cost"]["totalUsd"].as_f64().expect("priced") > 0.0, "{m}");
+    assert_eq!(m["cost"]["usageRecorded"], true, "{m}");
+    let m = meta(&format!("claude:{unanswered}"));
+    assert_eq!(m["cost"]["totalUsd"], 0.0, "no reply, nothing spent: {m}");
+    assert_eq!(m["cost"]["usageRecorded"], true, "{m}");
+
+    let r = cost_json(&home, &["--group-by", "agent"]);
+    let group = |key: &str| {
+        r["groups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|g| g["key"] == key)
+            .unwrap_or_else(|| panic!("no {key} group: {r}"))
+            .clone()
+    };
+    let cursor = group("cursor");
+    assert_eq!(cursor["usd"], Value::Null, "{cursor}");
+    assert_eq!(cursor["unrecordedReplies"], 2, "{cursor}");
+    assert_eq!(cursor["unrecordedSessions"], 1, "{cursor}");
+    assert_eq!(cursor["outputTokens"], 0, "{cursor}");
+    assert_eq!(group("claude")["unrecordedReplies"], 0);
+    assert_eq!(r["total"]["unrecordedReplies"], 2);
+    assert!(r["total"]["usd"].as_f64().expect("the priced part") > 0.0);
+    let text = stdout(&home.sessfs(&["cost", "--group-by", "agent"]));
+    let line = |key: &str| {
+        text.lines()
+            .find(|l| l.starts_with(key))
+            .unwrap_or_else(|| panic!("no {key} line: {text}"))
+            .to_string()
+    };
+    assert!(line("cursor").ends_with("  not recorded"), "{text}");
+    assert!(!line("cursor").contains('$'), "{text}");
+    assert!(line("TOTAL").ends_with(" + not recorded"), "{text}");
+    assert!(
+        text.contains("not recorded: 2 replies in 1 session whose agent kept no usage"),
+        "{text}"
+    );
+    let list = stdout(&home.sessfs(&["list"]));
+    let row = list
+        .lines()
+        .find(|l| l.starts_with(&format!("cursor:{cursor_id}")))
+        .unwrap_or_else(|| panic!("{list}"));
+    assert!(row.contains(" no usage "), "{row}");
+    assert!(!row.contains('$'), "{row}");
+}

@@ -117,6 +117,7 @@ fn rows_of_every_table_encode() {
             usd: Some(0.5),
             estimated: false,
             reply: None,
+            recorded: true,
         },
     }
     .push(&mut usage);

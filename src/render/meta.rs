@@ -62,7 +62,8 @@ struct SourceMeta<'a> {
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct CostMeta {
-    /// `null` when some usage has no known price: never a silent 0.
+    /// `null` when some usage has no known price, or the agent recorded none: never a
+    /// silent 0.
     total_usd: Option<f64>,
     input_tokens: u64,
     output_tokens: u64,
@@ -71,13 +72,16 @@ struct CostMeta {
     cache_read_tokens: u64,
     cache_write_tokens: u64,
     estimated: bool,
+    /// `false` when the session has replies but the agent recorded no usage or cost for
+    /// them: `totalUsd` is then `null` (unknown), not 0.
+    usage_recorded: bool,
 }
 
 /// The total to a millionth of a dollar: sums of per-message floats otherwise print as
 /// `0.006024999999999999`.
 fn rounded(c: Cost) -> CostMeta {
     CostMeta {
-        total_usd: (!c.unpriced && c.total_usd.is_finite())
+        total_usd: (!c.unpriced && !c.unrecorded && c.total_usd.is_finite())
             .then(|| (c.total_usd * 1e6).round() / 1e6),
         input_tokens: c.input_tokens,
         output_tokens: c.output_tokens,
@@ -86,6 +90,7 @@ fn rounded(c: Cost) -> CostMeta {
         cache_read_tokens: c.cached_tokens,
         cache_write_tokens: c.cache_write_tokens,
         estimated: c.estimated,
+        usage_recorded: !c.unrecorded,
     }
 }
 

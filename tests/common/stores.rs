@@ -175,10 +175,22 @@ pub fn tokens(c: &Value) -> (Option<u64>, Option<u64>, Option<u64>, Option<u64>)
     )
 }
 
-/// A `cost` object's `totalUsd` is `usd` (to 1e-9); `what` names it in the failure.
+/// The usage a writer expects of a session whose replies carry no usage at all: no
+/// tokens, and a cost that is unknown (`NaN` here; `totalUsd: null` and
+/// `usageRecorded: false` in `meta.json`), never $0.
+pub const NOT_RECORDED: (u64, u64, u64, u64, f64) = (0, 0, 0, 0, f64::NAN);
+
+/// A `cost` object's `totalUsd` is `usd` (to 1e-9), or, for `usd` NaN, `null` with
+/// `usageRecorded: false`; `what` names it in the failure.
 pub fn assert_usd(c: &Value, usd: f64, what: &str) {
+    if usd.is_nan() {
+        assert!(c["totalUsd"].is_null(), "{what}: {c}");
+        assert_eq!(c["usageRecorded"], false, "{what}: {c}");
+        return;
+    }
     let total = c["totalUsd"].as_f64().unwrap_or(-1.0);
     assert!((total - usd).abs() < 1e-9, "{what}: {total} != {usd}");
+    assert_eq!(c["usageRecorded"], true, "{what}: {c}");
 }
 
 /// Session `dir`'s `cost` is `(input, output, cache reads, cache writes, USD)`.
