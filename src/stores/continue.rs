@@ -149,8 +149,32 @@ impl Store for ContinueStore {
         &self.base
     }
 
+    /// Each session's sources are its file and the index beside it: the index gives its
+    /// title, time and directory, so a change there must reach the mount even when the
+    /// session's file stays as it was; [`Store::versions`] keeps that to the session whose
+    /// entry changed.
     fn list(&self) -> Vec<Listed> {
-        kit::listed_by_stem(&self.base.roots, session_files)
+        let mut listed = kit::listed_by_stem(&self.base.roots, session_files);
+        for l in &mut listed {
+            if let Some(dir) = l.path.parent() {
+                l.sources.push(dir.join(INDEX_FILE));
+            }
+        }
+        listed
+    }
+
+    /// A session's version: its file's size and mtime and its own index entry, so a save
+    /// of one session (which rewrites the whole index) renders no other session again.
+    fn versions(&self, listed: &[&Listed]) -> Vec<Option<u64>> {
+        listed
+            .iter()
+            .map(|l| {
+                let (len, mtime) = super::stat_version(&l.path)?;
+                let entry = self.entry(l);
+                let v = format!("{len}-{mtime:?}-{entry:?}");
+                Some(crate::names::fnv1a(v.as_bytes()))
+            })
+            .collect()
     }
 
     fn keeps_listing(&self, _listed: &Listed) -> bool {
@@ -160,20 +184,25 @@ impl Store for ContinueStore {
 
     /// The listing reads the names in each root directory and in its `sessions/`; the
     /// session files are the sessions' sources, and a root that is one session file is its
-    /// own. The index `sessions.json` is not stamped: the listing never reads it, and no
-    /// session is versioned by it (Continue rewrites a session's file with its entry).
+    /// own. The index `sessions.json` is every session's source, so the search adds it.
     fn glance(&self, _listed: &[Listed]) -> Option<Glance> {
         kit::root_and_sessions_glance(&self.base.roots)
     }
 
     fn load(&self, listed: &Listed) -> Session {
-        let entry = listed.path.parent().and_then(|dir| {
+        load_session(self.dialect, &listed.path, &listed.id, self.entry(listed))
+    }
+}
+
+impl ContinueStore {
+    /// The session's line in the index beside its file, if any.
+    fn entry(&self, listed: &Listed) -> Option<IndexEntry> {
+        listed.path.parent().and_then(|dir| {
             self.index
                 .get(&dir.join(INDEX_FILE))
                 .get(&listed.id)
                 .cloned()
-        });
-        load_session(self.dialect, &listed.path, &listed.id, entry)
+        })
     }
 }
 
@@ -881,6 +910,38 @@ mod tests {
             Some("2026-03-01T10:00:00+00:00".to_string())
         );
         assert_eq!(m["b"].title.as_deref(), Some("Fix the parser"));
+    }
+
+    /// Continue rewrites the whole index at each save: only the session whose entry changed
+    /// gets a new version; the index is every session's source.
+    #[test]
+    fn an_index_rewrite_moves_only_the_version_of_the_session_it_changed() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let sessions = dir.path().join("sessions");
+        std::fs::create_dir(&sessions).expect("mkdir");
+        for id in ["a", "b"] {
+            std::fs::write(sessions.join(format!("{id}.json")), r#"{"history": []}"#)
+                .expect("write");
+        }
+        let index = |b_title: &str| {
+            let v = json!([{"sessionId": "a", "title": "Alpha"},
+                           {"sessionId": "b", "title": b_title}]);
+            std::fs::write(sessions.join(INDEX_FILE), v.to_string()).expect("index");
+        };
+        index("Bravo");
+        let store = ContinueStore::new(vec![Root::new(Agent::Continue, &sessions, "test")]);
+        let mut listed = store.list();
+        listed.sort_by(|x, y| x.id.cmp(&y.id));
+        assert!(listed
+            .iter()
+            .all(|l| l.sources == [l.path.clone(), sessions.join(INDEX_FILE)]));
+        let refs: Vec<&Listed> = listed.iter().collect();
+        let before = store.versions(&refs);
+        assert!(before.iter().all(Option::is_some), "{before:?}");
+        index("Bravo, renamed");
+        let after = store.versions(&refs);
+        assert_eq!(after[0], before[0], "a's entry is as it was");
+        assert_ne!(after[1], before[1], "b's entry changed");
     }
 
     #[test]
