@@ -679,6 +679,7 @@ fn bundled_sample_shows_both_chats() {
         &tree,
         "dyad/1",
         &[
+            "Dyad chat: app recipe-box (recipe-box); mode build; model claude-sonnet-4-5 (anthropic, effort medium); started at commit 9f1c2e7",
             "Add a search box that filters the recipes by name",
             "[image: sketch.png, image/png]",
             "The list now shows only the recipes whose name matches what you type.",
