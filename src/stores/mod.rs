@@ -39,6 +39,7 @@ pub mod copilotchat;
 pub mod crush;
 pub mod cursor;
 pub mod droid;
+pub mod dyad;
 pub mod elisp;
 pub mod ellama;
 pub mod everycode;
@@ -647,6 +648,12 @@ pub const REGISTRY: &[Spec] = &[
         candidates: oterm::candidates,
         given: as_given,
         open: |r| Box::new(oterm::OtermStore::new(r)),
+    },
+    Spec {
+        agent: Agent::Dyad,
+        candidates: dyad::candidates,
+        given: as_given,
+        open: |r| Box::new(dyad::DyadStore::new(r)),
     },
 ];
 
