@@ -45,6 +45,7 @@ pub mod everycode;
 pub mod fabric;
 pub mod forge;
 pub mod gemini;
+pub mod gob;
 pub mod goose;
 pub mod gp;
 pub mod gptme;
@@ -60,6 +61,7 @@ pub mod kit;
 pub mod kode;
 pub mod llm;
 pub mod llxprt;
+pub mod mods;
 pub mod mux;
 pub mod nanocoder;
 pub mod neovate;
@@ -647,6 +649,12 @@ pub const REGISTRY: &[Spec] = &[
         candidates: oterm::candidates,
         given: as_given,
         open: |r| Box::new(oterm::OtermStore::new(r)),
+    },
+    Spec {
+        agent: Agent::Mods,
+        candidates: mods::candidates,
+        given: as_given,
+        open: |r| Box::new(mods::ModsStore::new(r)),
     },
 ];
 
