@@ -78,10 +78,11 @@ pub enum Agent {
     Sgpt,
     Oterm,
     Dyad,
+    Mods,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 59] = [
+    pub const ALL: [Agent; 60] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Gemini,
@@ -141,6 +142,7 @@ impl Agent {
         Agent::Sgpt,
         Agent::Oterm,
         Agent::Dyad,
+        Agent::Mods,
     ];
 
     /// The fixed directory name under the mount root.
@@ -205,6 +207,7 @@ impl Agent {
             Agent::Sgpt => "sgpt",
             Agent::Oterm => "oterm",
             Agent::Dyad => "dyad",
+            Agent::Mods => "mods",
         }
     }
 

@@ -58,6 +58,7 @@ pub const STORE_VARS: &[&str] = &[
     "LLXPRT_CONFIG_HOME",
     "LLXPRT_LOG_HOME",
     "MEKA_DATA_DIR",
+    "MODS_CACHE_PATH",
     "MUX_ROOT",
     "NANOCODER_DATA_DIR",
     "NVIM_APPNAME",

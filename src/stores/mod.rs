@@ -46,6 +46,7 @@ pub mod everycode;
 pub mod fabric;
 pub mod forge;
 pub mod gemini;
+pub mod gob;
 pub mod goose;
 pub mod gp;
 pub mod gptme;
@@ -61,6 +62,7 @@ pub mod kit;
 pub mod kode;
 pub mod llm;
 pub mod llxprt;
+pub mod mods;
 pub mod mux;
 pub mod nanocoder;
 pub mod neovate;
@@ -654,6 +656,12 @@ pub const REGISTRY: &[Spec] = &[
         candidates: dyad::candidates,
         given: as_given,
         open: |r| Box::new(dyad::DyadStore::new(r)),
+    },
+    Spec {
+        agent: Agent::Mods,
+        candidates: mods::candidates,
+        given: as_given,
+        open: |r| Box::new(mods::ModsStore::new(r)),
     },
 ];
 
