@@ -77,10 +77,11 @@ pub enum Agent {
     Jan,
     Sgpt,
     Oterm,
+    Iflow,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 58] = [
+    pub const ALL: [Agent; 59] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Gemini,
@@ -139,6 +140,7 @@ impl Agent {
         Agent::Jan,
         Agent::Sgpt,
         Agent::Oterm,
+        Agent::Iflow,
     ];
 
     /// The fixed directory name under the mount root.
@@ -202,6 +204,7 @@ impl Agent {
             Agent::Jan => "jan",
             Agent::Sgpt => "sgpt",
             Agent::Oterm => "oterm",
+            Agent::Iflow => "iflow",
         }
     }
 

@@ -50,6 +50,7 @@ pub mod gp;
 pub mod gptme;
 pub mod grok;
 pub mod hermes;
+pub mod iflow;
 pub mod interpreter;
 pub mod jan;
 pub mod jsonl;
@@ -647,6 +648,12 @@ pub const REGISTRY: &[Spec] = &[
         candidates: oterm::candidates,
         given: as_given,
         open: |r| Box::new(oterm::OtermStore::new(r)),
+    },
+    Spec {
+        agent: Agent::Iflow,
+        candidates: iflow::candidates,
+        given: as_given,
+        open: |r| Box::new(iflow::IflowStore::new(r)),
     },
 ];
 
