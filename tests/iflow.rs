@@ -850,3 +850,63 @@ fn an_appended_record_and_a_rewritten_acp_session_show_within_a_second() {
         stores::file_contains(&e, "Echo fresh reply after the mount")
     });
 }
+
+/// The bundled samples (`fixtures/home/.iflow/`): an interactive session (thinking, a search
+/// and an edit with their results, the call carried into the next record shown once, a
+/// `/stats` command) and an ACP session, each line in its session and no warning. The lines
+/// are the samples' own text.
+#[test]
+fn bundled_samples_show_both_sessions() {
+    let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/home");
+    let home = Home::empty();
+    let tmp = tempfile::Builder::new()
+        .prefix("sessfs-iflow-samples")
+        .tempdir()
+        .expect("tmp");
+    let tree = tmp.path().join("tree");
+    let o = home
+        .command(&["render", tree.to_str().expect("utf-8")])
+        .env("HOME", &samples)
+        .output()
+        .expect("render");
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let jsonl = "iflow/session-5d2c8e41-7a3b-4f0e-9c61-2b8d4e6f1a07";
+    stores::assert_session_holds(
+        &tree,
+        jsonl,
+        &[
+            "The login form accepts an empty password. Can you find where it is validated?",
+            "The form lives in src/auth; search for the validator before reading files.",
+            "I'll look for the password check.",
+            "The check only rejects a missing password, not an empty one. I'll fix it.",
+            "now rejects an empty password as well as a missing one.",
+            "stats: {\"duration\":\"57s\"}",
+        ],
+        &[
+            "L12: if (password === undefined) return 'password required';",
+            "Successfully modified file: /home/demo/webapp/src/auth/validate.ts (1 replacements).",
+        ],
+    );
+    let calls = messages(&tree, jsonl)
+        .iter()
+        .flat_map(|m| m["toolCalls"].as_array().cloned().unwrap_or_default())
+        .count();
+    assert_eq!(calls, 2);
+    let acp = "iflow/3e9f1c7a-2b4d-4c6e-8f0a-1b3d5f7a9c2e";
+    stores::assert_session_holds(
+        &tree,
+        acp,
+        &[
+            "What does the retry helper in src/net do?",
+            "Reading the helper first.",
+            "then makes one last call whose error is not caught.",
+        ],
+        &["export async function retry(fn, attempts = 3) {"],
+    );
+    for dir in [jsonl, acp] {
+        let m = meta(&tree, dir);
+        assert_eq!(m["warnings"], json!([]), "{dir}: {}", m["warnings"]);
+        assert_eq!(m["cwd"], "/home/demo/webapp", "{dir}");
+    }
+    assert_eq!(stores::entries(&tree, "iflow"), 2);
+}
