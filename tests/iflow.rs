@@ -100,7 +100,7 @@ fn jsonl(records: &[Value]) -> String {
     records.iter().map(|r| format!("{r}\n")).collect()
 }
 
-/// Session A, the interactive UI: parents as `useHistoryManager` sets them (every reply of a
+/// Session A, the interactive UI: parents as the recording hook sets them (every reply of a
 /// turn hangs off its prompt, results off the last reply), the reply recorded at each tool
 /// call with that call carried into the next record, thinking inline, a slash command and
 /// its output, an image prompt and a compression.
