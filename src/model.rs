@@ -79,10 +79,11 @@ pub enum Agent {
     Oterm,
     Dyad,
     Mods,
+    Iflow,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 60] = [
+    pub const ALL: [Agent; 61] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Gemini,
@@ -143,6 +144,7 @@ impl Agent {
         Agent::Oterm,
         Agent::Dyad,
         Agent::Mods,
+        Agent::Iflow,
     ];
 
     /// The fixed directory name under the mount root.
@@ -208,6 +210,7 @@ impl Agent {
             Agent::Oterm => "oterm",
             Agent::Dyad => "dyad",
             Agent::Mods => "mods",
+            Agent::Iflow => "iflow",
         }
     }
 

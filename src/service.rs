@@ -45,6 +45,7 @@ pub const STORE_VARS: &[&str] = &[
     "GEMINI_CLI_HOME",
     "GPTME_LOGS_HOME",
     "HERMES_HOME",
+    "IFLOW_HOME",
     "INDUSAGI_AGENT_DIR",
     "INDUSAGI_CODING_AGENT_DIR",
     "INDUSAGI_DIR",

@@ -541,6 +541,32 @@ fn load_child(agent: Agent, path: &Path, id: &str, parent_uid: &str, spill: &Pat
     )
 }
 
+/// One session file of an agent that writes Claude Code's records with habits of its own
+/// (iFlow CLI): each line that is JSON goes through `translate`, which gives the records
+/// Claude Code would have written for it, and the session is built from those as from a
+/// file of this format. The file has no subagents beside it and no spilled outputs.
+pub fn load_translated(
+    agent: Agent,
+    path: &Path,
+    id: &str,
+    translate: &mut dyn FnMut(Value) -> Vec<Value>,
+) -> Session {
+    let parsed = session::parse_file_translated(path, translate);
+    let members: Vec<usize> = (0..parsed.recs.len()).collect();
+    session::assemble(
+        &parsed,
+        session::Shape {
+            agent,
+            id: id.to_string(),
+            paths: vec![path.to_path_buf()],
+            spill_dir: None,
+            parent: None,
+            members: &members,
+            whole_file: true,
+        },
+    )
+}
+
 /// One session from JSON records given in order, as the records of a file of this format
 /// are read (Kode's JSON-array logs, each array element a record); `path` is the file they
 /// came from, `parent` the unified id of the session this one is a subagent of.

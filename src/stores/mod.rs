@@ -52,6 +52,7 @@ pub mod gp;
 pub mod gptme;
 pub mod grok;
 pub mod hermes;
+pub mod iflow;
 pub mod interpreter;
 pub mod jan;
 pub mod jsonl;
@@ -662,6 +663,12 @@ pub const REGISTRY: &[Spec] = &[
         candidates: mods::candidates,
         given: as_given,
         open: |r| Box::new(mods::ModsStore::new(r)),
+    },
+    Spec {
+        agent: Agent::Iflow,
+        candidates: iflow::candidates,
+        given: as_given,
+        open: |r| Box::new(iflow::IflowStore::new(r)),
     },
 ];
 

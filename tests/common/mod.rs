@@ -148,6 +148,7 @@ pub const AGENT_VARS: &[&str] = &[
     "CLAWDBOT_STATE_DIR",
     "CRUSH_GLOBAL_DATA",
     "HERMES_HOME",
+    "IFLOW_HOME",
     "AGSH_DATA_DIR",
     "MEKA_DATA_DIR",
     "INDUSAGI_DIR",

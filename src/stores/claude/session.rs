@@ -40,6 +40,34 @@ pub(super) fn parse_file(path: &Path) -> Parsed {
         }
         Ok(())
     });
+    parsed(recs, meta, scanned)
+}
+
+/// [`parse_file`] for an agent that writes these records with habits of its own (iFlow
+/// CLI): each line that is JSON goes through `translate`, which gives the records Claude
+/// Code would have written for it (none, one or several), and those are read as lines are.
+/// A line that is no JSON is kept as by [`parse_file`]. `translate` sees each line once, in
+/// file order, and only lines that parse, so it may keep state across lines.
+pub(super) fn parse_file_translated(
+    path: &Path,
+    translate: &mut dyn FnMut(serde_json::Value) -> Vec<serde_json::Value>,
+) -> Parsed {
+    let mut recs = Vec::new();
+    let mut meta = FileMeta::default();
+    let scanned = jsonl::read_lines(path, |_, line| {
+        let v: serde_json::Value = serde_json::from_slice(line).map_err(|e| e.to_string())?;
+        for rec in translate(v) {
+            let bytes = serde_json::to_vec(&rec).map_err(|e| e.to_string())?;
+            if let Some(r) = records::parse_line(&bytes, &mut meta)? {
+                recs.push(r);
+            }
+        }
+        Ok(())
+    });
+    parsed(recs, meta, scanned)
+}
+
+fn parsed(recs: Vec<Rec>, meta: FileMeta, scanned: jsonl::Scanned) -> Parsed {
     let mut warnings = scanned.warnings;
     warnings.extend(meta.unparsed.warnings());
     Parsed {
@@ -434,13 +462,15 @@ fn read_spill(
 pub(super) fn format_name(agent: Agent) -> &'static str {
     match agent {
         Agent::Kode => "kode-jsonl",
+        Agent::Iflow => "iflow-jsonl",
         _ => "claude-jsonl",
     }
 }
 
 /// How to name and link a session built from a record set.
 pub(super) struct Shape<'a> {
-    /// Whose session this is: Claude Code, or an agent that writes its format (Kode).
+    /// Whose session this is: Claude Code, or an agent that writes its format (Kode,
+    /// iFlow CLI).
     pub agent: Agent,
     pub id: String,
     pub paths: Vec<PathBuf>,
