@@ -65,12 +65,13 @@
 //!   read: the parent reply's `<dyad-subagent>` card is its tool call.
 
 use super::kit::{self, SessionBuilder};
-use super::sqlite::{self, Reader, Row, Rows, Table};
-use super::{Base, Env, Glance, Listed, Root, Store};
+use super::rows::{RowFormat, RowStore};
+use super::sqlite::{self, Row, Rows, Table};
+use super::{Env, Root};
 use crate::model::{Agent, Message, MessageKind, Role, Session, Source, ToolCall};
 use rusqlite::Connection;
 use serde_json::{Map, Value};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 const DB_FILE: &str = "sqlite.db";
 
@@ -92,72 +93,42 @@ pub fn candidates(env: &Env) -> Vec<Root> {
     ]
 }
 
-pub struct DyadStore {
-    base: Base,
-    reader: Reader,
-}
+/// Dyad's chats: one `chats` row each, in `sqlite.db`.
+pub type DyadStore = RowStore<Dyad>;
 
-impl DyadStore {
-    pub fn new(roots: Vec<Root>) -> DyadStore {
-        DyadStore {
-            base: Base::new(Agent::Dyad, roots),
-            reader: Reader::new(),
-        }
+/// The format [`DyadStore`] reads.
+pub struct Dyad;
+
+impl RowFormat for Dyad {
+    const AGENT: Agent = Agent::Dyad;
+    const DB_FILE: &'static str = DB_FILE;
+    type Probe = Tables;
+    type Raw = Raw;
+
+    fn list(conn: &Connection) -> rusqlite::Result<Vec<String>> {
+        list_db(conn)
     }
 
-    /// `(root index, database)` of every database the roots lead to, each once.
-    fn places(&self) -> Vec<(usize, PathBuf)> {
-        sqlite::databases(&self.base.roots, DB_FILE)
-    }
-}
-
-impl Store for DyadStore {
-    fn base(&self) -> &Base {
-        &self.base
+    fn probe(conn: &Connection) -> rusqlite::Result<Tables> {
+        Tables::probe(conn)
     }
 
-    fn problems(&self) -> Vec<String> {
-        let dbs = self.places();
-        self.reader
-            .problems(dbs.iter().map(|(_, db)| db.as_path()), list_db)
+    fn version(conn: &Connection, probe: &Tables, key: &str) -> rusqlite::Result<u64> {
+        session_version(conn, probe, key)
     }
 
-    fn list(&self) -> Vec<Listed> {
-        sqlite::row_sessions(&self.reader, "dyad", &self.places(), list_db)
+    fn fetch(conn: &Connection, key: &str) -> rusqlite::Result<Raw> {
+        fetch(conn, &Tables::probe(conn)?, key)
     }
 
-    fn load(&self, listed: &Listed) -> Session {
-        let db = &listed.path;
-        let id = listed.key.as_deref().unwrap_or(&listed.id);
-        sqlite::load_session(
-            &self.reader,
-            db,
-            id,
-            sqlite::Access::InPlace,
-            |c| fetch(c, &Tables::probe(c)?, id),
-            |raw| build(&raw, db, id),
-            || {
-                let mut s = Session::new(Agent::Dyad, id);
-                s.source = source(db);
-                s
-            },
-        )
+    fn build(raw: Raw, db: &Path, key: &str) -> Session {
+        build(&raw, db, key)
     }
 
-    /// The listing reads every database's `chats` ids: the directories given as `--store`
-    /// and every database with its journals.
-    fn glance(&self, _listed: &[Listed]) -> Option<Glance> {
-        sqlite::glance(&self.base.roots, &self.places())
-    }
-
-    fn versions(&self, listed: &[&Listed]) -> Vec<Option<u64>> {
-        sqlite::versions_by_db(
-            &self.reader,
-            listed,
-            |l| l.key.as_deref(),
-            Tables::probe,
-            session_version,
-        )
+    fn unread(db: &Path, key: &str) -> Session {
+        let mut s = Session::new(Agent::Dyad, key);
+        s.source = source(db);
+        s
     }
 }
 
@@ -181,7 +152,7 @@ fn list_db(conn: &Connection) -> rusqlite::Result<Vec<String>> {
     Ok(rows.iter().filter_map(|r| r.get("id").text()).collect())
 }
 
-struct Tables {
+pub struct Tables {
     chats: Table,
     messages: Table,
     apps: Table,
@@ -241,7 +212,7 @@ const MESSAGE_VERSION: [&str; 7] = [
     "created_at",
 ];
 
-struct Raw {
+pub struct Raw {
     chat: Rows,
     app: Rows,
     messages: Rows,
@@ -1018,6 +989,7 @@ fn unescape(s: &str, attr: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::PathBuf;
 
     #[test]
     fn config_home_replaces_dot_config_and_macos_stays() {

@@ -42,15 +42,16 @@
 //! twice. `metrics` (files changed and read) is shown as `metrics.json`.
 
 use super::kit::{self, SessionBuilder};
-use super::sqlite::{self, Reader, Rows, Table};
-use super::{Base, Env, Glance, Listed, Root, Store};
+use super::rows::{RowFormat, RowStore};
+use super::sqlite::{self, Rows, Table};
+use super::{Env, Root};
 use crate::model::{
     self, Agent, Message, MessageKind, Role, Session, Source, Subagent, TokenUsage, ToolCall,
     SEALED_THINKING,
 };
 use rusqlite::Connection;
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 const AGENT: Agent = Agent::Forge;
 /// The database's file name in the base directory.
@@ -74,73 +75,42 @@ pub fn candidates(env: &Env) -> Vec<Root> {
     )
 }
 
-pub struct ForgeStore {
-    base: Base,
-    reader: Reader,
-}
+/// ForgeCode's conversations: one `conversations` row each, in `.forge.db`.
+pub type ForgeStore = RowStore<Forge>;
 
-impl ForgeStore {
-    pub fn new(roots: Vec<Root>) -> ForgeStore {
-        ForgeStore {
-            base: Base::new(AGENT, roots),
-            reader: Reader::new(),
-        }
+/// The format [`ForgeStore`] reads.
+pub struct Forge;
+
+impl RowFormat for Forge {
+    const AGENT: Agent = Agent::Forge;
+    const DB_FILE: &'static str = DB_NAME;
+    type Probe = Table;
+    type Raw = Raw;
+
+    fn list(conn: &Connection) -> rusqlite::Result<Vec<String>> {
+        list_db(conn)
     }
 
-    /// `(root index, database)` of every database the roots lead to, each once.
-    fn places(&self) -> Vec<(usize, PathBuf)> {
-        sqlite::databases(&self.base.roots, DB_NAME)
-    }
-}
-
-impl Store for ForgeStore {
-    fn base(&self) -> &Base {
-        &self.base
+    fn probe(conn: &Connection) -> rusqlite::Result<Table> {
+        Table::probe(conn, "conversations")
     }
 
-    fn problems(&self) -> Vec<String> {
-        let dbs = self.places();
-        self.reader
-            .problems(dbs.iter().map(|(_, db)| db.as_path()), list_db)
+    fn version(conn: &Connection, probe: &Table, key: &str) -> rusqlite::Result<u64> {
+        session_version(conn, probe, key)
     }
 
-    fn list(&self) -> Vec<Listed> {
-        sqlite::row_sessions(&self.reader, "forge", &self.places(), list_db)
+    fn fetch(conn: &Connection, key: &str) -> rusqlite::Result<Raw> {
+        fetch(conn, key)
     }
 
-    fn load(&self, listed: &Listed) -> Session {
-        let db = &listed.path;
-        let id = listed.key.as_deref().unwrap_or(&listed.id);
-        sqlite::load_session(
-            &self.reader,
-            db,
-            id,
-            sqlite::Access::InPlace,
-            |c| fetch(c, id),
-            |raw| build(&raw, db, id),
-            || {
-                let mut s = Session::new(AGENT, id);
-                s.source = source(db);
-                s
-            },
-        )
+    fn build(raw: Raw, db: &Path, key: &str) -> Session {
+        build(&raw, db, key)
     }
 
-    /// The listing reads every database's `conversations` rows, and in a root that is a
-    /// directory looks up `.forge.db`: those directories and every database with its
-    /// journals. A root gone since it was opened leaves the store without a glance.
-    fn glance(&self, _listed: &[Listed]) -> Option<Glance> {
-        sqlite::glance(&self.base.roots, &self.places())
-    }
-
-    fn versions(&self, listed: &[&Listed]) -> Vec<Option<u64>> {
-        sqlite::versions_by_db(
-            &self.reader,
-            listed,
-            |l| l.key.as_deref(),
-            |c| Table::probe(c, "conversations"),
-            session_version,
-        )
+    fn unread(db: &Path, key: &str) -> Session {
+        let mut s = Session::new(Agent::Forge, key);
+        s.source = source(db);
+        s
     }
 }
 
@@ -175,7 +145,7 @@ fn list_db(conn: &Connection) -> rusqlite::Result<Vec<String>> {
 const ROW: [&str; 5] = ["title", "context", "created_at", "updated_at", "metrics"];
 
 /// What one read transaction copies out for a conversation.
-struct Raw {
+pub struct Raw {
     row: Option<Rows>,
     /// The conversation whose sub-agent tool result names this one, for a sub-agent's.
     parent: Option<String>,

@@ -30,12 +30,13 @@
 //! table (marked estimated).
 
 use super::kit::{self, SessionBuilder};
-use super::sqlite::{self, Cell, Reader, Rows, Table};
-use super::{Base, Env, Glance, Listed, Root, Store};
+use super::rows::{RowFormat, RowStore};
+use super::sqlite::{self, Cell, Rows, Table};
+use super::{Env, Root};
 use crate::model::{Agent, Message, MessageKind, Role, Session, Source, TokenUsage, ToolCall};
 use rusqlite::Connection;
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// `~/.grok/grok.db`.
 pub fn candidates(env: &Env) -> Vec<Root> {
@@ -46,74 +47,42 @@ pub fn candidates(env: &Env) -> Vec<Root> {
     )]
 }
 
-pub struct GrokStore {
-    base: Base,
-    reader: Reader,
-}
+/// Grok CLI's sessions: one `sessions` row each, in `grok.db`.
+pub type GrokStore = RowStore<Grok>;
 
-impl GrokStore {
-    pub fn new(roots: Vec<Root>) -> GrokStore {
-        GrokStore {
-            base: Base::new(Agent::Grok, roots),
-            reader: Reader::new(),
-        }
+/// The format [`GrokStore`] reads.
+pub struct Grok;
+
+impl RowFormat for Grok {
+    const AGENT: Agent = Agent::Grok;
+    const DB_FILE: &'static str = "grok.db";
+    type Probe = Tables;
+    type Raw = Raw;
+
+    fn list(conn: &Connection) -> rusqlite::Result<Vec<String>> {
+        list_db(conn)
     }
 
-    /// `(root index, database)` of every database the roots lead to, each once.
-    fn places(&self) -> Vec<(usize, PathBuf)> {
-        sqlite::databases(&self.base.roots, "grok.db")
-    }
-}
-
-impl Store for GrokStore {
-    fn base(&self) -> &Base {
-        &self.base
+    fn probe(conn: &Connection) -> rusqlite::Result<Tables> {
+        Tables::probe(conn)
     }
 
-    fn problems(&self) -> Vec<String> {
-        let dbs = self.places();
-        self.reader
-            .problems(dbs.iter().map(|(_, db)| db.as_path()), list_db)
+    fn version(conn: &Connection, probe: &Tables, key: &str) -> rusqlite::Result<u64> {
+        session_version(conn, probe, key)
     }
 
-    fn list(&self) -> Vec<Listed> {
-        sqlite::row_sessions(&self.reader, "grok", &self.places(), list_db)
+    fn fetch(conn: &Connection, key: &str) -> rusqlite::Result<Raw> {
+        fetch(conn, &Tables::probe(conn)?, key)
     }
 
-    fn load(&self, listed: &Listed) -> Session {
-        let db = &listed.path;
-        let id = listed.key.as_deref().unwrap_or(&listed.id);
-        sqlite::load_session(
-            &self.reader,
-            db,
-            id,
-            sqlite::Access::InPlace,
-            |c| fetch(c, &Tables::probe(c)?, id),
-            |raw| build(&raw, db, id),
-            || {
-                let mut s = Session::new(Agent::Grok, id);
-                s.source = source(db, None);
-                s
-            },
-        )
+    fn build(raw: Raw, db: &Path, key: &str) -> Session {
+        build(&raw, db, key)
     }
 
-    /// The listing reads every database's `sessions` rows, and in a root that is a
-    /// directory (a `--store` `.grok`) looks up `grok.db`: those directories and every
-    /// database with its journals (a write lands in one of them). A root gone since it was
-    /// opened leaves the store without a glance.
-    fn glance(&self, _listed: &[Listed]) -> Option<Glance> {
-        sqlite::glance(&self.base.roots, &self.places())
-    }
-
-    fn versions(&self, listed: &[&Listed]) -> Vec<Option<u64>> {
-        sqlite::versions_by_db(
-            &self.reader,
-            listed,
-            |l| l.key.as_deref(),
-            Tables::probe,
-            session_version,
-        )
+    fn unread(db: &Path, key: &str) -> Session {
+        let mut s = Session::new(Agent::Grok, key);
+        s.source = source(db, None);
+        s
     }
 }
 
@@ -142,7 +111,7 @@ fn list_db(conn: &Connection) -> rusqlite::Result<Vec<String>> {
     Ok(rows.iter().filter_map(|r| r.get("id").text()).collect())
 }
 
-struct Tables {
+pub struct Tables {
     sessions: Table,
     messages: Table,
     compactions: Table,
@@ -173,7 +142,7 @@ const COMPACTION: [&str; 4] = ["first_kept_seq", "summary", "tokens_before", "cr
 const USAGE: [&str; 4] = ["model", "input_tokens", "output_tokens", "cost_micros"];
 
 /// What one read transaction copies out for a session.
-struct Raw {
+pub struct Raw {
     version: Option<i64>,
     session: Option<Rows>,
     messages: Rows,

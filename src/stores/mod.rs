@@ -75,6 +75,7 @@ pub mod parrot;
 pub mod pearai;
 pub mod pi;
 pub mod qwen;
+pub mod rows;
 pub mod sgpt;
 pub mod sqlite;
 pub mod vibe;

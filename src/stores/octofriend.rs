@@ -56,8 +56,9 @@
 //!   earlier one was rejected) is a failed result, like a rejection or a validation error.
 
 use super::kit::{self, Loose, Obj, SessionBuilder, Unparsed};
-use super::sqlite::{self, Cell, Reader, Rows, Table};
-use super::{Base, Env, Glance, Listed, Root, Store};
+use super::rows::{RowFormat, RowStore};
+use super::sqlite::{self, Cell, Rows, Table};
+use super::{Env, Root};
 use crate::model::{
     self, Agent, Branch, Message, MessageKind, Role, Session, Source, TokenUsage, ToolCall,
     ToolResult,
@@ -68,7 +69,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// The database, under the home on every platform.
 const DB: &str = ".local/share/octofriend/sqlite.db";
@@ -84,74 +85,42 @@ pub fn candidates(env: &Env) -> Vec<Root> {
     vec![Root::new(Agent::Octofriend, env.home.join(DB), "default")]
 }
 
-pub struct OctofriendStore {
-    base: Base,
-    reader: Reader,
-}
+/// Octofriend's conversations: one tree each, in `sqlite.db`.
+pub type OctofriendStore = RowStore<Octofriend>;
 
-impl OctofriendStore {
-    pub fn new(roots: Vec<Root>) -> OctofriendStore {
-        OctofriendStore {
-            base: Base::new(Agent::Octofriend, roots),
-            reader: Reader::new(),
-        }
+/// The format [`OctofriendStore`] reads.
+pub struct Octofriend;
+
+impl RowFormat for Octofriend {
+    const AGENT: Agent = Agent::Octofriend;
+    const DB_FILE: &'static str = DB_FILE;
+    type Probe = Tables;
+    type Raw = Raw;
+
+    fn list(conn: &Connection) -> rusqlite::Result<Vec<String>> {
+        list_db(conn)
     }
 
-    /// `(root index, database)` of every database the roots lead to, each once: a root is
-    /// the database or the directory holding `sqlite.db`.
-    fn places(&self) -> Vec<(usize, PathBuf)> {
-        sqlite::databases(&self.base.roots, DB_FILE)
-    }
-}
-
-impl Store for OctofriendStore {
-    fn base(&self) -> &Base {
-        &self.base
+    fn probe(conn: &Connection) -> rusqlite::Result<Tables> {
+        Tables::probe(conn)
     }
 
-    fn problems(&self) -> Vec<String> {
-        let dbs = self.places();
-        self.reader
-            .problems(dbs.iter().map(|(_, db)| db.as_path()), list_db)
+    fn version(conn: &Connection, probe: &Tables, key: &str) -> rusqlite::Result<u64> {
+        session_version(conn, probe, key)
     }
 
-    fn list(&self) -> Vec<Listed> {
-        sqlite::row_sessions(&self.reader, "octofriend", &self.places(), list_db)
+    fn fetch(conn: &Connection, key: &str) -> rusqlite::Result<Raw> {
+        fetch(conn, &Tables::probe(conn)?, key)
     }
 
-    fn load(&self, listed: &Listed) -> Session {
-        let db = &listed.path;
-        let id = listed.key.as_deref().unwrap_or(&listed.id);
-        sqlite::load_session(
-            &self.reader,
-            db,
-            id,
-            sqlite::Access::InPlace,
-            |c| fetch(c, &Tables::probe(c)?, id),
-            |raw| build(raw, db, id),
-            || {
-                let mut s = Session::new(Agent::Octofriend, id);
-                s.source = source(db, None);
-                s
-            },
-        )
+    fn build(raw: Raw, db: &Path, key: &str) -> Session {
+        build(raw, db, key)
     }
 
-    /// The listing reads every database's `trees`, and in a root that is a directory looks
-    /// up `sqlite.db`: those directories and every database with its journals. A root gone
-    /// since it was opened leaves the store without a glance.
-    fn glance(&self, _listed: &[Listed]) -> Option<Glance> {
-        sqlite::glance(&self.base.roots, &self.places())
-    }
-
-    fn versions(&self, listed: &[&Listed]) -> Vec<Option<u64>> {
-        sqlite::versions_by_db(
-            &self.reader,
-            listed,
-            |l| l.key.as_deref(),
-            Tables::probe,
-            session_version,
-        )
+    fn unread(db: &Path, key: &str) -> Session {
+        let mut s = Session::new(Agent::Octofriend, key);
+        s.source = source(db, None);
+        s
     }
 }
 
@@ -175,7 +144,7 @@ fn list_db(conn: &Connection) -> rusqlite::Result<Vec<String>> {
     Ok(rows.iter().filter_map(|r| r.get("name").text()).collect())
 }
 
-struct Tables {
+pub struct Tables {
     trees: Table,
     nodes: Table,
     items: Table,
@@ -266,7 +235,7 @@ fn node_query(t: &Tables) -> String {
 }
 
 /// What one read transaction copies out for a session.
-struct Raw {
+pub struct Raw {
     tree: Option<Rows>,
     nodes: Rows,
     warnings: Vec<String>,
@@ -982,6 +951,7 @@ fn usage(u: &Usage) -> Option<TokenUsage> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::PathBuf;
 
     fn node_of(id: i64, parent: Option<i64>, created: i64) -> Node {
         Node {

@@ -29,12 +29,13 @@
 //! reads them as they are and never migrates.
 
 use super::kit::{self, SessionBuilder};
-use super::sqlite::{self, Reader, Rows, Table};
-use super::{Base, Env, Glance, Listed, Root, Store};
+use super::rows::{RowFormat, RowStore};
+use super::sqlite::{self, Rows, Table};
+use super::{Env, Root};
 use crate::model::{Agent, Message, Role, Session, Source};
 use rusqlite::Connection;
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 const DB_NAME: &str = "store.db";
 
@@ -60,72 +61,42 @@ pub fn candidates(env: &Env) -> Vec<Root> {
     ]
 }
 
-pub struct OtermStore {
-    base: Base,
-    reader: Reader,
-}
+/// oterm's chats: one `chat` row each, in `store.db`.
+pub type OtermStore = RowStore<Oterm>;
 
-impl OtermStore {
-    pub fn new(roots: Vec<Root>) -> OtermStore {
-        OtermStore {
-            base: Base::new(Agent::Oterm, roots),
-            reader: Reader::new(),
-        }
+/// The format [`OtermStore`] reads.
+pub struct Oterm;
+
+impl RowFormat for Oterm {
+    const AGENT: Agent = Agent::Oterm;
+    const DB_FILE: &'static str = DB_NAME;
+    type Probe = Tables;
+    type Raw = Raw;
+
+    fn list(conn: &Connection) -> rusqlite::Result<Vec<String>> {
+        list_db(conn)
     }
 
-    /// `(root index, database)` of every database the roots lead to, each once.
-    fn places(&self) -> Vec<(usize, PathBuf)> {
-        sqlite::databases(&self.base.roots, DB_NAME)
-    }
-}
-
-impl Store for OtermStore {
-    fn base(&self) -> &Base {
-        &self.base
+    fn probe(conn: &Connection) -> rusqlite::Result<Tables> {
+        Tables::probe(conn)
     }
 
-    fn problems(&self) -> Vec<String> {
-        let dbs = self.places();
-        self.reader
-            .problems(dbs.iter().map(|(_, db)| db.as_path()), list_db)
+    fn version(conn: &Connection, probe: &Tables, key: &str) -> rusqlite::Result<u64> {
+        session_version(conn, probe, key)
     }
 
-    fn list(&self) -> Vec<Listed> {
-        sqlite::row_sessions(&self.reader, "oterm", &self.places(), list_db)
+    fn fetch(conn: &Connection, key: &str) -> rusqlite::Result<Raw> {
+        fetch(conn, &Tables::probe(conn)?, key)
     }
 
-    fn load(&self, listed: &Listed) -> Session {
-        let db = &listed.path;
-        let id = listed.key.as_deref().unwrap_or(&listed.id);
-        sqlite::load_session(
-            &self.reader,
-            db,
-            id,
-            sqlite::Access::InPlace,
-            |c| fetch(c, &Tables::probe(c)?, id),
-            |raw| build(&raw, db, id),
-            || {
-                let mut s = Session::new(Agent::Oterm, id);
-                s.source = source(db, None);
-                s
-            },
-        )
+    fn build(raw: Raw, db: &Path, key: &str) -> Session {
+        build(&raw, db, key)
     }
 
-    /// The listing reads every database's `chat` ids: the data directories given as
-    /// `--store` and every database with its journals.
-    fn glance(&self, _listed: &[Listed]) -> Option<Glance> {
-        sqlite::glance(&self.base.roots, &self.places())
-    }
-
-    fn versions(&self, listed: &[&Listed]) -> Vec<Option<u64>> {
-        sqlite::versions_by_db(
-            &self.reader,
-            listed,
-            |l| l.key.as_deref(),
-            Tables::probe,
-            session_version,
-        )
+    fn unread(db: &Path, key: &str) -> Session {
+        let mut s = Session::new(Agent::Oterm, key);
+        s.source = source(db, None);
+        s
     }
 }
 
@@ -153,7 +124,7 @@ fn list_db(conn: &Connection) -> rusqlite::Result<Vec<String>> {
     Ok(rows.iter().filter_map(|r| r.get("id").text()).collect())
 }
 
-struct Tables {
+pub struct Tables {
     chat: Table,
     message: Table,
 }
@@ -182,7 +153,7 @@ const CHAT: [&str; 9] = [
 /// `id` came in oterm 0.4 (before, messages had only their rowid).
 const MESSAGE: [&str; 4] = ["id", "author", "text", "images"];
 
-struct Raw {
+pub struct Raw {
     user_version: Option<i64>,
     chat: Rows,
     messages: Rows,
@@ -383,6 +354,7 @@ fn settings(b: &mut SessionBuilder, row: &sqlite::Row<'_>, model: Option<&str>) 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::PathBuf;
 
     #[test]
     fn data_dir_variable_replaces_the_defaults() {
