@@ -521,3 +521,25 @@ fn kimi_changes_are_found_by_the_next_search() {
         (set(&[ONE, THREE, FOUR]), true)
     );
 }
+
+/// A subagent's `meta.json` rewritten in place, with nothing else written, shows through the
+/// mount within a second: the parent's `meta.json` names the subagent by its description.
+#[test]
+fn a_subagent_meta_changed_alone_shows_within_a_second() {
+    let home = write();
+    let m = Mount::new(&home, &[]);
+    let meta = m.path().join(format!("kimi/{A}/meta.json"));
+    assert!(stores::file_contains(&meta, "\"find docs\""));
+    let file = home.path().join(format!(
+        ".kimi/sessions/{}/{A}/subagents/agent-x1/meta.json",
+        md5("/home/dev/alpha")
+    ));
+    let v = json!({"agent_id": "agent-x1", "subagent_type": "explore", "status": "completed",
+        "description": "find the docs again", "created_at": 1767000014.0,
+        "updated_at": 1767000017.0});
+    // In place, as a plain write does: the subagent's directory keeps its mtime.
+    std::fs::write(&file, v.to_string()).expect("write");
+    stores::assert_within_a_second("the new description", || {
+        stores::file_contains(&meta, "find the docs again")
+    });
+}

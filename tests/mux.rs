@@ -510,3 +510,27 @@ fn an_appended_row_shows_within_a_second() {
         stores::file_contains(&t, "Alpha fresh prompt after the mount")
     });
 }
+
+/// A finished sub-agent's chat kept under its parent grows, with nothing else written: the
+/// parent's nested sub-agent shows it within a second.
+#[test]
+fn a_subagent_transcript_written_alone_shows_within_a_second() {
+    let fx = write();
+    let m = Mount::new(&fx.home, &[]);
+    let t = m
+        .path()
+        .join(format!("mux/{A}/subagents/{D}/transcript.md"));
+    assert!(stores::file_contains(&t, "Delta subagent report"));
+    let file = fx.home.path().join(format!(
+        ".mux/sessions/{A}/subagent-transcripts/{D}/chat.jsonl"
+    ));
+    let mut text = std::fs::read_to_string(&file).expect("read");
+    text.push_str(&lines(
+        &[user("d-u9", 9, "Delta follow-up written after the mount")],
+        D,
+    ));
+    std::fs::write(&file, text).expect("write");
+    stores::assert_within_a_second("the sub-agent's new row", || {
+        stores::file_contains(&t, "Delta follow-up written after the mount")
+    });
+}

@@ -89,17 +89,7 @@ impl Store for KimiStore {
             for (path, id) in session_paths(&root.path) {
                 let mut sources = vec![path.clone()];
                 if path.is_dir() {
-                    sources.extend(
-                        kit::entries(&path)
-                            .into_iter()
-                            .filter(|p| kit::file_name(p).ends_with(".jsonl")),
-                    );
-                    sources.push(path.join(STATE));
-                    sources.push(path.join("subagents"));
-                    for sd in kit::subdirs(&path.join("subagents")) {
-                        sources.push(sd.join(CONTEXT));
-                        sources.push(sd.join(WIRE));
-                    }
+                    dir_sources(&path, 0, &mut sources);
                 }
                 out.push(Listed {
                     id,
@@ -156,6 +146,31 @@ impl Store for KimiStore {
         load_session(root, &listed.path, &listed.id)
     }
 }
+
+/// What [`load_dir`] reads of a session directory besides the directory itself: its logs,
+/// its `state.json`, its `subagents/`, and each subagent's directory (whose `meta.json`,
+/// `state.json` and rotated contexts are counted as its entries) with the same again, for
+/// nested subagents [`MAX_SUBAGENT_DEPTH`] deep. A subagent's `meta.json` rewritten alone
+/// (its description) then renders the parent again, as a write to its logs does.
+fn dir_sources(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
+    out.extend(
+        kit::entries(dir)
+            .into_iter()
+            .filter(|p| kit::file_name(p).ends_with(".jsonl")),
+    );
+    out.push(dir.join(STATE));
+    out.push(dir.join("subagents"));
+    if depth >= MAX_SUBAGENT_DEPTH {
+        return;
+    }
+    for sd in kit::subdirs(&dir.join("subagents")) {
+        out.push(sd.clone());
+        dir_sources(&sd, depth + 1, out);
+    }
+}
+
+/// How deep nested `subagents/` are followed (a link cycle ends here).
+const MAX_SUBAGENT_DEPTH: usize = 8;
 
 /// Every session under a share directory: `sessions/<hash>/<id>/` directories holding a
 /// context or wire log, legacy `sessions/<hash>/<id>.jsonl` files not yet migrated, and

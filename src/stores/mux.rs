@@ -102,12 +102,18 @@ fn holds_chat(dir: &Path) -> bool {
         .any(|f| dir.join(f).is_file())
 }
 
-/// The files a session's rendering depends on.
+/// The files a session's rendering depends on: its chat files and record, the home's
+/// `config.json`, and the finished sub-agents kept under it (`subagent-transcripts/` and
+/// each sub-agent's directory, whose chat files and `metadata.json` count as its entries),
+/// so a sub-agent's chat written there alone renders the parent again.
 fn sources(dir: &Path) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = [CHAT, ARCHIVE, PARTIAL, METADATA]
         .iter()
         .map(|f| dir.join(f))
         .collect();
+    let subagents = dir.join(SUBAGENTS);
+    v.extend(kit::subdirs(&subagents));
+    v.push(subagents);
     if let Some(home) = dir.parent().and_then(Path::parent) {
         v.push(home.join(CONFIG));
     }

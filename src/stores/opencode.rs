@@ -230,10 +230,12 @@ impl Store for OpencodeStore {
                 if in_db.contains(&s.id) || s.parent.as_deref().is_some_and(|p| ids.contains(p)) {
                     continue;
                 }
+                let mut sources = Vec::new();
+                legacy_sources(&storage, &sessions, s, 0, &mut HashSet::new(), &mut sources);
                 out.push(Listed {
                     id: s.id.clone(),
                     path: s.file.clone(),
-                    sources: vec![s.file.clone(), storage.join("message").join(&s.id)],
+                    sources,
                     key: None,
                     root,
                 });
@@ -551,6 +553,38 @@ fn legacy_sessions(storage: &Path) -> Vec<LegacySession> {
         }
     }
     out
+}
+
+/// What [`read_legacy`] reads of `s`: its file, its `message/<id>/`, the `part/<msg>/` of
+/// each message there (OpenCode rewrites a part while it streams, the message file only when
+/// the reply ends), and the same for its child sessions. A part written alone then renders
+/// the session again, as a new message does.
+fn legacy_sources(
+    storage: &Path,
+    all: &[LegacySession],
+    s: &LegacySession,
+    depth: usize,
+    seen: &mut HashSet<String>,
+    out: &mut Vec<PathBuf>,
+) {
+    seen.insert(s.id.clone());
+    let messages = storage.join("message").join(&s.id);
+    let parts = kit::entries(&messages).into_iter().filter_map(|m| {
+        let mid = kit::file_name(&m).strip_suffix(".json")?;
+        Some(storage.join("part").join(mid))
+    });
+    out.push(s.file.clone());
+    out.extend(parts);
+    out.push(messages);
+    for child in all
+        .iter()
+        .filter(|c| c.parent.as_deref() == Some(s.id.as_str()))
+    {
+        if depth >= MAX_DEPTH || seen.contains(&child.id) {
+            continue;
+        }
+        legacy_sources(storage, all, child, depth + 1, seen, out);
+    }
 }
 
 fn load_legacy(flavor: &Flavor, file: &Path, id: &str) -> Session {
