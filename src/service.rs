@@ -73,6 +73,7 @@ pub const STORE_VARS: &[&str] = &[
     "PI_CODING_AGENT_DIR",
     "PI_CONFIG_DIR",
     "QWEN_RUNTIME_DIR",
+    "STORAGE_DIR",
     "TEMP",
     "TMP",
     "TMPDIR",

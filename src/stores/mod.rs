@@ -22,6 +22,7 @@ pub mod agsh;
 pub mod aichat;
 pub mod aider;
 pub mod amp;
+pub mod anythingllm;
 pub mod atsf;
 pub mod avante;
 pub mod chatgptnvim;
@@ -670,6 +671,12 @@ pub const REGISTRY: &[Spec] = &[
         candidates: iflow::candidates,
         given: as_given,
         open: |r| Box::new(iflow::IflowStore::new(r)),
+    },
+    Spec {
+        agent: Agent::Anythingllm,
+        candidates: anythingllm::candidates,
+        given: as_given,
+        open: |r| Box::new(anythingllm::AnythingllmStore::new(r)),
     },
 ];
 
