@@ -80,10 +80,11 @@ pub enum Agent {
     Dyad,
     Mods,
     Iflow,
+    Ollama,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 61] = [
+    pub const ALL: [Agent; 62] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Gemini,
@@ -145,6 +146,7 @@ impl Agent {
         Agent::Dyad,
         Agent::Mods,
         Agent::Iflow,
+        Agent::Ollama,
     ];
 
     /// The fixed directory name under the mount root.
@@ -211,6 +213,7 @@ impl Agent {
             Agent::Dyad => "dyad",
             Agent::Mods => "mods",
             Agent::Iflow => "iflow",
+            Agent::Ollama => "ollama",
         }
     }
 

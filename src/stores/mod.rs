@@ -68,6 +68,7 @@ pub mod mux;
 pub mod nanocoder;
 pub mod neovate;
 pub mod octofriend;
+pub mod ollama;
 pub mod opencode;
 pub mod openhands;
 pub mod oterm;
@@ -670,6 +671,12 @@ pub const REGISTRY: &[Spec] = &[
         candidates: iflow::candidates,
         given: as_given,
         open: |r| Box::new(iflow::IflowStore::new(r)),
+    },
+    Spec {
+        agent: Agent::Ollama,
+        candidates: ollama::candidates,
+        given: as_given,
+        open: |r| Box::new(ollama::OllamaStore::new(r)),
     },
 ];
 
