@@ -81,10 +81,11 @@ pub enum Agent {
     Mods,
     Iflow,
     Anythingllm,
+    Ollama,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 62] = [
+    pub const ALL: [Agent; 63] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Gemini,
@@ -147,6 +148,7 @@ impl Agent {
         Agent::Mods,
         Agent::Iflow,
         Agent::Anythingllm,
+        Agent::Ollama,
     ];
 
     /// The fixed directory name under the mount root.
@@ -214,6 +216,7 @@ impl Agent {
             Agent::Mods => "mods",
             Agent::Iflow => "iflow",
             Agent::Anythingllm => "anythingllm",
+            Agent::Ollama => "ollama",
         }
     }
 

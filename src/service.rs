@@ -63,6 +63,7 @@ pub const STORE_VARS: &[&str] = &[
     "MUX_ROOT",
     "NANOCODER_DATA_DIR",
     "NVIM_APPNAME",
+    "OLLAMA_APP_DB_PATH",
     "OMP_CODING_AGENT_DIR",
     "OPENCLAW_HOME",
     "OPENCLAW_STATE_DIR",

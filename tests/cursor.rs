@@ -214,7 +214,7 @@ fn doctor_names_every_agent_and_supports_each() {
     // One string, so an agent with a long name does not reflow the list one per line.
     let expected = "claude codex gemini copilot cursor opencode pi omp openclaw hermes agentuse \
                     agsh indusagi atsf cline roo kilo crush amp qwen kimi aider continue zed \
-                    copilot-chat droid openhands goose gptme kiro vibe grok forge mux neovate llxprt codebuff kode nanocoder interpreter cody void aichat codecompanion avante llm copilotchat gp fabric chatgptnvim parrot everycode ellama octofriend pearai jan sgpt oterm dyad mods iflow anythingllm";
+                    copilot-chat droid openhands goose gptme kiro vibe grok forge mux neovate llxprt codebuff kode nanocoder interpreter cody void aichat codecompanion avante llm copilotchat gp fabric chatgptnvim parrot everycode ellama octofriend pearai jan sgpt oterm dyad mods iflow anythingllm ollama";
     assert_eq!(
         names,
         expected.split_whitespace().collect::<Vec<_>>(),

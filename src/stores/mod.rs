@@ -69,6 +69,7 @@ pub mod mux;
 pub mod nanocoder;
 pub mod neovate;
 pub mod octofriend;
+pub mod ollama;
 pub mod opencode;
 pub mod openhands;
 pub mod oterm;
@@ -677,6 +678,12 @@ pub const REGISTRY: &[Spec] = &[
         candidates: anythingllm::candidates,
         given: as_given,
         open: |r| Box::new(anythingllm::AnythingllmStore::new(r)),
+    },
+    Spec {
+        agent: Agent::Ollama,
+        candidates: ollama::candidates,
+        given: as_given,
+        open: |r| Box::new(ollama::OllamaStore::new(r)),
     },
 ];
 

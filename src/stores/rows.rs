@@ -1,5 +1,5 @@
 //! The [`Store`] of every format whose sessions are rows of one SQLite database per place
-//! (Dyad, ForgeCode, Grok CLI, Octofriend, oterm).
+//! (Dyad, ForgeCode, Grok CLI, Octofriend, oterm, the Ollama app).
 //!
 //! Those stores did the same thing five times: find each root's database, list one session
 //! per key a query returns, read one session in one snapshot, glance at the databases and

@@ -166,6 +166,7 @@ pub const AGENT_VARS: &[&str] = &[
     "XUM_ROOT",
     "NANOCODER_DATA_DIR",
     "NVIM_APPNAME",
+    "OLLAMA_APP_DB_PATH",
     "VSCODE_APPDATA",
     "VSCODE_PORTABLE",
 ];
