@@ -748,6 +748,37 @@ pub fn stat_version(path: &Path) -> Option<(u64, SystemTime)> {
     Some((m.len(), m.modified().ok()?))
 }
 
+/// A hash of the size and mtime of each of `paths` (a missing one counts as missing) and,
+/// for a directory, of each entry directly in it: what the mount's version of a session by
+/// its sources looks at, for a [`Store::versions`] that keeps that and replaces only the
+/// part a file shared by many sessions plays with what the session takes from it.
+pub fn stat_fingerprint<'a>(paths: impl IntoIterator<Item = &'a PathBuf>) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = crate::names::Fnv1a::default();
+    for p in paths {
+        p.hash(&mut h);
+        let Ok(m) = std::fs::metadata(p) else {
+            0xdead_u16.hash(&mut h);
+            continue;
+        };
+        (m.len(), m.modified().ok()).hash(&mut h);
+        if m.is_dir() {
+            let mut children: Vec<_> = std::fs::read_dir(p)
+                .into_iter()
+                .flatten()
+                .flatten()
+                .filter_map(|e| {
+                    let m = e.metadata().ok()?;
+                    Some((e.file_name(), m.len(), m.modified().ok()))
+                })
+                .collect();
+            children.sort();
+            children.hash(&mut h);
+        }
+    }
+    h.finish()
+}
+
 /// Every regular file under `dir` whose name ends with `suffix`, recursively, sorted.
 /// Unreadable directories are skipped with a log line.
 pub fn walk_files(dir: &Path, suffix: &str, max_depth: usize) -> Vec<PathBuf> {
