@@ -216,6 +216,15 @@ pub trait Store: Send + Sync {
         &self.base().roots
     }
 
+    /// Files outside the roots that some sessions have among their sources (the database
+    /// an editor keeps beside the agent's directory): the change watcher watches each as
+    /// it watches a database root (through its directory, not recursively), and a source
+    /// that is one of them, or its journal, is as watched as one under the roots. Fixed for
+    /// the store's life, as its roots are; none by default.
+    fn watched_files(&self) -> &[PathBuf] {
+        &[]
+    }
+
     /// Every session under every root. Problems are logged and skipped, never fatal.
     fn list(&self) -> Vec<Listed>;
 
