@@ -1122,7 +1122,10 @@ fn doctor(args: &StoreArgs) -> Result<()> {
     // What a mount of these stores would use to notice changes.
     let roots: Vec<PathBuf> = opened
         .iter()
-        .flat_map(|s| s.roots().iter().map(|r| r.path.clone()))
+        .flat_map(|s| {
+            let roots = s.roots().iter().map(|r| r.path.clone());
+            roots.chain(s.watched_files().iter().cloned())
+        })
         .collect();
     println!(
         "  changes         {}",

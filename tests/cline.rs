@@ -1193,3 +1193,35 @@ fn cline_family_changes_are_found_by_the_next_search() {
         )
     );
 }
+
+/// A title changed in an older build's task list in VS Code's `state.vscdb` alone (the task
+/// files untouched) shows through the mount within a second.
+#[test]
+fn a_title_changed_in_the_state_db_alone_shows_within_a_second() {
+    let fx = write();
+    let m = Mount::new(&fx.home, &[]);
+    let hid = "0b5e6c1a-3333-4aaa-8bbb-000000000003";
+    let meta = m.path().join(format!("roo/{hid}/meta.json"));
+    assert!(stores::file_contains(
+        &meta,
+        "Hotel (state.vscdb): bump the version"
+    ));
+    let db = fx
+        .home
+        .path()
+        .join(".config/Cursor/User/globalStorage/state.vscdb");
+    let c = rusqlite::Connection::open(&db).expect("state.vscdb");
+    let state = json!({"apiProvider": "anthropic", "customInstructions": SECRET,
+        "taskHistory": [{"id": hid, "number": 1, "ts": 1_767_200_001_000_i64,
+                         "task": "Hotel (state.vscdb): renamed in the list", "workspace": "/home/dev/hotel",
+                         "tokensIn": 300, "tokensOut": 12, "totalCost": 0.0009}]});
+    c.execute(
+        "INSERT INTO ItemTable (key, value) VALUES (?1, ?2)",
+        ("rooveterinaryinc.roo-cline", state.to_string()),
+    )
+    .expect("row");
+    drop(c);
+    stores::assert_within_a_second("renamed in state.vscdb", || {
+        stores::file_contains(&meta, "Hotel (state.vscdb): renamed in the list")
+    });
+}

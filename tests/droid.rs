@@ -508,3 +508,43 @@ fn droid_changes_are_found_by_the_next_search() {
     assert_eq!(logged_search(&home, "droidtwo").0, BTreeSet::new());
     assert_eq!(logged_search(&home, "question"), (set(&[A, C]), true));
 }
+
+/// A subagent's file appearing beside its parent, then its head rewritten to name no
+/// caller, each alone (the parent's file untouched), shows in the parent's `meta.json`
+/// through the mount within a second.
+#[test]
+fn a_subagent_file_alone_changes_its_parents_links_within_a_second() {
+    let (home, _) = write();
+    let m = Mount::new(&home, &[]);
+    let meta = m.path().join(format!("droid/{A}/meta.json"));
+    assert!(stores::file_contains(&meta, B));
+    let f = "0d0d0d0d-6666-4fff-8fff-000000000006";
+    let mut hf = header(f, "# Task Tool Invocation", "/home/dev/alpha");
+    hf["callingSessionId"] = json!(A);
+    hf["callingToolUseId"] = json!("toolu_task");
+    let first = msg(
+        "f1",
+        None,
+        "2026-05-01T10:00:10.000Z",
+        "user",
+        json!([{"type": "text", "text": "Foxtrot subagent prompt"}]),
+    );
+    let file = put(
+        home.path(),
+        &format!("{ALPHA}/{f}.jsonl"),
+        jsonl(&[hf, first.clone()]),
+    );
+    stores::assert_within_a_second("the new subagent linked", || {
+        stores::file_contains(&meta, f)
+    });
+    // In place, as a rewrite of the head does: the directory keeps its entries.
+    std::fs::write(
+        &file,
+        jsonl(&[header(f, "Foxtrot", "/home/dev/alpha"), first]),
+    )
+    .expect("rewrite");
+    stores::assert_within_a_second("the link gone", || {
+        std::fs::read_to_string(&meta).is_ok_and(|t| !t.contains(f))
+    });
+    assert!(stores::file_contains(&meta, B));
+}

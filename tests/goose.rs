@@ -681,3 +681,25 @@ fn goose_changes_are_found_by_the_next_search() {
         (set(&[ONE, THREE, OLD]), true)
     );
 }
+
+/// The legacy file of a session Goose imported, removed or put back alone (the database
+/// untouched), shows through the mount within a second: `meta.json` names it while it is
+/// there.
+#[test]
+fn an_imported_legacy_file_removed_alone_shows_within_a_second() {
+    let fx = write();
+    let m = Mount::new(&fx.home, &[]);
+    let meta = m.path().join(format!("goose/{CHARLIE}/meta.json"));
+    let named = format!("{CHARLIE}.jsonl");
+    assert!(stores::file_contains(&meta, &named));
+    let file = fx.home.path().join(SESSIONS).join(&named);
+    let bytes = std::fs::read(&file).expect("read");
+    std::fs::remove_file(&file).expect("rm");
+    stores::assert_within_a_second("the legacy file gone", || {
+        std::fs::read_to_string(&meta).is_ok_and(|t| !t.contains(&named))
+    });
+    std::fs::write(&file, bytes).expect("put back");
+    stores::assert_within_a_second("the legacy file back", || {
+        stores::file_contains(&meta, &named)
+    });
+}

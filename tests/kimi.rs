@@ -543,3 +543,32 @@ fn a_subagent_meta_changed_alone_shows_within_a_second() {
         stores::file_contains(&meta, "find the docs again")
     });
 }
+
+/// `kimi.json` rewritten alone (a work directory dropped, then noted again) shows through
+/// the mount within a second, in the session of that directory only.
+#[test]
+fn a_work_dir_changed_in_kimi_json_alone_shows_within_a_second() {
+    let home = write();
+    let m = Mount::new(&home, &[]);
+    let a = m.path().join(format!("kimi/{A}/meta.json"));
+    let b = m.path().join(format!("kimi/{B}/meta.json"));
+    assert!(stores::file_contains(&b, "/home/dev/bravo"));
+    let metadata = |dirs: Value| {
+        put(
+            home.path(),
+            ".kimi/kimi.json",
+            json!({ "work_dirs": dirs }).to_string(),
+        );
+    };
+    metadata(json!([{"path": "/home/dev/alpha", "kaos": "local", "last_session_id": A}]));
+    stores::assert_within_a_second("bravo's work dir gone", || {
+        std::fs::read_to_string(&b).is_ok_and(|t| !t.contains("/home/dev/bravo"))
+    });
+    assert!(stores::file_contains(&a, "/home/dev/alpha"));
+    metadata(json!([
+        {"path": "/home/dev/alpha", "kaos": "local", "last_session_id": A},
+        {"path": "/home/dev/bravo", "kaos": "local", "last_session_id": B}]));
+    stores::assert_within_a_second("bravo's work dir back", || {
+        stores::file_contains(&b, "/home/dev/bravo")
+    });
+}

@@ -29,9 +29,12 @@
 //!   Linux (`$XDG_CONFIG_HOME`, else `~/.config`) and macOS (`~/Library/Application Support`),
 //!   plus Cline's own `~/.cline/data` (`CLINE_DATA_DIR`, `CLINE_DIR/data`). A `--store` path
 //!   may be such a directory, its `tasks/` directory or one task directory.
-//! - **Listing reads names only**: a task directory's name is its id (Cline: milliseconds
+//! - **Listing reads names**: a task directory's name is its id (Cline: milliseconds
 //!   since the epoch; Roo and Kilo: a UUID); a directory holding neither conversation file is
-//!   not a task. Nothing is parsed until a session is opened.
+//!   not a task. No task file is parsed until a session is opened; the task lists beside
+//!   the tasks are (once per version), to know which tasks take their entry from the
+//!   editor's `state.vscdb` (older builds), which is then among their sources, watched
+//!   ([`Store::watched_files`]) and versioned by the task's own entry.
 //! - **Each file is read in one read and parsed whole.** The extension replaces these files
 //!   while it runs (Cline with a plain `writeFile`), so a read may meet a half-written file:
 //!   the complete records before the cut are kept, the cut tail is shown as raw text, and a
@@ -180,14 +183,37 @@ pub struct ClineStore {
     base: Base,
     dialect: Dialect,
     lists: Lists,
+    /// The editors' `state.vscdb` beside the roots, those there when the store was opened.
+    state_dbs: Vec<PathBuf>,
 }
 
 impl ClineStore {
     pub fn new(dialect: Dialect, roots: Vec<Root>) -> ClineStore {
+        let mut state_dbs: Vec<PathBuf> = Vec::new();
+        for root in &roots {
+            // Where the load looks for a task of this root ([`state_db`]).
+            let task = if is_task(&root.path) {
+                root.path.clone()
+            } else {
+                let tasks = root.path.join("tasks");
+                let container = if tasks.is_dir() {
+                    tasks
+                } else {
+                    root.path.clone()
+                };
+                container.join("task")
+            };
+            if let Some(db) = state_db(&task).filter(|db| db.is_file()) {
+                if !state_dbs.contains(&db) {
+                    state_dbs.push(db);
+                }
+            }
+        }
         ClineStore {
             base: Base::new(dialect.agent(), roots),
             dialect,
             lists: Lists::default(),
+            state_dbs,
         }
     }
 }
@@ -197,9 +223,17 @@ impl Store for ClineStore {
         &self.base
     }
 
+    /// A task's sources are its directory, its files, and the task lists its title, cwd
+    /// and totals may come from ([`Lists::entry`]): the list files beside the tasks that
+    /// exist, and the editor's `state.vscdb` (with its journals) where no file gives the
+    /// task's entry, for the builds that kept their list there (a database that appears
+    /// after the store was opened is read, but is no source). A task's entry is looked up
+    /// in each list file, parsed once per version of it.
     fn list(&self) -> Vec<Listed> {
         let mut out = Vec::new();
         for (i, root) in self.base.roots.iter().enumerate() {
+            // The list files, and their entries, are those of the tasks' container.
+            let mut lists: HashMap<PathBuf, Vec<(PathBuf, ListMap)>> = HashMap::new();
             for dir in task_dirs(&root.path) {
                 let id = dir.file_name().map(crate::names::os_id).unwrap_or_default();
                 let mut sources = vec![
@@ -209,9 +243,22 @@ impl Store for ClineStore {
                     dir.join(METADATA_FILE),
                     dir.join(HISTORY_ITEM_FILE),
                 ];
-                // The task lists a title, cwd and totals may come from (`Lists::entry`): a
-                // rewritten list renders the task again, as a rewritten task file does.
-                sources.extend(task_lists(&dir).into_iter().filter(|l| l.is_file()));
+                let beside = lists
+                    .entry(dir.parent().unwrap_or(&dir).to_path_buf())
+                    .or_insert_with(|| {
+                        let files = task_lists(&dir).into_iter().filter(|l| l.is_file());
+                        files.map(|l| (l.clone(), self.lists.get(&l))).collect()
+                    });
+                // A rewritten list renders the task again, as a rewritten task file does.
+                sources.extend(beside.iter().map(|(l, _)| l.clone()));
+                let in_files = (self.dialect != Dialect::Cline
+                    && dir.join(HISTORY_ITEM_FILE).is_file())
+                    || beside.iter().any(|(_, map)| map.contains_key(&id));
+                if !in_files {
+                    if let Some(db) = state_db(&dir).filter(|db| self.state_dbs.contains(db)) {
+                        sources.extend(sqlite::with_journals(&db));
+                    }
+                }
                 out.push(Listed {
                     id,
                     path: dir,
@@ -230,9 +277,39 @@ impl Store for ClineStore {
         out
     }
 
+    /// The editors' databases some tasks have among their sources: watched by the mount.
+    fn watched_files(&self) -> &[PathBuf] {
+        &self.state_dbs
+    }
+
     fn keeps_listing(&self, _listed: &Listed) -> bool {
-        // The listing reads directory names only; writing a task's files never adds one.
+        // The listing reads directory names and the task lists; writing a task's files
+        // never adds a task, and never changes a list.
         true
+    }
+
+    /// A task's version where `state.vscdb` is among its sources: the size and mtime of
+    /// the others, and its own entry in the task lists. VS Code writes that database for
+    /// everything it keeps; only a task whose entry a write changed renders again. Other
+    /// tasks version by their sources' size and mtime.
+    fn versions(&self, listed: &[&Listed]) -> Vec<Option<u64>> {
+        listed
+            .iter()
+            .map(|l| {
+                if cline_sdk::is_sdk(l) {
+                    return None;
+                }
+                let db = state_db(&l.path)?;
+                if !l.sources.contains(&db) {
+                    return None;
+                }
+                let journals = sqlite::with_journals(&db);
+                let own =
+                    super::stat_fingerprint(l.sources.iter().filter(|p| !journals.contains(p)));
+                let entry = self.lists.entry(self.dialect, &l.path, &l.id);
+                Some(crate::names::fnv1a(format!("{own}-{entry:?}").as_bytes()))
+            })
+            .collect()
     }
 
     /// The roots, task containers and task directories the listing reads, and where a
@@ -421,6 +498,12 @@ fn task_lists(dir: &Path) -> Vec<PathBuf> {
     lists
 }
 
+/// The editor's global-state database of the extension whose task `dir` is:
+/// `globalStorage/state.vscdb`, above `globalStorage/<extension>/tasks/<id>`.
+fn state_db(dir: &Path) -> Option<PathBuf> {
+    Some(dir.parent()?.parent()?.parent()?.join("state.vscdb"))
+}
+
 type ListVersion = Option<(u64, std::time::SystemTime)>;
 /// A task list's entries by task id.
 type ListMap = Arc<HashMap<String, HistoryEntry>>;
@@ -473,7 +556,8 @@ impl Lists {
 
     /// The task-list entry of a task: Roo and Kilo's own `history_item.json`, else the
     /// `tasks/_index.json` beside it, else Cline's `state/taskHistory.json`, else Kilo's
-    /// `task_history.json`. Only these files are opened.
+    /// `task_history.json`, else the editor's `state.vscdb` ([`Lists::state`]). Only these
+    /// files are opened.
     fn entry(&self, dialect: Dialect, dir: &Path, id: &str) -> Option<HistoryEntry> {
         if dialect != Dialect::Cline {
             let own = dir.join(HISTORY_ITEM_FILE);
@@ -483,12 +567,11 @@ impl Lists {
                 return Some(HistoryEntry::from_value(&v));
             }
         }
-        let tasks = dir.parent()?;
         task_lists(dir)
             .iter()
             .find_map(|l| self.get(l).get(id).cloned())
             .or_else(|| {
-                let db = tasks.parent()?.parent()?.join("state.vscdb");
+                let db = state_db(dir)?;
                 self.state(&db, dialect.extension_id()).get(id).cloned()
             })
     }
@@ -1416,6 +1499,61 @@ fn push_para(out: &mut String, text: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// VS Code writes `state.vscdb` for everything it keeps: a write of the extension's
+    /// row moves only the version of the task whose entry it changed, and a write that
+    /// changes no entry moves none. The database is a source of every task no list file
+    /// gives an entry.
+    #[test]
+    fn a_state_db_write_moves_only_the_version_of_the_task_it_changed() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let gs = dir.path().join("globalStorage");
+        let ext = gs.join(Dialect::Roo.extension_id());
+        for id in ["a", "b"] {
+            let t = ext.join("tasks").join(id);
+            std::fs::create_dir_all(&t).expect("mkdir");
+            std::fs::write(t.join(API_FILE), "[]").expect("write");
+        }
+        let db = gs.join("state.vscdb");
+        let c = rusqlite::Connection::open(&db).expect("db");
+        c.execute_batch("CREATE TABLE ItemTable (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB)")
+            .expect("ddl");
+        let state = |b_task: &str, other: &str| {
+            let v = serde_json::json!({"apiProvider": other, "taskHistory": [
+                {"id": "a", "task": "Alpha task", "workspace": "/w/a"},
+                {"id": "b", "task": b_task, "workspace": "/w/b"}]});
+            c.execute(
+                "INSERT INTO ItemTable (key, value) VALUES (?1, ?2)",
+                (Dialect::Roo.extension_id(), v.to_string()),
+            )
+            .expect("row");
+        };
+        state("Bravo task", "anthropic");
+        let store = ClineStore::new(Dialect::Roo, vec![Root::new(Agent::Roo, &ext, "test")]);
+        let mut listed = store.list();
+        listed.sort_by(|x, y| x.id.cmp(&y.id));
+        assert!(listed.iter().all(|l| l.sources.contains(&db)), "{listed:?}");
+        let refs: Vec<&Listed> = listed.iter().collect();
+        let before = store.versions(&refs);
+        assert!(before.iter().all(Option::is_some), "{before:?}");
+        // Another setting of the same row: no task's entry moves.
+        state("Bravo task", "openrouter");
+        assert_eq!(store.versions(&refs), before);
+        state("Bravo task, renamed", "openrouter");
+        let after = store.versions(&refs);
+        assert_eq!(after[0], before[0], "a's entry is as it was");
+        assert_ne!(after[1], before[1], "b's entry changed");
+        // A task whose own history item gives its entry does not read the database.
+        std::fs::write(
+            ext.join("tasks/a").join(HISTORY_ITEM_FILE),
+            r#"{"id": "a"}"#,
+        )
+        .expect("item");
+        let relisted = store.list();
+        let a = relisted.iter().find(|l| l.id == "a").expect("a");
+        assert!(!a.sources.contains(&db));
+        assert_eq!(store.versions(&[a]), [None]);
+    }
 
     #[test]
     fn a_cut_array_keeps_its_complete_records_and_the_raw_tail() {

@@ -23,8 +23,10 @@
 //!
 //! What this store does with them:
 //!
-//! - **Listing reads names only**: the file stem is the session id (Droid names the file
-//!   by its own UUID).
+//! - **Listing reads names and heads**: the file stem is the session id (Droid names the
+//!   file by its own UUID); each file's first line is read once per version of the file
+//!   for the session that called it (`callingSessionId`), so that a session's sources are
+//!   its file, its settings and the files of the subagents that name it.
 //! - **Messages in file order.** Records carry `parentId`, but no reader documents a
 //!   rewind that leaves abandoned records in the file, so the file is the conversation.
 //! - **Usage once per session**: Droid keeps no per-call usage; the settings file's
@@ -36,7 +38,10 @@
 //!   unread by the parser.
 //! - **Subagents** are sessions of their own (sibling files whose header names the
 //!   calling session); the parent links each by unified id, found from the first line of
-//!   the files beside it.
+//!   the files beside it. Those files are the parent's sources, and its version takes from
+//!   each only its head's link (`callingSessionId`, `callingToolUseId`), so a subagent
+//!   appearing renders the parent again, and a subagent's messages render only the
+//!   subagent.
 //!
 //! Nothing else under `~/.factory` (`settings.json`, `auth*`, `mcp.json`, droids,
 //! commands) is opened.
@@ -51,8 +56,11 @@ use crate::model::{
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
 use serde_json::Value;
+use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::SystemTime;
 
 const AGENT: Agent = Agent::Droid;
 /// The tool that starts a subagent.
@@ -79,13 +87,57 @@ pub fn candidates(env: &Env) -> Vec<Root> {
 
 pub struct DroidStore {
     base: Base,
+    heads: Heads,
 }
 
 impl DroidStore {
     pub fn new(roots: Vec<Root>) -> DroidStore {
         DroidStore {
             base: Base::new(AGENT, roots),
+            heads: Heads::default(),
         }
+    }
+}
+
+/// The session a subagent's file names as its caller, and the call that started it: all
+/// a parent takes from a subagent's file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Caller {
+    session: String,
+    call: Option<String>,
+}
+
+/// A file's size and mtime when its head was read.
+type FileVersion = Option<(u64, SystemTime)>;
+
+/// What the session files' first lines say of their callers.
+#[derive(Default)]
+struct Heads {
+    /// Each file's caller, read once per version (size and mtime) of the file.
+    read: Mutex<HashMap<PathBuf, (FileVersion, Option<Caller>)>>,
+    /// Each file's caller as the last listing took it.
+    listed: Mutex<HashMap<PathBuf, Option<Caller>>>,
+}
+
+impl Heads {
+    /// The caller `path`'s first line names now (`None`: none, or no whole line yet).
+    fn caller(&self, path: &Path) -> Option<Caller> {
+        let version = super::stat_version(path);
+        if let Ok(read) = self.read.lock() {
+            if let Some((_, caller)) = read.get(path).filter(|(v, _)| *v == version) {
+                return caller.clone();
+            }
+        }
+        let caller = version.and_then(|_| first_line(path)).and_then(|h| {
+            Some(Caller {
+                session: s_owned(&h, "callingSessionId")?,
+                call: s_owned(&h, "callingToolUseId"),
+            })
+        });
+        if let Ok(mut read) = self.read.lock() {
+            read.insert(path.to_path_buf(), (version, caller.clone()));
+        }
+        caller
     }
 }
 
@@ -94,14 +146,19 @@ impl Store for DroidStore {
         &self.base
     }
 
+    /// Each session's sources: its file, its settings, and the files beside it whose head
+    /// names it as their caller (its subagents, linked under `subagents/`).
     fn list(&self) -> Vec<Listed> {
         let mut out = Vec::new();
+        let mut callers = HashMap::new();
         for (i, root) in self.base.roots.iter().enumerate() {
             // Sessions sit one level down, in per-cwd directories; a root given by hand
             // may be one such directory.
             let mut dirs = vec![root.path.clone()];
             dirs.extend(kit::subdirs(&root.path));
             for dir in dirs {
+                let mut here: Vec<Listed> = Vec::new();
+                let mut children: HashMap<String, Vec<PathBuf>> = HashMap::new();
                 for (p, t) in kit::typed_entries(&dir) {
                     let name = kit::file_name(&p);
                     let Some(id) = name.strip_suffix(".jsonl").filter(|s| !s.is_empty()) else {
@@ -110,26 +167,75 @@ impl Store for DroidStore {
                     if t != EntryType::File || name.starts_with('.') {
                         continue;
                     }
+                    let caller = self.heads.caller(&p);
+                    if let Some(c) = caller.as_ref().filter(|c| c.session != id) {
+                        children
+                            .entry(c.session.clone())
+                            .or_default()
+                            .push(p.clone());
+                    }
+                    callers.insert(p.clone(), caller);
                     let mut l = Listed::file(id.to_string(), p.clone(), i);
                     l.sources.push(settings_path(&p));
-                    out.push(l);
+                    here.push(l);
                 }
+                for l in &mut here {
+                    let mut mine = children.remove(&l.id).unwrap_or_default();
+                    mine.sort();
+                    l.sources.extend(mine);
+                }
+                out.extend(here);
             }
+        }
+        if let Ok(mut listed) = self.heads.listed.lock() {
+            *listed = callers;
         }
         out
     }
 
-    /// The id is the file name, which a write never changes.
-    fn keeps_listing(&self, _listed: &Listed) -> bool {
-        true
+    /// The id is the file name, which a write never changes; the listing also took the
+    /// caller its head names, which stays once the head is written.
+    fn keeps_listing(&self, listed: &Listed) -> bool {
+        let took = match self.heads.listed.lock() {
+            Ok(l) => l.get(&listed.path).cloned(),
+            Err(_) => None,
+        };
+        took.is_some_and(|c| c == self.heads.caller(&listed.path))
+    }
+
+    /// A session with subagents: the size and mtime of its file and settings, and the
+    /// link each subagent's head makes (its file's name and the call that started it).
+    /// A subagent writing its own messages then renders only itself. Other sessions
+    /// version by their file and settings.
+    fn versions(&self, listed: &[&Listed]) -> Vec<Option<u64>> {
+        listed
+            .iter()
+            .map(|l| {
+                let (own, children) = (l.sources.get(..2)?, l.sources.get(2..)?);
+                if children.is_empty() {
+                    return None;
+                }
+                let links: Vec<(&str, Option<String>)> = children
+                    .iter()
+                    .filter_map(|c| {
+                        let caller = self.heads.caller(c).filter(|k| k.session == l.id)?;
+                        Some((kit::file_name(c), caller.call))
+                    })
+                    .collect();
+                let own = super::stat_fingerprint(own);
+                Some(crate::names::fnv1a(format!("{own}-{links:?}").as_bytes()))
+            })
+            .collect()
     }
 
     fn load(&self, listed: &Listed) -> Session {
         load_session(&listed.path, &listed.id)
     }
 
-    /// The listing reads only names: each root and its per-cwd directories, where session
-    /// files appear; each session is versioned by its file and its settings (its sources).
+    /// The listing reads names, and each session file's head: each root and its per-cwd
+    /// directories, where session files appear; every session file is its session's own
+    /// source, and a session is versioned by its sources (its file, its settings, its
+    /// subagents' heads).
     /// A root that is not a directory is stamped as a file; one gone since it was opened
     /// leaves the store without a glance.
     fn glance(&self, _listed: &[Listed]) -> Option<Glance> {
@@ -561,6 +667,63 @@ fn first_line(p: &Path) -> Option<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A subagent's file is its parent's source, and the parent's version takes only the
+    /// link its head makes: the subagent's messages move no other session's version, a
+    /// head naming another call moves the parent's alone, and a new subagent is the
+    /// parent's source once listed.
+    #[test]
+    fn a_subagent_moves_its_parents_version_only_when_its_head_changes() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let cwd = dir.path().join("-w");
+        std::fs::create_dir(&cwd).expect("mkdir");
+        let head = |id: &str, caller: Option<(&str, &str)>| {
+            let mut h = serde_json::json!({"type": "session_start", "id": id, "title": id});
+            if let Some((s, c)) = caller {
+                h["callingSessionId"] = s.into();
+                h["callingToolUseId"] = c.into();
+            }
+            format!("{h}\n")
+        };
+        let msg = "{\"type\":\"message\",\"id\":\"m\",\"message\":{\"role\":\"user\",\"content\":\"hi\"}}\n";
+        let write = |id: &str, text: String| {
+            std::fs::write(cwd.join(format!("{id}.jsonl")), text).expect("write");
+        };
+        write("a", head("a", None));
+        write("b", head("b", Some(("a", "call_1"))));
+        write("c", head("c", None));
+        let store = DroidStore::new(vec![Root::new(AGENT, dir.path(), "test")]);
+        let sorted = |mut l: Vec<Listed>| {
+            l.sort_by(|x, y| x.id.cmp(&y.id));
+            l
+        };
+        let listed = sorted(store.list());
+        assert_eq!(listed[0].sources.get(2..), Some(&[cwd.join("b.jsonl")][..]));
+        assert!(listed[1..].iter().all(|l| l.sources.len() == 2));
+        let refs: Vec<&Listed> = listed.iter().collect();
+        let before = store.versions(&refs);
+        assert!(before[0].is_some(), "{before:?}");
+        // The subagent writes its messages: its head is as it was.
+        write("b", head("b", Some(("a", "call_1"))) + msg);
+        assert!(store.keeps_listing(&listed[1]));
+        assert_eq!(store.versions(&refs), before);
+        // Its head names another call: the parent's link moves, and nothing else.
+        write("b", head("b", Some(("a", "call_second"))) + msg);
+        let after = store.versions(&refs);
+        assert_ne!(after[0], before[0], "a's subagent names another call");
+        assert_eq!(after[1..], before[1..]);
+        // A new subagent's head, written after the file was listed empty.
+        write("d", String::new());
+        let listed = sorted(store.list());
+        write("d", head("d", Some(("a", "call_3"))));
+        let d = listed.iter().find(|l| l.id == "d").expect("d");
+        assert!(!store.keeps_listing(d), "the head now names a caller");
+        let listed = sorted(store.list());
+        assert_eq!(
+            listed[0].sources.get(2..),
+            Some(&[cwd.join("b.jsonl"), cwd.join("d.jsonl")][..])
+        );
+    }
 
     #[test]
     fn settings_sit_beside_the_session_file() {

@@ -16,8 +16,9 @@
 //! Support/Block/goose`); sessions live in its `sessions/`: `sessions.db`, and
 //! `<id>.jsonl` files from the releases before the database. Goose imports those files
 //! into the database once, under the same id; a file whose id the database has is the
-//! database's session (the file is named in its warnings), any other file is a session
-//! of its own. A root may also be the database or a JSONL file itself. Nothing else in
+//! database's session (the file is named in its warnings, and is among its sources so
+//! that its removal shows; the version takes only whether it is there, never its
+//! contents), any other file is a session of its own. A root may also be the database or a JSONL file itself. Nothing else in
 //! the directory is read; `config.yaml` and the keyring-backed secrets live elsewhere.
 //!
 //! **Reading.** Through [`super::sqlite`] (read-only, WAL-aware): one read transaction
@@ -160,7 +161,11 @@ impl Store for GooseStore {
                 {
                     continue;
                 }
-                out.push(sqlite::row_session(id, db, *root));
+                let mut l = sqlite::row_session(id, db, *root);
+                // The file Goose imported the session from, if it is still there: the
+                // load warns of it, so its coming and going is the session's to show.
+                l.sources.push(legacy_file(db, id));
+                out.push(l);
             }
         }
         for (root, _, files) in places {
@@ -202,14 +207,24 @@ impl Store for GooseStore {
         }
     }
 
+    /// A database session's version: its own rows, and whether the legacy file it was
+    /// imported from is still beside the database (the load warns of it). The file's
+    /// contents are never read, so only its coming and going moves the version.
     fn versions(&self, listed: &[&Listed]) -> Vec<Option<u64>> {
-        sqlite::versions_by_db(
+        let rows = sqlite::versions_by_db(
             &self.reader,
             listed,
             |l| l.key.as_deref(),
             Tables::probe,
             session_version,
-        )
+        );
+        rows.into_iter()
+            .zip(listed)
+            .map(|(v, l)| {
+                let legacy = legacy_file(&l.path, l.key.as_deref()?).is_file();
+                v.map(|v| sqlite::hash_version((v, legacy)))
+            })
+            .collect()
     }
 
     fn keeps_listing(&self, listed: &Listed) -> bool {
@@ -243,18 +258,21 @@ impl GooseStore {
                 s
             },
         );
-        if let Some(dir) = db.parent() {
-            let legacy = dir.join(format!("{id}.jsonl"));
-            if legacy.is_file() {
-                s.warnings.push(format!(
-                    "{} holds this session as Goose kept it before {DB_NAME} (imported into \
-                     the database under the same id); the database's copy is shown",
-                    legacy.display()
-                ));
-            }
+        let legacy = legacy_file(db, id);
+        if legacy.is_file() {
+            s.warnings.push(format!(
+                "{} holds this session as Goose kept it before {DB_NAME} (imported into \
+                 the database under the same id); the database's copy is shown",
+                legacy.display()
+            ));
         }
         s
     }
+}
+
+/// Where Goose kept session `id` before `db`: `<id>.jsonl` beside the database.
+fn legacy_file(db: &Path, id: &str) -> PathBuf {
+    db.with_file_name(format!("{id}.jsonl"))
 }
 
 fn source(path: &Path, format: &str, version: Option<String>) -> Source {
@@ -812,6 +830,49 @@ fn metadata(b: &mut SessionBuilder, v: &Value) {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// The legacy file a database session was imported from is that session's source: its
+    /// coming and going moves that session's version alone, and a write to it (never read)
+    /// moves none.
+    #[test]
+    fn a_legacy_file_moves_only_the_version_of_the_session_it_holds() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let db = dir.path().join(DB_NAME);
+        let c = Connection::open(&db).expect("open");
+        c.execute_batch(include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/fixtures/schema/goose-v13.sql"
+        )))
+        .expect("ddl");
+        for id in ["a", "b"] {
+            c.execute(
+                "INSERT INTO sessions (id, working_dir) VALUES (?1, '/w')",
+                [id],
+            )
+            .expect("session");
+        }
+        drop(c);
+        let store = GooseStore::new(vec![Root::new(Agent::Goose, dir.path(), "test")]);
+        let mut listed = store.list();
+        listed.sort_by(|x, y| x.id.cmp(&y.id));
+        let legacy = dir.path().join("b.jsonl");
+        assert_eq!(listed[1].sources.last(), Some(&legacy));
+        let refs: Vec<&Listed> = listed.iter().collect();
+        let before = store.versions(&refs);
+        assert!(before.iter().all(Option::is_some), "{before:?}");
+        std::fs::write(&legacy, "{}\n").expect("legacy");
+        let with = store.versions(&refs);
+        assert_eq!(with[0], before[0], "a has no legacy file");
+        assert_ne!(with[1], before[1], "b's legacy file appeared");
+        std::fs::write(&legacy, "{}\n{}\n").expect("legacy");
+        assert_eq!(
+            store.versions(&refs),
+            with,
+            "the file's contents are never read"
+        );
+        std::fs::remove_file(&legacy).expect("rm");
+        assert_eq!(store.versions(&refs), before);
+    }
 
     #[test]
     fn tool_results_read_both_result_shapes_and_errors() {

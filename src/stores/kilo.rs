@@ -135,13 +135,32 @@ impl Store for KiloStore {
         self.cli.problems()
     }
 
-    /// The CLI's row versions; extension tasks (no key) version by their files.
+    /// The CLI's row versions; extension tasks (no key) version as the extension's reader
+    /// says (by their files, or their entry where `state.vscdb` is among their sources).
     fn versions(&self, listed: &[&Listed]) -> Vec<Option<u64>> {
-        self.cli.versions(listed)
+        let mut out = self.cli.versions(listed);
+        let tasks: Vec<(usize, &Listed)> = listed
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| !is_cli(l))
+            .map(|(i, l)| (i, *l))
+            .collect();
+        let of_tasks: Vec<&Listed> = tasks.iter().map(|&(_, l)| l).collect();
+        for ((i, _), v) in tasks.iter().zip(self.extension.versions(&of_tasks)) {
+            if let Some(slot) = out.get_mut(*i) {
+                *slot = v;
+            }
+        }
+        out
     }
 
     fn keeps_listing(&self, listed: &Listed) -> bool {
         self.reader(listed).keeps_listing(listed)
+    }
+
+    /// The extension's: the editors' databases its older tasks read.
+    fn watched_files(&self) -> &[std::path::PathBuf] {
+        self.extension.watched_files()
     }
 
     /// Both readers' glances: the extension's task directories and where its task lists

@@ -32,8 +32,11 @@
 //!
 //! Subagents: `context_sub_N.jsonl` (older) and `subagents/<agent id>/` (with its own
 //! `wire.jsonl` and `meta.json`). The cwd comes from `kimi.json` `work_dirs`, whose path's
-//! MD5 names the directory. Credentials (`config.toml`, `credentials/`, `mcp*.json`) are
-//! never opened.
+//! MD5 names the directory. `kimi.json` is a source of every session under `sessions/`
+//! (Kimi rewrites it when a session starts, to note the work directory's last session);
+//! [`Store::versions`] takes from it only the session's own work directory, so that rewrite
+//! renders no session again unless it changed where one ran. Credentials (`config.toml`,
+//! `credentials/`, `mcp*.json`) are never opened.
 
 use super::jsonl::{self, Pos};
 use super::kit::{self, EntryType, Places, SessionBuilder};
@@ -45,11 +48,14 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 const AGENT: Agent = Agent::Kimi;
 const CONTEXT: &str = "context.jsonl";
 const WIRE: &str = "wire.jsonl";
 const STATE: &str = "state.json";
+/// Kimi's metadata file in the share directory: the work directories, by path.
+const METADATA: &str = "kimi.json";
 /// The raw text of wire lines that could not be read.
 const WIRE_UNPARSED: &str = "unparsed-wire.txt";
 
@@ -68,13 +74,25 @@ pub fn candidates(env: &Env) -> Vec<Root> {
 
 pub struct KimiStore {
     base: Base,
+    work_dirs: WorkDirs,
 }
 
 impl KimiStore {
     pub fn new(roots: Vec<Root>) -> KimiStore {
         KimiStore {
             base: Base::new(AGENT, roots),
+            work_dirs: WorkDirs::default(),
         }
+    }
+
+    /// The work directory of the session at `path` (in `sessions/<hash>/`), from the
+    /// `kimi.json` of `root`.
+    fn cwd(&self, root: &Path, path: &Path) -> Option<String> {
+        let hash = path.parent()?.file_name()?.to_string_lossy();
+        self.work_dirs
+            .get(&root.join(METADATA))
+            .get(hash.as_ref())
+            .cloned()
     }
 }
 
@@ -83,13 +101,19 @@ impl Store for KimiStore {
         &self.base
     }
 
+    /// A session's sources are what [`load_dir`] reads (see [`dir_sources`]) and, for a
+    /// session under `sessions/`, `kimi.json`, which gives its work directory.
     fn list(&self) -> Vec<Listed> {
         let mut out = Vec::new();
         for (i, root) in self.base.roots.iter().enumerate() {
+            let sessions = root.path.join("sessions");
             for (path, id) in session_paths(&root.path) {
                 let mut sources = vec![path.clone()];
                 if path.is_dir() {
                     dir_sources(&path, 0, &mut sources);
+                }
+                if path.parent().and_then(Path::parent) == Some(&sessions) {
+                    sources.push(root.path.join(METADATA));
                 }
                 out.push(Listed {
                     id,
@@ -107,7 +131,8 @@ impl Store for KimiStore {
     /// when there, every work-dir directory in `sessions/`, and every directory in those
     /// (a session directory counts once it holds a context or wire log, so its entries are
     /// read). A missing `sessions/` or `imported_sessions/` appearing moves the root. A
-    /// session's own logs, state and subagents are its sources.
+    /// session's own logs, state and subagents are its sources, and `kimi.json` is one of
+    /// every session under `sessions/`, so the search adds them.
     fn glance(&self, _listed: &[Listed]) -> Option<Glance> {
         let mut g = Glance::default();
         for root in &self.base.roots {
@@ -141,9 +166,63 @@ impl Store for KimiStore {
         true
     }
 
+    /// A session's version where `kimi.json` is one of its sources: the size and mtime of
+    /// the others, and its own work directory in `kimi.json`. Kimi rewrites that file when
+    /// any session starts; only a session whose work directory it changed renders again.
+    fn versions(&self, listed: &[&Listed]) -> Vec<Option<u64>> {
+        listed
+            .iter()
+            .map(|l| {
+                let root = &self.base.roots.get(l.root)?.path;
+                let metadata = root.join(METADATA);
+                if !l.sources.contains(&metadata) {
+                    return None;
+                }
+                let own = super::stat_fingerprint(l.sources.iter().filter(|p| **p != metadata));
+                let cwd = self.cwd(root, &l.path);
+                Some(crate::names::fnv1a(format!("{own}-{cwd:?}").as_bytes()))
+            })
+            .collect()
+    }
+
     fn load(&self, listed: &Listed) -> Session {
-        let root = self.base.roots.get(listed.root).map(|r| r.path.as_path());
-        load_session(root, &listed.path, &listed.id)
+        let mut s = load_session(None, &listed.path, &listed.id);
+        if let Some(root) = self.base.roots.get(listed.root) {
+            s.cwd = self.cwd(&root.path, &listed.path);
+        }
+        s
+    }
+}
+
+/// `kimi.json` files read once per version (size and mtime): every session of a share
+/// directory looks its work directory up in the same file.
+#[derive(Default)]
+struct WorkDirs {
+    parsed: Mutex<HashMap<PathBuf, (MetadataVersion, WorkDirMap)>>,
+}
+
+/// A `kimi.json`'s size and mtime when it was read.
+type MetadataVersion = Option<(u64, std::time::SystemTime)>;
+
+/// Work directories by the name Kimi gives their session directory.
+type WorkDirMap = Arc<HashMap<String, String>>;
+
+impl WorkDirs {
+    fn get(&self, path: &Path) -> WorkDirMap {
+        let version = super::stat_version(path);
+        if version.is_none() {
+            return Arc::default();
+        }
+        if let Ok(cache) = self.parsed.lock() {
+            if let Some((_, map)) = cache.get(path).filter(|(v, _)| *v == version) {
+                return map.clone();
+            }
+        }
+        let map = Arc::new(work_dirs(path));
+        if let Ok(mut cache) = self.parsed.lock() {
+            cache.insert(path.to_path_buf(), (version, map.clone()));
+        }
+        map
     }
 }
 
@@ -221,7 +300,7 @@ pub fn load_session(root: Option<&Path>, path: &Path, id: &str) -> Session {
         b.finish()
     };
     if let (Some(root), Some(hash)) = (root, path.parent().and_then(|p| p.file_name())) {
-        s.cwd = work_dir(root, &hash.to_string_lossy());
+        s.cwd = work_dirs(&root.join(METADATA)).remove(hash.to_string_lossy().as_ref());
     }
     s
 }
@@ -369,13 +448,19 @@ fn load_dir(dir: &Path, id: &str, seen: &mut HashSet<String>) -> Session {
     b.finish()
 }
 
-/// The work directory whose MD5 (optionally `<kaos>_`-prefixed) is `hash`, from
-/// `kimi.json`.
-fn work_dir(root: &Path, hash: &str) -> Option<String> {
-    let v = kit::read_json(&root.join("kimi.json"), "kimi.json", 16 << 20).ok()?;
-    let dirs = v.get("work_dirs")?.as_array()?;
-    dirs.iter().find_map(|d| {
-        let path = kit::str_field(d, "path")?;
+/// The work directories of a `kimi.json`, by the name of their session directory: the
+/// path's MD5, `<kaos>_`-prefixed where the work directory is not local. The first entry
+/// of a name wins, as a search of the list finds it.
+fn work_dirs(metadata: &Path) -> HashMap<String, String> {
+    let mut out = HashMap::new();
+    let Ok(v) = kit::read_json(metadata, METADATA, 16 << 20) else {
+        return out;
+    };
+    let dirs = v.get("work_dirs").and_then(Value::as_array);
+    for d in dirs.into_iter().flatten() {
+        let Some(path) = kit::str_field(d, "path") else {
+            continue;
+        };
         let md5 = md5_hex(path.as_bytes());
         let kaos = kit::str_field(d, "kaos").unwrap_or("local");
         let name = if kaos == "local" {
@@ -383,8 +468,9 @@ fn work_dir(root: &Path, hash: &str) -> Option<String> {
         } else {
             format!("{kaos}_{md5}")
         };
-        (name == hash).then(|| path.to_string())
-    })
+        out.entry(name).or_insert_with(|| path.to_string());
+    }
+    out
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1019,6 +1105,51 @@ fn md5_hex(input: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Kimi rewrites `kimi.json` whenever a session starts: only the session whose work
+    /// directory the rewrite changed gets a new version; the file is every session's source.
+    #[test]
+    fn a_metadata_rewrite_moves_only_the_version_of_the_session_it_changed() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let root = dir.path();
+        let (a, b) = (md5_hex(b"/w/alpha"), md5_hex(b"/w/bravo"));
+        for (hash, id) in [(&a, "a"), (&b, "b")] {
+            let s = root.join("sessions").join(hash).join(id);
+            std::fs::create_dir_all(&s).expect("mkdir");
+            std::fs::write(
+                s.join(CONTEXT),
+                "{\"role\": \"user\", \"content\": \"hi\"}\n",
+            )
+            .expect("write");
+        }
+        let metadata = |dirs: serde_json::Value| {
+            let v = serde_json::json!({ "work_dirs": dirs });
+            std::fs::write(root.join(METADATA), v.to_string()).expect("kimi.json");
+        };
+        metadata(serde_json::json!([{"path": "/w/alpha", "last_session_id": "a"}]));
+        let store = KimiStore::new(vec![Root::new(AGENT, root, "test")]);
+        let mut listed = store.list();
+        listed.sort_by(|x, y| x.id.cmp(&y.id));
+        assert_eq!(listed.len(), 2);
+        assert!(listed
+            .iter()
+            .all(|l| l.sources.last() == Some(&root.join(METADATA))));
+        let refs: Vec<&Listed> = listed.iter().collect();
+        let before = store.versions(&refs);
+        assert!(before.iter().all(Option::is_some), "{before:?}");
+        // The last session noted: nobody's work directory moves.
+        metadata(serde_json::json!([{"path": "/w/alpha", "last_session_id": "a2"}]));
+        assert_eq!(store.versions(&refs), before);
+        // Bravo's work directory noted: only b's version moves.
+        metadata(
+            serde_json::json!([{"path": "/w/alpha", "last_session_id": "a2"},
+                                    {"path": "/w/bravo", "last_session_id": "b"}]),
+        );
+        let after = store.versions(&refs);
+        assert_eq!(after[0], before[0], "a's work directory is as it was");
+        assert_ne!(after[1], before[1], "b's work directory appeared");
+        assert_eq!(store.load(&listed[1]).cwd.as_deref(), Some("/w/bravo"));
+    }
 
     #[test]
     fn md5_names_work_dirs_as_kimi_does() {

@@ -218,6 +218,15 @@ pub trait Store: Send + Sync {
         &self.base().roots
     }
 
+    /// Files outside the roots that some sessions have among their sources (the database
+    /// an editor keeps beside the agent's directory): the change watcher watches each as
+    /// it watches a database root (through its directory, not recursively), and a source
+    /// that is one of them, or its journal, is as watched as one under the roots. Fixed for
+    /// the store's life, as its roots are; none by default.
+    fn watched_files(&self) -> &[PathBuf] {
+        &[]
+    }
+
     /// Every session under every root. Problems are logged and skipped, never fatal.
     fn list(&self) -> Vec<Listed>;
 
@@ -760,6 +769,37 @@ pub fn same_path(a: &Path, b: &Path) -> bool {
 pub fn stat_version(path: &Path) -> Option<(u64, SystemTime)> {
     let m = std::fs::metadata(path).ok()?;
     Some((m.len(), m.modified().ok()?))
+}
+
+/// A hash of the size and mtime of each of `paths` (a missing one counts as missing) and,
+/// for a directory, of each entry directly in it: what the mount's version of a session by
+/// its sources looks at, for a [`Store::versions`] that keeps that and replaces only the
+/// part a file shared by many sessions plays with what the session takes from it.
+pub fn stat_fingerprint<'a>(paths: impl IntoIterator<Item = &'a PathBuf>) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = crate::names::Fnv1a::default();
+    for p in paths {
+        p.hash(&mut h);
+        let Ok(m) = std::fs::metadata(p) else {
+            0xdead_u16.hash(&mut h);
+            continue;
+        };
+        (m.len(), m.modified().ok()).hash(&mut h);
+        if m.is_dir() {
+            let mut children: Vec<_> = std::fs::read_dir(p)
+                .into_iter()
+                .flatten()
+                .flatten()
+                .filter_map(|e| {
+                    let m = e.metadata().ok()?;
+                    Some((e.file_name(), m.len(), m.modified().ok()))
+                })
+                .collect();
+            children.sort();
+            children.hash(&mut h);
+        }
+    }
+    h.finish()
 }
 
 /// Every regular file under `dir` whose name ends with `suffix`, recursively, sorted.

@@ -15,7 +15,7 @@ use crate::model::Agent;
 use crate::stores::Store;
 use crate::watch::watched_dir;
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 /// What the kernel must forget after a change.
@@ -74,7 +74,8 @@ impl Fs {
     }
 
     /// What the kernel must forget after the store files at `changed` changed: only the
-    /// agents whose roots hold a changed path are re-listed, and only the sessions the
+    /// agents whose roots hold a changed path, or that watch it
+    /// ([`Store::watched_files`]), are re-listed, and only the sessions the
     /// kernel has seen whose sources a change touches ([`crate::watch::touches`]) are
     /// checked. An idle store costs nothing. Where `relist` is false (writes only) and
     /// every write is to a session's own file, nothing is re-listed
@@ -85,10 +86,16 @@ impl Fs {
             st.agents
                 .iter()
                 .filter(|(_, a)| {
-                    self.stores[a.store]
-                        .roots()
+                    let store = &self.stores[a.store];
+                    let under = |c: &PathBuf| {
+                        let roots = store.roots().iter();
+                        roots
+                            .into_iter()
+                            .any(|r| c.starts_with(watched_dir(&r.path)))
+                    };
+                    changed
                         .iter()
-                        .any(|r| changed.iter().any(|c| c.starts_with(watched_dir(&r.path))))
+                        .any(|c| under(c) || is_watched_file(store.as_ref(), c))
                 })
                 .map(|(agent, _)| *agent)
                 .collect()
@@ -163,6 +170,10 @@ impl Fs {
             }
         };
         for c in changed {
+            if is_watched_file(store.as_ref(), c) {
+                // A file beside the roots is no session's own: the listing says who reads it.
+                return None;
+            }
             if !store
                 .roots()
                 .iter()
@@ -270,7 +281,9 @@ impl Fs {
         if let Ok(w) = &watcher {
             let whole = |s: &dyn Store| {
                 let roots = s.roots();
-                !roots.is_empty() && roots.iter().all(|r| w.covers(&r.path))
+                !roots.is_empty()
+                    && roots.iter().all(|r| w.covers(&r.path))
+                    && s.watched_files().iter().all(|f| w.covers(f))
             };
             let by_store = self.stores.iter().map(|s| whole(s.as_ref())).collect();
             let _ = self.watched_stores.set(by_store);
@@ -301,7 +314,18 @@ impl Fs {
     pub fn watch_roots(&self) -> Vec<PathBuf> {
         self.stores
             .iter()
-            .flat_map(|s| s.roots().iter().map(|r| r.path.clone()))
+            .flat_map(|s| {
+                let roots = s.roots().iter().map(|r| r.path.clone());
+                roots.chain(s.watched_files().iter().cloned())
+            })
             .collect()
     }
+}
+
+/// Whether `changed` is one of `store`'s [`Store::watched_files`] or its journal.
+pub(super) fn is_watched_file(store: &dyn Store, changed: &Path) -> bool {
+    store
+        .watched_files()
+        .iter()
+        .any(|f| changed == f || crate::stores::sqlite::is_journal_of(changed, f))
 }

@@ -269,14 +269,17 @@ impl Fs {
         s.under_roots && s.extra.is_empty() && self.listing_watched(store, s.checked)
     }
 
-    /// Whether every source of `listed` lies under a root of `store` or is the journal of a
-    /// database root ([`SessionSlot::under_roots`]).
+    /// Whether every source of `listed` lies under a root of `store`, is the journal of a
+    /// database root, or is one of the store's watched files or its journal
+    /// ([`SessionSlot::under_roots`]).
     pub(super) fn under_roots(&self, store: usize, listed: &Listed) -> bool {
-        let roots = self.stores[store].roots();
+        let store = self.stores[store].as_ref();
+        let roots = store.roots();
         let watched = |p: &PathBuf| {
             roots
                 .iter()
                 .any(|r| lies_under(p, &r.path) || crate::stores::sqlite::is_journal_of(p, &r.path))
+                || super::changes::is_watched_file(store, p)
         };
         listed.sources.iter().all(watched)
     }

@@ -10,8 +10,9 @@
 //! appears.
 //! Cline's SDK sessions add the directories [`cline_sdk::glance_dirs`] names.
 //!
-//! The editors' `state.vscdb` is not stamped: the listing never opens it, and no task is
-//! versioned by it (only older builds kept their task list there).
+//! The editors' `state.vscdb` is not stamped: the listing never opens it; it is a source of
+//! the tasks whose entry it gives (older builds kept their task list there), so the search
+//! stamps it with them.
 
 use super::{cline_sdk, is_task, task_lists, Dialect};
 use crate::stores::kit::{self, EntryType};
