@@ -72,7 +72,7 @@ use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// Larger task files are not parsed (a whole file is held while parsing).
 const MAX_JSON_BYTES: u64 = 256 << 20;
@@ -183,38 +183,66 @@ pub struct ClineStore {
     base: Base,
     dialect: Dialect,
     lists: Lists,
-    /// The editors' `state.vscdb` beside the roots, those there when the store was opened.
-    state_dbs: Vec<PathBuf>,
+    /// The editors' `state.vscdb` some tasks need ([`ClineStore::state_dbs`]).
+    state_dbs: OnceLock<Vec<PathBuf>>,
 }
 
 impl ClineStore {
     pub fn new(dialect: Dialect, roots: Vec<Root>) -> ClineStore {
-        let mut state_dbs: Vec<PathBuf> = Vec::new();
-        for root in &roots {
-            // Where the load looks for a task of this root ([`state_db`]).
-            let task = if is_task(&root.path) {
-                root.path.clone()
-            } else {
-                let tasks = root.path.join("tasks");
-                let container = if tasks.is_dir() {
-                    tasks
-                } else {
-                    root.path.clone()
-                };
-                container.join("task")
-            };
-            if let Some(db) = state_db(&task).filter(|db| db.is_file()) {
-                if !state_dbs.contains(&db) {
-                    state_dbs.push(db);
-                }
-            }
-        }
         ClineStore {
             base: Base::new(dialect.agent(), roots),
             dialect,
             lists: Lists::default(),
-            state_dbs,
+            state_dbs: OnceLock::new(),
         }
+    }
+
+    /// Whether a task list file beside `dir` gives the task's entry (a Roo or Kilo task's
+    /// own `history_item.json` counts), so the editor's database is not needed for it.
+    fn entry_in_files(&self, dir: &Path, id: &str, lists: &[(PathBuf, ListMap)]) -> bool {
+        (self.dialect != Dialect::Cline && dir.join(HISTORY_ITEM_FILE).is_file())
+            || lists.iter().any(|(_, map)| map.contains_key(id))
+    }
+
+    /// The editors' `state.vscdb` that hold the entry of a task no list file gives (older
+    /// builds), found at the first listing or watch: only those are sources and watched, so
+    /// an editor whose tasks all have list files costs nothing when VS Code writes its
+    /// database, which it does every few seconds.
+    fn state_dbs(&self) -> &[PathBuf] {
+        self.state_dbs.get_or_init(|| {
+            let mut out: Vec<PathBuf> = Vec::new();
+            for root in &self.base.roots {
+                let mut lists: HashMap<PathBuf, Vec<(PathBuf, ListMap)>> = HashMap::new();
+                for dir in task_dirs(&root.path) {
+                    let id = dir.file_name().map(crate::names::os_id).unwrap_or_default();
+                    let beside = self.lists_beside(&dir, &mut lists);
+                    if self.entry_in_files(&dir, &id, beside) {
+                        continue;
+                    }
+                    if let Some(db) = state_db(&dir).filter(|db| db.is_file()) {
+                        if !out.contains(&db) {
+                            out.push(db);
+                        }
+                    }
+                }
+            }
+            out
+        })
+    }
+
+    /// The list files beside task `dir` that exist, with their entries: those of the
+    /// tasks' container, read once per container into `cache`.
+    fn lists_beside<'a>(
+        &self,
+        dir: &Path,
+        cache: &'a mut HashMap<PathBuf, Vec<(PathBuf, ListMap)>>,
+    ) -> &'a [(PathBuf, ListMap)] {
+        cache
+            .entry(dir.parent().unwrap_or(dir).to_path_buf())
+            .or_insert_with(|| {
+                let files = task_lists(dir).into_iter().filter(|l| l.is_file());
+                files.map(|l| (l.clone(), self.lists.get(&l))).collect()
+            })
     }
 }
 
@@ -243,19 +271,11 @@ impl Store for ClineStore {
                     dir.join(METADATA_FILE),
                     dir.join(HISTORY_ITEM_FILE),
                 ];
-                let beside = lists
-                    .entry(dir.parent().unwrap_or(&dir).to_path_buf())
-                    .or_insert_with(|| {
-                        let files = task_lists(&dir).into_iter().filter(|l| l.is_file());
-                        files.map(|l| (l.clone(), self.lists.get(&l))).collect()
-                    });
+                let beside = self.lists_beside(&dir, &mut lists);
                 // A rewritten list renders the task again, as a rewritten task file does.
                 sources.extend(beside.iter().map(|(l, _)| l.clone()));
-                let in_files = (self.dialect != Dialect::Cline
-                    && dir.join(HISTORY_ITEM_FILE).is_file())
-                    || beside.iter().any(|(_, map)| map.contains_key(&id));
-                if !in_files {
-                    if let Some(db) = state_db(&dir).filter(|db| self.state_dbs.contains(db)) {
+                if !self.entry_in_files(&dir, &id, beside) {
+                    if let Some(db) = state_db(&dir).filter(|db| self.state_dbs().contains(db)) {
                         sources.extend(sqlite::with_journals(&db));
                     }
                 }
@@ -279,7 +299,7 @@ impl Store for ClineStore {
 
     /// The editors' databases some tasks have among their sources: watched by the mount.
     fn watched_files(&self) -> &[PathBuf] {
-        &self.state_dbs
+        self.state_dbs()
     }
 
     fn keeps_listing(&self, _listed: &Listed) -> bool {
@@ -1553,6 +1573,28 @@ mod tests {
         let a = relisted.iter().find(|l| l.id == "a").expect("a");
         assert!(!a.sources.contains(&db));
         assert_eq!(store.versions(&[a]), [None]);
+    }
+
+    /// VS Code writes its global-state database every few seconds: it is watched only where a
+    /// task needs it (an older build's task whose entry no list file gives).
+    #[test]
+    fn the_editor_database_is_watched_only_where_a_task_needs_it() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let gs = dir.path().join("globalStorage");
+        std::fs::create_dir_all(&gs).expect("mkdir");
+        std::fs::write(gs.join("state.vscdb"), b"").expect("db");
+        let ext = gs.join(Dialect::Roo.extension_id());
+        let t = ext.join("tasks/a");
+        std::fs::create_dir_all(&t).expect("mkdir");
+        std::fs::write(t.join(API_FILE), "[]").expect("write");
+        std::fs::write(t.join(HISTORY_ITEM_FILE), r#"{"id": "a"}"#).expect("item");
+        let open = || ClineStore::new(Dialect::Roo, vec![Root::new(Agent::Roo, &ext, "test")]);
+        assert!(
+            open().watched_files().is_empty(),
+            "every task has its entry in a file"
+        );
+        std::fs::remove_file(t.join(HISTORY_ITEM_FILE)).expect("rm");
+        assert_eq!(open().watched_files(), [gs.join("state.vscdb")]);
     }
 
     #[test]
