@@ -882,17 +882,18 @@ fn list(
             SortKey::Turns => (m["turnCount"].as_f64().unwrap_or(0.0), String::new()),
         }
     };
+    // A cost that is not known (no usage recorded, or unpriced) is neither cheap nor dear:
+    // such sessions come after the others whichever way the rest is sorted.
+    let unknown = |m: &Value| sort == SortKey::Cost && total_cost(m)["totalUsd"].is_null();
     metas.sort_by(|a, b| {
         let (ka, kb) = (key(a), key(b));
         let o =
             ka.0.total_cmp(&kb.0)
                 .then_with(|| ka.1.cmp(&kb.1))
                 .then_with(|| a["unifiedId"].as_str().cmp(&b["unifiedId"].as_str()));
-        if asc {
-            o
-        } else {
-            o.reverse()
-        }
+        unknown(a)
+            .cmp(&unknown(b))
+            .then(if asc { o } else { o.reverse() })
     });
     if let Some(n) = limit {
         metas.truncate(n);

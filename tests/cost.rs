@@ -286,4 +286,20 @@ fn replies_whose_agent_records_no_usage_cost_unknown_not_zero() {
         .unwrap_or_else(|| panic!("{list}"));
     assert!(row.contains(" no usage "), "{row}");
     assert!(!row.contains('$'), "{row}");
+    // Unknown is neither cheap nor dear: last under `--sort cost`, either way.
+    let order = |extra: &[&str]| -> Vec<String> {
+        let mut args = vec!["list", "--json", "--sort", "cost"];
+        args.extend_from_slice(extra);
+        let v: Value = serde_json::from_str(&stdout(&home.sessfs(&args))).expect("list");
+        let ids = v.as_array().expect("list").iter();
+        ids.map(|m| m["unifiedId"].as_str().expect("id").to_string())
+            .collect()
+    };
+    let (c, p, u) = (
+        format!("cursor:{cursor_id}"),
+        format!("claude:{priced}"),
+        format!("claude:{unanswered}"),
+    );
+    assert_eq!(order(&[]), [p.clone(), u.clone(), c.clone()]);
+    assert_eq!(order(&["--asc"]), [u, p, c]);
 }
