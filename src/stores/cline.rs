@@ -524,7 +524,6 @@ fn state_db(dir: &Path) -> Option<PathBuf> {
     Some(dir.parent()?.parent()?.parent()?.join("state.vscdb"))
 }
 
-type ListVersion = Option<(u64, std::time::SystemTime)>;
 /// A task list's entries by task id.
 type ListMap = Arc<HashMap<String, HistoryEntry>>;
 
@@ -532,46 +531,36 @@ type ListMap = Arc<HashMap<String, HistoryEntry>>;
 /// same list, and parsing a list of thousands of tasks per session would dominate a walk.
 #[derive(Default)]
 struct Lists {
-    parsed: Mutex<HashMap<PathBuf, (ListVersion, ListMap)>>,
+    parsed: kit::PerVersion<ListMap>,
     /// The editors' `state.vscdb` task lists, by database.
     states: Mutex<HashMap<PathBuf, (sqlite::DbVersion, ListMap)>>,
     reader: sqlite::Reader,
 }
 
+/// A task list's entries: a list of entries, or `{entries: [...]}`.
+fn read_list(list: &Path) -> ListMap {
+    let mut map = HashMap::new();
+    if let Ok(v) = kit::read_json(list, "taskHistory.json", MAX_JSON_BYTES) {
+        let entries = match &v {
+            Value::Array(a) => &a[..],
+            Value::Object(o) => match o.get("entries") {
+                Some(Value::Array(a)) => &a[..],
+                _ => &[],
+            },
+            _ => &[],
+        };
+        for e in entries {
+            if let Some(id) = kit::str_field(e, "id") {
+                map.insert(id.to_string(), HistoryEntry::from_value(e));
+            }
+        }
+    }
+    Arc::new(map)
+}
+
 impl Lists {
     fn get(&self, list: &Path) -> ListMap {
-        let version = super::stat_version(list);
-        if version.is_none() {
-            return Arc::default();
-        }
-        if let Ok(cache) = self.parsed.lock() {
-            if let Some((v, map)) = cache.get(list) {
-                if *v == version {
-                    return map.clone();
-                }
-            }
-        }
-        let mut map = HashMap::new();
-        if let Ok(v) = kit::read_json(list, "taskHistory.json", MAX_JSON_BYTES) {
-            let entries = match &v {
-                Value::Array(a) => &a[..],
-                Value::Object(o) => match o.get("entries") {
-                    Some(Value::Array(a)) => &a[..],
-                    _ => &[],
-                },
-                _ => &[],
-            };
-            for e in entries {
-                if let Some(id) = kit::str_field(e, "id") {
-                    map.insert(id.to_string(), HistoryEntry::from_value(e));
-                }
-            }
-        }
-        let map = Arc::new(map);
-        if let Ok(mut cache) = self.parsed.lock() {
-            cache.insert(list.to_path_buf(), (version, map.clone()));
-        }
-        map
+        self.parsed.get(list, read_list)
     }
 
     /// The task-list entry of a task: Roo and Kilo's own `history_item.json`, else the

@@ -67,7 +67,7 @@ use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// Larger session files are not parsed (a whole file is held while parsing).
 const MAX_JSON_BYTES: u64 = 256 << 20;
@@ -241,38 +241,21 @@ pub struct IndexEntry {
 }
 
 type IndexMap = Arc<HashMap<String, IndexEntry>>;
-/// An index file's size and mtime when it was parsed.
-type IndexVersion = Option<(u64, std::time::SystemTime)>;
 
 /// `sessions.json` files parsed once per version: every session of a directory looks its
 /// entry up in the same index.
 #[derive(Default)]
-struct Index {
-    parsed: Mutex<HashMap<PathBuf, (IndexVersion, IndexMap)>>,
-}
+struct Index(kit::PerVersion<IndexMap>);
 
 impl Index {
     fn get(&self, path: &Path) -> IndexMap {
-        let version = super::stat_version(path);
-        if version.is_none() {
-            return Arc::default();
-        }
-        if let Ok(cache) = self.parsed.lock() {
-            if let Some((v, map)) = cache.get(path) {
-                if *v == version {
-                    return map.clone();
-                }
-            }
-        }
-        let map = Arc::new(
-            kit::read_json(path, INDEX_FILE, MAX_JSON_BYTES)
-                .map(|v| parse_index(&v))
-                .unwrap_or_default(),
-        );
-        if let Ok(mut cache) = self.parsed.lock() {
-            cache.insert(path.to_path_buf(), (version, map.clone()));
-        }
-        map
+        self.0.get(path, |path| {
+            Arc::new(
+                kit::read_json(path, INDEX_FILE, MAX_JSON_BYTES)
+                    .map(|v| parse_index(&v))
+                    .unwrap_or_default(),
+            )
+        })
     }
 }
 

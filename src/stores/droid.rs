@@ -60,7 +60,6 @@ use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::time::SystemTime;
 
 const AGENT: Agent = Agent::Droid;
 /// The tool that starts a subagent.
@@ -107,14 +106,11 @@ struct Caller {
     call: Option<String>,
 }
 
-/// A file's size and mtime when its head was read.
-type FileVersion = Option<(u64, SystemTime)>;
-
 /// What the session files' first lines say of their callers.
 #[derive(Default)]
 struct Heads {
     /// Each file's caller, read once per version (size and mtime) of the file.
-    read: Mutex<HashMap<PathBuf, (FileVersion, Option<Caller>)>>,
+    read: kit::PerVersion<Option<Caller>>,
     /// Each file's caller as the last listing took it.
     listed: Mutex<HashMap<PathBuf, Option<Caller>>>,
 }
@@ -122,22 +118,13 @@ struct Heads {
 impl Heads {
     /// The caller `path`'s first line names now (`None`: none, or no whole line yet).
     fn caller(&self, path: &Path) -> Option<Caller> {
-        let version = super::stat_version(path);
-        if let Ok(read) = self.read.lock() {
-            if let Some((_, caller)) = read.get(path).filter(|(v, _)| *v == version) {
-                return caller.clone();
-            }
-        }
-        let caller = version.and_then(|_| first_line(path)).and_then(|h| {
+        self.read.get(path, |path| {
+            let h = first_line(path)?;
             Some(Caller {
                 session: s_owned(&h, "callingSessionId")?,
                 call: s_owned(&h, "callingToolUseId"),
             })
-        });
-        if let Ok(mut read) = self.read.lock() {
-            read.insert(path.to_path_buf(), (version, caller.clone()));
-        }
-        caller
+        })
     }
 }
 

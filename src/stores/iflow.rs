@@ -403,8 +403,8 @@ fn user(mut v: Value) -> Vec<Value> {
                     ".compression",
                     format!(
                         "Conversation compressed ({} → {} tokens)",
-                        grouped(a),
-                        grouped(b)
+                        kit::grouped(a),
+                        kit::grouped(b)
                     ),
                 ));
             }
@@ -443,19 +443,6 @@ fn user(mut v: Value) -> Vec<Value> {
         _ => {}
     }
     out.push(v);
-    out
-}
-
-/// `167094` -> `167,094`.
-fn grouped(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
     out
 }
 

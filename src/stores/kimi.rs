@@ -48,7 +48,7 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 const AGENT: Agent = Agent::Kimi;
 const CONTEXT: &str = "context.jsonl";
@@ -186,7 +186,7 @@ impl Store for KimiStore {
     }
 
     fn load(&self, listed: &Listed) -> Session {
-        let mut s = load_session(None, &listed.path, &listed.id);
+        let mut s = load_session(&listed.path, &listed.id);
         if let Some(root) = self.base.roots.get(listed.root) {
             s.cwd = self.cwd(&root.path, &listed.path);
         }
@@ -197,32 +197,14 @@ impl Store for KimiStore {
 /// `kimi.json` files read once per version (size and mtime): every session of a share
 /// directory looks its work directory up in the same file.
 #[derive(Default)]
-struct WorkDirs {
-    parsed: Mutex<HashMap<PathBuf, (MetadataVersion, WorkDirMap)>>,
-}
-
-/// A `kimi.json`'s size and mtime when it was read.
-type MetadataVersion = Option<(u64, std::time::SystemTime)>;
+struct WorkDirs(kit::PerVersion<WorkDirMap>);
 
 /// Work directories by the name Kimi gives their session directory.
 type WorkDirMap = Arc<HashMap<String, String>>;
 
 impl WorkDirs {
     fn get(&self, path: &Path) -> WorkDirMap {
-        let version = super::stat_version(path);
-        if version.is_none() {
-            return Arc::default();
-        }
-        if let Ok(cache) = self.parsed.lock() {
-            if let Some((_, map)) = cache.get(path).filter(|(v, _)| *v == version) {
-                return map.clone();
-            }
-        }
-        let map = Arc::new(work_dirs(path));
-        if let Ok(mut cache) = self.parsed.lock() {
-            cache.insert(path.to_path_buf(), (version, map.clone()));
-        }
-        map
+        self.0.get(path, |path| Arc::new(work_dirs(path)))
     }
 }
 
@@ -287,22 +269,18 @@ pub fn session_paths(root: &Path) -> Vec<(PathBuf, String)> {
     out
 }
 
-/// Load one session: a session directory, or a legacy context file.
-pub fn load_session(root: Option<&Path>, path: &Path, id: &str) -> Session {
+/// Load one session: a session directory, or a legacy context file. Its work directory is
+/// the store's to add (from `kimi.json`, read once per version of the file).
+pub fn load_session(path: &Path, id: &str) -> Session {
     let mut seen = HashSet::new();
-    let mut s = if path.is_dir() {
-        load_dir(path, id, &mut seen)
-    } else {
-        let mut b = SessionBuilder::new(AGENT, id);
-        b.s.source.format = "kimi-context".into();
-        let ctx = read_context(path, &mut b.s);
-        attach(&mut b, ctx, &[], Vec::new(), &mut seen);
-        b.finish()
-    };
-    if let (Some(root), Some(hash)) = (root, path.parent().and_then(|p| p.file_name())) {
-        s.cwd = work_dirs(&root.join(METADATA)).remove(hash.to_string_lossy().as_ref());
+    if path.is_dir() {
+        return load_dir(path, id, &mut seen);
     }
-    s
+    let mut b = SessionBuilder::new(AGENT, id);
+    b.s.source.format = "kimi-context".into();
+    let ctx = read_context(path, &mut b.s);
+    attach(&mut b, ctx, &[], Vec::new(), &mut seen);
+    b.finish()
 }
 
 fn load_dir(dir: &Path, id: &str, seen: &mut HashSet<String>) -> Session {

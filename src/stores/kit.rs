@@ -1068,6 +1068,59 @@ impl SessionBuilder {
     }
 }
 
+/// What was read of files shared by many sessions (an index beside them, a session file's
+/// first line), kept per file until its size or mtime changes: every session that looks a
+/// file up gets the same reading, and the file is read again only once it changed. A file
+/// that is missing reads as `T::default()` and is not kept.
+pub struct PerVersion<T> {
+    read: std::sync::Mutex<HashMap<PathBuf, (FileVersion, T)>>,
+}
+
+/// A file's size and mtime when it was read.
+type FileVersion = Option<(u64, std::time::SystemTime)>;
+
+impl<T> Default for PerVersion<T> {
+    fn default() -> PerVersion<T> {
+        PerVersion {
+            read: std::sync::Mutex::new(HashMap::new()),
+        }
+    }
+}
+
+impl<T: Clone + Default> PerVersion<T> {
+    /// `read(path)`, or what it gave for the file as it is now.
+    pub fn get(&self, path: &Path, read: impl FnOnce(&Path) -> T) -> T {
+        let version = super::stat_version(path);
+        if version.is_none() {
+            return T::default();
+        }
+        if let Ok(cache) = self.read.lock() {
+            if let Some((_, got)) = cache.get(path).filter(|(v, _)| *v == version) {
+                return got.clone();
+            }
+        }
+        let got = read(path);
+        if let Ok(mut cache) = self.read.lock() {
+            cache.insert(path.to_path_buf(), (version, got.clone()));
+        }
+        got
+    }
+}
+
+/// `167094` -> `167,094`: a token count in an event's text, grouped as the transcript
+/// groups the counts it prints.
+pub fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -663,19 +663,6 @@ fn result_output(c: Content<'_>, odd: &mut bool) -> String {
     }
 }
 
-/// `167094` -> `167,094`, as token counts read elsewhere in the transcript.
-fn grouped(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
 fn parse_system(v: Line<'_>, r: &mut Rec) {
     let sub = v.subtype.nonempty();
     let content = v.content.str().unwrap_or("").to_string();
@@ -689,7 +676,7 @@ fn parse_system(v: Line<'_>, r: &mut Rec) {
             Some(if pre > 0 {
                 format!(
                     "Conversation compacted ({trigger}, {} tokens before)",
-                    grouped(pre)
+                    kit::grouped(pre)
                 )
             } else {
                 format!("Conversation compacted ({trigger})")
